@@ -1,0 +1,73 @@
+"""lmcourse: the helper package every notebook of the course imports.
+
+It holds the few things every chapter needs: which device to run on, how to make a
+run repeatable, how much compute a notebook may spend, and how to show the source
+of a function right after the equation it implements.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import random
+
+import numpy as np
+import torch
+
+__all__ = ["budget", "device", "on_gpu", "seed_everything", "show"]
+__version__ = "0.1.0"
+
+
+def device() -> torch.device:
+    """The device notebooks train on: CUDA when a GPU is visible, otherwise the CPU.
+
+    Set ``LMCOURSE_DEVICE=cpu`` to force the CPU on a GPU machine.
+    """
+    wanted = os.environ.get("LMCOURSE_DEVICE", "").strip().lower()
+    if wanted:
+        return torch.device(wanted)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def on_gpu() -> bool:
+    """True when :func:`device` is a GPU, i.e. when notebooks may train longer."""
+    return device().type == "cuda"
+
+
+def budget(cpu: int | float, gpu: int | float | None = None) -> int | float:
+    """Pick a training size for the machine: ``cpu`` on a laptop, ``gpu`` on a GPU.
+
+    Every notebook is budgeted for about two minutes on a 2-core CPU; on a GPU the
+    same cell may do more (more steps, a larger model). ``gpu`` defaults to ``cpu``.
+    """
+    if gpu is None or not on_gpu():
+        return cpu
+    return gpu
+
+
+def seed_everything(seed: int = 0) -> torch.Generator:
+    """Seed Python, NumPy and PyTorch (CPU and CUDA) so a notebook reruns identically.
+
+    Returns a fresh ``torch.Generator`` seeded the same way, for code that wants its
+    own stream of random numbers.
+    """
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+def show(obj: object) -> object:
+    """Display the highlighted source of a function, class or method in a notebook.
+
+    The chapters call this right after an equation so the student reads the code
+    that implements it. Outside Jupyter it returns the source as plain text.
+    """
+    source = inspect.getsource(obj)
+    try:
+        from IPython.display import Code
+    except ImportError:  # pragma: no cover - IPython is a dependency of the course
+        return source
+    return Code(source, language="python")

@@ -1,0 +1,16 @@
+"""Data the course ships or finds in its dependencies: corpora, vocabularies, LM batches."""
+
+from lmcourse.data.batching import lm_batches, random_partition, sequential_partition
+from lmcourse.data.corpora import CORPORA, corpus_path, load_corpus, tokenize
+from lmcourse.data.vocab import Vocab
+
+__all__ = [
+    "CORPORA",
+    "Vocab",
+    "corpus_path",
+    "lm_batches",
+    "load_corpus",
+    "random_partition",
+    "sequential_partition",
+    "tokenize",
+]

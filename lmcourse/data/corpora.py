@@ -1,0 +1,51 @@
+"""Real English text that is already on the machine, shipped by gensim for its tests.
+
+``lee`` is the Lee background corpus (300 news articles from the Australian
+Broadcasting Corporation, about 58K words); ``text8`` is the first 500 lines of
+Wikipedia text8-style text gensim ships as ``head500.noblanks.cor`` (about 330K words,
+lowercase, no punctuation). Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+CORPORA = {
+    "lee": "lee_background.cor",
+    "text8": "head500.noblanks.cor",
+}
+
+
+def corpus_path(name: str = "lee") -> Path:
+    """The file of a named corpus inside the installed gensim package."""
+    if name not in CORPORA:
+        raise ValueError(f"unknown corpus {name!r}; choose one of {sorted(CORPORA)}")
+    try:
+        from gensim.test.utils import datapath
+    except ImportError as err:
+        raise ImportError(
+            "the course corpora come with gensim's test data, but gensim is not installed. "
+            "Run `make lab` (or `pip install -e .`) to install the course dependencies."
+        ) from err
+    path = Path(datapath(CORPORA[name]))
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"gensim is installed but its test file {path} is missing; reinstall it with "
+            "`pip install --force-reinstall --no-deps gensim`."
+        )
+    return path
+
+
+def load_corpus(name: str = "lee") -> list[str]:
+    """The corpus as a list of documents (one string per line of the file)."""
+    text = corpus_path(name).read_text(encoding="utf-8", errors="replace")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase words and numbers; punctuation is dropped (``"It's 9pm."`` → it's, 9pm)."""
+    return _WORD.findall(text.lower())

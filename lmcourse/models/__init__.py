@@ -1,0 +1,1 @@
+"""From-scratch models, each checked against its PyTorch / Hugging Face reference."""

@@ -1,0 +1,42 @@
+"""lmcourse core: device, budget, seeding, show."""
+
+from __future__ import annotations
+
+import torch
+
+import lmcourse
+
+
+def test_device_follows_cuda_availability_and_override(monkeypatch):
+    monkeypatch.delenv("LMCOURSE_DEVICE", raising=False)
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert lmcourse.device().type == expected
+    monkeypatch.setenv("LMCOURSE_DEVICE", "cpu")
+    assert lmcourse.device().type == "cpu" and not lmcourse.on_gpu()
+
+
+def test_budget_picks_cpu_value_on_cpu(monkeypatch):
+    monkeypatch.setenv("LMCOURSE_DEVICE", "cpu")
+    assert lmcourse.budget(cpu=10, gpu=1000) == 10
+    assert lmcourse.budget(cpu=7) == 7
+
+
+def test_budget_picks_gpu_value_on_gpu(monkeypatch):
+    monkeypatch.setattr(lmcourse, "on_gpu", lambda: True)
+    assert lmcourse.budget(cpu=10, gpu=1000) == 1000
+    assert lmcourse.budget(cpu=10) == 10
+
+
+def test_seed_everything_makes_runs_repeatable():
+    lmcourse.seed_everything(3)
+    a = torch.randn(5)
+    g = lmcourse.seed_everything(3)
+    assert torch.equal(a, torch.randn(5))
+    assert torch.equal(torch.randn(4, generator=g), torch.randn(4, generator=torch.Generator()
+                                                                .manual_seed(3)))
+
+
+def test_show_returns_the_source():
+    shown = lmcourse.show(lmcourse.budget)
+    text = getattr(shown, "data", shown)
+    assert "def budget" in text

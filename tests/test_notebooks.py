@@ -1,0 +1,91 @@
+"""Static checks of every committed notebook: pairing, metadata, structure, outputs."""
+
+from __future__ import annotations
+
+import re
+
+import jupytext
+import nbformat
+import pytest
+
+import nbtools
+from conftest import ROOT
+
+NOTEBOOKS = nbtools.notebooks()
+IDS = [str(p.relative_to(ROOT)) for p in NOTEBOOKS]
+
+
+def test_there_are_notebooks():
+    assert any(p.parent.name == "chapters" for p in NOTEBOOKS)
+    assert any(p.parent.name == "labs" for p in NOTEBOOKS)
+
+
+def test_every_notebook_is_in_sync_with_its_twin():
+    assert nbtools.out_of_sync() == []
+
+
+def test_out_of_sync_is_detected(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"),
+                                         nbformat.v4.new_code_cell("x = 1")])
+    nbformat.write(nb, tmp_path / "chapters" / "00_t.ipynb")
+    assert "no jupytext twin" in nbtools.out_of_sync(tmp_path)[0]
+    nb.cells[1].source = "x = 2"
+    jupytext.write(nb, tmp_path / "chapters" / "00_t.py", fmt="py:percent")
+    nb.cells[1].source = "x = 3"
+    nbformat.write(nb, tmp_path / "chapters" / "00_t.ipynb")
+    assert "differs" in nbtools.out_of_sync(tmp_path)[0]
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=IDS)
+def notebook(request):
+    return request.param, nbformat.read(request.param, as_version=4)
+
+
+def test_kernelspec_is_portable(notebook):
+    path, nb = notebook
+    assert nb.metadata["kernelspec"]["name"] == "python3", (
+        f"{path.name}: kernelspec must be 'python3' so it runs anywhere (NoSuchKernel otherwise)")
+
+
+def test_title_cell_and_slide_metadata(notebook):
+    path, nb = notebook
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and re.match(r"# \S", first.source), (
+        f"{path.name}: the first cell must be a markdown title '# ...'")
+    missing = [i for i, c in enumerate(nb.cells) if "slide_type" not in c.metadata.get(
+        "slideshow", {})]
+    assert not missing, f"{path.name}: cells {missing} have no slideshow.slide_type"
+    assert first.metadata["slideshow"]["slide_type"] == "slide"
+
+
+def test_executed_with_outputs(notebook):
+    path, nb = notebook
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    unexecuted = [i for i, c in enumerate(code) if c.execution_count is None]
+    assert not unexecuted, f"{path.name}: code cells {unexecuted} were never executed"
+    counts = [c.execution_count for c in code]
+    assert counts == list(range(1, len(code) + 1)), (
+        f"{path.name}: not executed top to bottom in a fresh kernel; rebuild it with nbtools")
+    errors = [o for c in code for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"{path.name}: committed outputs contain errors"
+
+
+def test_chapter_structure(notebook):
+    path, nb = notebook
+    if path.parent.name != "chapters":
+        pytest.skip("labs have their own structure")
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for heading in ("Summary", "Exercises", "References"):
+        assert re.search(rf"^#+ .*{heading}", text, re.M), f"{path.name}: no '{heading}' section"
+    assert sum(c.cell_type == "markdown" for c in nb.cells) >= 15, f"{path.name}: too little prose"
+    images = sum("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
+    assert images >= 2, f"{path.name}: a chapter needs at least two figures"
+    assert any("# NBVAL_CHECK_OUTPUT" in c.source for c in nb.cells), (
+        f"{path.name}: no cell is output-checked by nbval")
+
+
+def test_outputs_stay_small(notebook):
+    path, _ = notebook
+    size = path.stat().st_size
+    assert size < 3_000_000, f"{path.name} is {size / 1e6:.1f} MB; keep outputs small"

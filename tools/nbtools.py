@@ -1,0 +1,193 @@
+"""Notebook tooling: build (pair + execute) chapters and labs, and make student copies.
+
+    python tools/nbtools.py build chapters/01_backprop.py [...]   # .py twin -> executed .ipynb
+    python tools/nbtools.py sync                                   # report twins out of sync
+    python tools/nbtools.py student [--out _build/student]        # lab copies without solutions
+
+The jupytext ``py:percent`` twin is what you edit and review; ``build`` writes the paired
+``.ipynb``, fills in default slide metadata, executes it top to bottom in a fresh
+kernel (storing widget state) and writes both files back so they stay in sync.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import re
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIRS = ("chapters", "labs")
+FORMATS = "ipynb,py:percent"
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
+#: Environment every notebook is executed with: offline, quiet, deterministic.
+EXEC_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TQDM_DISABLE": "1",
+    "PYTHONHASHSEED": "0",
+    "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+}
+
+
+def notebooks(root: Path = ROOT) -> list[Path]:
+    """Every committed ``.ipynb`` of the course, in syllabus order."""
+    return sorted(p for d in NOTEBOOK_DIRS for p in (root / d).glob("*.ipynb"))
+
+
+def default_slide_type(cell: nbformat.NotebookNode, index: int) -> str:
+    """A heading starts a slide (``#``/``##``) or sub-slide (``###``); the rest follows."""
+    if index == 0:
+        return "slide"
+    if cell.cell_type == "markdown":
+        first = cell.source.lstrip().split("\n", 1)[0]
+        if re.match(r"#{1,2}\s", first):
+            return "slide"
+        if first.startswith("### "):
+            return "subslide"
+    return "-"
+
+
+def prepare(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Course metadata: python3 kernelspec, jupytext pairing, slide type on every cell."""
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nb.metadata.setdefault("language_info", {"name": "python"})
+    nb.metadata["jupytext"] = {"formats": FORMATS}
+    for i, cell in enumerate(nb.cells):
+        cell.metadata.setdefault("slideshow", {"slide_type": default_slide_type(cell, i)})
+    return nb
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 600) -> float:
+    """Run every cell in a fresh kernel; returns the wall time in seconds."""
+    from nbclient import NotebookClient
+
+    os.environ.update(EXEC_ENV)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(cwd)}},
+                            store_widget_state=True)
+    start = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - start
+
+
+def build(twin: Path, run: bool = True) -> None:
+    """Turn a ``.py`` twin into its executed ``.ipynb`` and resync the twin."""
+    twin = twin.resolve()
+    nb = prepare(jupytext.read(twin))
+    if run:
+        seconds = execute(nb, twin.parent)
+        print(f"{twin.name}: executed in {seconds:.1f} s")
+    target = twin.with_suffix(".ipynb")
+    tmp = target.with_suffix(".ipynb.tmp")
+    nbformat.write(nb, tmp)
+    tmp.replace(target)  # atomic: a failed run never leaves half a notebook
+    jupytext.write(nb, twin, fmt="py:percent")
+
+
+def out_of_sync(root: Path = ROOT) -> list[str]:
+    """Notebooks whose ``.py`` twin is missing or whose cells differ from it."""
+    problems = []
+    for path in notebooks(root):
+        twin = path.with_suffix(".py")
+        if not twin.exists():
+            problems.append(f"{path.relative_to(root)}: no jupytext twin {twin.name}")
+            continue
+        a, b = nbformat.read(path, as_version=4), jupytext.read(twin)
+        cells_a = [(c.cell_type, c.source.strip()) for c in a.cells]
+        cells_b = [(c.cell_type, c.source.strip()) for c in b.cells]
+        if cells_a != cells_b:
+            first = next((i for i, (x, y) in enumerate(zip(cells_a, cells_b, strict=False))
+                          if x != y),
+                         min(len(cells_a), len(cells_b)))
+            fix = f"python tools/nbtools.py build {twin.relative_to(root)}"
+            problems.append(f"{path.relative_to(root)}: differs from {twin.name} at cell "
+                            f"{first}; run `{fix}`")
+    return problems
+
+
+# ---- student copies --------------------------------------------------------------
+
+def strip_solutions(source: str) -> str:
+    """Replace each ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` block by a stub."""
+    out, inside, indent = [], False, ""
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped == BEGIN:
+            if inside:
+                raise ValueError("nested '# BEGIN SOLUTION' markers")
+            inside, indent = True, line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}# YOUR CODE HERE")
+            out.append(f'{indent}raise NotImplementedError("replace this line with your code")')
+        elif stripped == END:
+            if not inside:
+                raise ValueError("'# END SOLUTION' without a matching '# BEGIN SOLUTION'")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError("'# BEGIN SOLUTION' without a matching '# END SOLUTION'")
+    return "\n".join(out)
+
+
+def student_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The lab as handed out: solutions stubbed, outputs and widget state cleared."""
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = strip_solutions(cell.source)
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def make_student(out: Path) -> list[Path]:
+    """Write student copies of every lab under ``out/labs`` plus a zip of them."""
+    written = []
+    (out / "labs").mkdir(parents=True, exist_ok=True)
+    for lab in sorted((ROOT / "labs").glob("*.ipynb")):
+        target = out / "labs" / lab.name
+        nbformat.write(student_copy(nbformat.read(lab, as_version=4)), target)
+        written.append(target)
+    with zipfile.ZipFile(out / "lmcourse-labs.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in written:
+            zf.write(path, f"lmcourse-labs/{path.name}")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="execute .py twins into .ipynb notebooks")
+    b.add_argument("twins", nargs="+", type=Path)
+    b.add_argument("--no-run", action="store_true", help="pair only, do not execute")
+    sub.add_parser("sync", help="list notebooks out of sync with their twins")
+    s = sub.add_parser("student", help="write student copies of the labs")
+    s.add_argument("--out", type=Path, default=ROOT / "_build" / "student")
+    args = parser.parse_args(argv)
+    if args.cmd == "build":
+        for twin in args.twins:
+            if twin.suffix != ".py":
+                parser.error(f"{twin}: give the .py twin, not {twin.suffix}")
+            build(twin, run=not args.no_run)
+        return 0
+    if args.cmd == "sync":
+        problems = out_of_sync()
+        print("\n".join(problems) or "all notebooks in sync")
+        return 1 if problems else 0
+    written = make_student(args.out)
+    print(f"wrote {len(written)} student lab(s) and lmcourse-labs.zip to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
