@@ -15,6 +15,7 @@ which keeps the direction and bounds the step.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -110,7 +111,9 @@ def fit_lm(model: nn.Module,
     opt = opt_cls(model.parameters(), lr=lr)
     history, start = History(), time.perf_counter()
     model.train()
-    bar = tqdm(range(epochs), desc=desc, disable=not progress)
+    # honour TQDM_DISABLE=1 here: tqdm's notebook bar ignores it
+    quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
+    bar = tqdm(range(epochs), desc=desc, disable=quiet)
     for epoch in bar:
         state, total, count = None, 0.0, 0
         for x, y in make_batches(epoch):
@@ -122,9 +125,9 @@ def fit_lm(model: nn.Module,
             norm = clip_gradients(model.parameters(), clip) if clip else grad_norm(
                 model.parameters())
             opt.step()
-            history.step_loss.append(float(loss))
+            history.step_loss.append(loss.item())
             history.step_grad_norm.append(norm)
-            total += float(loss) * y.numel()
+            total += loss.item() * y.numel()
             count += y.numel()
         history.epoch_perplexity.append(perplexity(total / max(count, 1)))
         if val_batches is not None:

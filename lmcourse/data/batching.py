@@ -20,10 +20,12 @@ import torch
 def _check(corpus_len: int, batch_size: int, num_steps: int) -> None:
     if batch_size < 1 or num_steps < 1:
         raise ValueError(f"batch_size and num_steps must be >= 1, got {batch_size}, {num_steps}")
-    if corpus_len < batch_size * num_steps + 1:
+    # the random offset (up to num_steps - 1) and the shift by one must still leave a batch
+    if corpus_len < (batch_size + 1) * num_steps:
         raise ValueError(
             f"a corpus of {corpus_len} tokens is too short for batch_size={batch_size} x "
-            f"num_steps={num_steps}; use a longer corpus or smaller batches"
+            f"num_steps={num_steps} (it needs at least {(batch_size + 1) * num_steps}); "
+            "use a longer corpus or smaller batches"
         )
 
 

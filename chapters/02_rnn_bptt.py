@@ -1,0 +1,726 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # 02 · Recurrent networks and backpropagation through time
+#
+# A language model reads text one token at a time and, at every position, says how likely
+# each possible next token is. A feed-forward network sees a fixed window; a **recurrent
+# neural network** (RNN) instead carries a running summary, its hidden state, from one step
+# to the next, and applies the same weights at every step. Training it means
+# differentiating through that chain of steps: **backpropagation through time** (BPTT).
+#
+# By the end of this chapter you will be able to
+#
+# - write the RNN language model's equations and read (and trust) a from-scratch
+#   implementation that matches `torch.nn.RNN` to round-off with the same weights;
+# - train a character-level RNN language model on real news text with truncated BPTT, and
+#   judge it by **perplexity** against the uniform and unigram baselines;
+# - derive BPTT as a product of Jacobians
+#   $\partial h_t/\partial h_{t-1}=\mathrm{diag}(1-h_t^2)\,W_{hh}$, run it by hand,
+#   and check it with autograd and finite differences;
+# - compare **full**, **regular-truncated** and **randomized-truncated** BPTT (bias,
+#   variance, cost), measured;
+# - explain exploding and vanishing gradients through the eigenvalues of $W_{hh}$ and
+#   matrix powers, explore them in a widget, and tame the explosions with **gradient
+#   clipping**.
+
+# %% slideshow={"slide_type": "-"}
+import copy
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+import lmcourse
+from lmcourse import show
+from lmcourse.data import Vocab, lm_batches, load_corpus, sequential_partition
+from lmcourse.models.rnn import (
+    RNN,
+    RNNLM,
+    bptt,
+    generate,
+    lm_bptt_inputs,
+    randomized_truncation,
+    regular_truncation,
+    rnn_step,
+)
+from lmcourse.train import clip_gradients, fit_lm, lm_loss, perplexity
+from lmcourse.viz import gradient_flow, gradient_flow_widget
+from lmcourse.viz.gradient_flow import matrix_power_norms, recurrent_matrix, rnn_cell
+
+generator = lmcourse.seed_everything(0)
+dev = lmcourse.device()
+if dev.type == "cpu":
+    torch.set_num_threads(1)  # our matrices are small: one thread is as fast, and steadier
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## A language model with a memory
+#
+# A language model assigns a probability to a whole sequence by the chain rule,
+#
+# $$P(x_1, \dots, x_T) = \prod_{t=1}^{T} P(x_t \mid x_1, \dots, x_{t-1}).$$
+#
+# An $n$-gram model cuts the history to the last $n-1$ tokens, so its table grows like
+# $|V|^{n}$ and it forgets everything older. An RNN keeps a **hidden state**
+# $h_t \in \mathbb{R}^H$, a fixed-size vector that is updated at every step from the
+# previous state and the current input, and lets the next-token distribution depend on it
+# (Elman, 1990). For a minibatch of $B$ sequences, with $x_t \in \mathbb{R}^{B\times d}$
+# (one-hot characters here, so $d=|V|$):
+#
+# $$h_t = \tanh\!\big(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh}\big),
+# \qquad o_t = h_t W_{hq}^\top + b_q,
+# \qquad P(x_{t+1} = v \mid x_{\le t}) = \mathrm{softmax}(o_t)_v .$$
+#
+# $W_{ih} \in \mathbb{R}^{H\times d}$ reads the input, $W_{hh} \in \mathbb{R}^{H\times H}$
+# carries the past forward, $W_{hq} \in \mathbb{R}^{|V|\times H}$ is the output head. The same
+# three matrices are used at every step: the number of parameters does not depend on the
+# sequence length. One step of the recurrence, exactly as written:
+
+# %% slideshow={"slide_type": "-"}
+show(rnn_step)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# A layer runs this step along the sequence, starting from $h_0$ (zeros unless given).
+# Stacking layers means feeding one layer's states $h^{(1)}_1,\dots,h^{(1)}_T$ to the next
+# layer as its inputs. Our `RNN` takes the same arguments as `torch.nn.RNN`, names its
+# parameters the same way (`weight_ih_l0`, `weight_hh_l0`, `bias_ih_l0`, `bias_hh_l0`, then
+# `_l1`, ...) and returns the same `(output, h_n)`:
+
+# %% slideshow={"slide_type": "-"}
+show(RNN.forward)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Check.** Same weights (`load_state_dict` from a `torch.nn.RNN`), two layers, batch-first,
+# both nonlinearities, a given $h_0$; compare outputs, final states and the gradient of every
+# parameter, in float64 so that only round-off may differ.
+
+# %% slideshow={"slide_type": "-"}
+torch.manual_seed(0)
+for nonlinearity in ("tanh", "relu"):
+    ref = torch.nn.RNN(5, 8, num_layers=2, nonlinearity=nonlinearity, batch_first=True).double()
+    ours = RNN(5, 8, num_layers=2, nonlinearity=nonlinearity, batch_first=True).double()
+    ours.load_state_dict(ref.state_dict())  # same names and shapes: the weights move over as is
+    x, h0 = torch.randn(3, 7, 5, dtype=torch.float64), torch.randn(2, 3, 8, dtype=torch.float64)
+    for model in (ours, ref):
+        out, h_n = model(x, h0)
+        (out.sin().sum() + h_n.pow(2).sum()).backward()
+    d_out = max((ours(x, h0)[i] - ref(x, h0)[i]).abs().max().item() for i in (0, 1))
+    ref_params = dict(ref.named_parameters())
+    d_grad = max((p.grad - ref_params[n].grad).abs().max().item()
+                 for n, p in ours.named_parameters())
+    print(f"{nonlinearity}: max |ours - torch|: outputs {d_out:.1e}, gradients {d_grad:.1e}"
+          f"  (tolerance 1e-10)")
+    assert d_out < 1e-10 and d_grad < 1e-10
+print("parameters:", [f"{n} {tuple(p.shape)}" for n, p in ours.named_parameters()][:4], "...")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The language model wraps the RNN: token ids → one-hot vectors (or a learned embedding,
+# chapter 04) → RNN → linear head. Its call convention, `logits, state = model(x, state)`,
+# is the one every language model in the course follows, so one training loop serves them
+# all.
+
+# %% slideshow={"slide_type": "-"}
+show(RNNLM)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The data: characters of real news text
+#
+# We train on the **Lee corpus**: 300 short news articles from the Australian Broadcasting
+# Corporation that `gensim` ships for its tests, about 360 thousand characters. We lowercase
+# it and model it **character by character**, so the vocabulary is tiny and every word,
+# even a new one, can be spelled. The last 10% of the characters are held out for
+# validation.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+text = "\n".join(load_corpus("lee")).lower()
+vocab = Vocab(list(text))
+ids = vocab.encode(list(text))
+split = int(0.9 * len(ids))
+train_ids, val_ids = ids[:split], ids[split:]
+print(f"{len(text):,} characters, |V| = {len(vocab)} (incl. <unk>), "
+      f"train {len(train_ids):,} / validation {len(val_ids):,}")
+print(repr(text[:120]))
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Perplexity, and the baselines to beat
+#
+# A model is good if it gives the real next character a high probability. Averaged over
+# the $N$ positions of held-out text, the **cross-entropy** in nats per character is
+#
+# $$\ell = -\frac{1}{N}\sum_{t=1}^{N} \log P(x_t \mid x_{<t}),
+# \qquad \mathrm{PPL} = e^{\ell}.$$
+#
+# **Perplexity** undoes the logarithm: a model with perplexity $k$ is as uncertain, on
+# average, as one that picks uniformly among $k$ equally likely characters. A model that
+# knows nothing and spreads its probability uniformly over the vocabulary has
+# $\ell = \log |V|$, hence $\mathrm{PPL} = |V|$; a perfect model has $\mathrm{PPL}=1$.
+# (In bits, $\ell/\ln 2$ is the number of bits per character a compressor driven by the
+# model would need.)
+
+# %% slideshow={"slide_type": "-"}
+show(perplexity)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Two baselines, computed from the data. The **uniform** model gives $1/|V|$ to every
+# character. The **unigram** model ignores context and uses character frequencies counted
+# on the training text (add-one smoothed so no validation character gets probability 0).
+# A **bigram** model, $P(x_t \mid x_{t-1})$, sees one character of context: the first rung
+# of the $n$-gram ladder an RNN has to climb above.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+V = len(vocab)
+tr, va = np.array(train_ids), np.array(val_ids)
+unigram = (np.bincount(tr, minlength=V) + 1) / (len(tr) + V)
+bigram = np.ones((V, V))  # add-one smoothing
+np.add.at(bigram, (tr[:-1], tr[1:]), 1)
+bigram /= bigram.sum(axis=1, keepdims=True)
+baselines = {
+    "uniform": perplexity(np.log(V)),
+    "unigram": perplexity(-np.log(unigram[va]).mean()),
+    "bigram": perplexity(-np.log(bigram[va[:-1], va[1:]]).mean()),
+}
+for name, ppl in baselines.items():
+    print(f"{name:>8} model: validation perplexity {ppl:6.2f}  ({np.log2(ppl):.2f} bits/char)")
+assert abs(baselines["uniform"] - V) < 1e-9  # a uniform model's perplexity is |V|
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Training with truncated BPTT
+#
+# We cut the long training text into minibatches of $B$ rows and $T$ steps by **sequential
+# partitioning**: row $b$ of minibatch $i+1$ continues row $b$ of minibatch $i$. The hidden
+# state at the end of one minibatch is therefore the right starting state for the next, and
+# we carry it over. But we **detach** it: the gradient stops at the minibatch boundary, so
+# each backward pass runs through at most $T$ steps. That is **truncated BPTT** (more on it
+# below). The target of every input character is simply the next character.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+demo = list(sequential_partition(train_ids, batch_size=2, num_steps=24,
+                                 generator=torch.Generator().manual_seed(0)))
+for i in (0, 1):
+    x, y = demo[i]
+    print(f"minibatch {i}, row 0: input {vocab.decode(x[0])!r}")
+    print(f"{'':>18}target {vocab.decode(y[0])!r}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# `fit_lm` (in `lmcourse.train`) runs the loop: forward with the carried, detached state;
+# cross-entropy over all $B\times T$ positions; backward; clip the gradient norm (below);
+# an Adam step; and at the end of every epoch the perplexity on training and validation
+# text. The budget is a few epochs on a laptop CPU (more on a GPU).
+
+# %% slideshow={"slide_type": "-"}
+H, B, T = 128, 32, 32
+epochs = lmcourse.budget(cpu=6, gpu=20)
+lmcourse.seed_everything(0)
+model = RNNLM(len(vocab), H).to(dev)
+val_batches = lm_batches(val_ids, 32, 64, generator=torch.Generator().manual_seed(0))
+history = fit_lm(model, lambda epoch: lm_batches(train_ids, B, T, generator=generator),
+                 epochs=epochs, lr=5e-3, clip=1.0, val_batches=val_batches, desc="char RNN")
+print(f"{epochs} epochs in {history.seconds:.1f} s; "
+      f"perplexity train {history.epoch_perplexity[-1]:.2f}, "
+      f"validation {history.val_perplexity[-1]:.2f}")
+
+# %% slideshow={"slide_type": "-"}
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ep = np.arange(1, epochs + 1)
+ax.plot(ep, history.epoch_perplexity, "o-", label="RNN, training (average over the epoch)")
+ax.plot(ep, history.val_perplexity, "s-", label="RNN, validation")
+for (name, ppl), style in zip(baselines.items(), (":", "--", "-."), strict=True):
+    ax.axhline(ppl, color="grey", ls=style, lw=1)
+    ax.text(epochs, ppl * 1.04, f"{name} {ppl:.1f}", ha="right", fontsize=8, color="grey")
+ax.set(yscale="log", xlabel="epoch", ylabel="perplexity (log scale)",
+       title="Character-level RNN LM on the Lee corpus")
+ax.legend()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The RNN drops well below the unigram and bigram models: with a hidden state it uses
+# more than one character of context. How much more, and how far back a gradient can
+# reach to teach it, is the subject of the rest of the chapter.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Sampling text, and temperature
+#
+# To generate, feed a prefix, sample the next character from
+# $\mathrm{softmax}(o_t/\tau)$, feed it back in, repeat. The **temperature** $\tau$ reshapes
+# the distribution: $\tau<1$ sharpens it towards the most likely characters (safer, more
+# repetitive), $\tau>1$ flattens it (more varied, more mistakes), $\tau\to 0$ is greedy.
+
+# %% slideshow={"slide_type": "-"}
+show(generate)
+
+# %% slideshow={"slide_type": "-"}
+for tau in (0.5, 1.0):
+    sample = generate(model, vocab, "the prime minister ", 160, temperature=tau,
+                      generator=torch.Generator().manual_seed(1))
+    print(f"τ = {tau}:\n{sample}\n")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Backpropagation through time
+#
+# Unroll the network over $T$ steps and it is an ordinary (deep) computation graph, one
+# layer per time step with shared weights; BPTT is backpropagation on that graph (Werbos,
+# 1990). With the loss $L = \frac{1}{N}\sum_t \ell_t(o_t)$, each state $h_t$ influences $L$
+# in two ways: directly, through its own output $o_t$, and through the next state
+# $h_{t+1}$. The chain rule adds the two:
+#
+# $$\frac{\partial L}{\partial h_t} = g_t + \Big(\frac{\partial h_{t+1}}{\partial h_t}\Big)^{\!\top}
+# \frac{\partial L}{\partial h_{t+1}},
+# \qquad g_t = W_{hq}^\top \frac{\partial L}{\partial o_t},
+# \qquad \frac{\partial h_{t+1}}{\partial h_t} = \mathrm{diag}\big(1-h_{t+1}^2\big)\,W_{hh},$$
+#
+# because $\tanh'(a) = 1 - \tanh(a)^2$. Unrolling the recursion, the gradient that
+# reaches $h_k$ from the loss at step $t$ is a **product of $t-k$ Jacobians**:
+#
+# $$\frac{\partial L}{\partial h_k} = \sum_{t \ge k}
+# \big(J_t\, J_{t-1} \cdots J_{k+1}\big)^{\top} g_t ,
+# \qquad J_s = \frac{\partial h_s}{\partial h_{s-1}} = \mathrm{diag}(1-h_s^2)\, W_{hh}.$$
+#
+# Every parameter is used at every step, so its gradient is a sum over steps. With
+# $\delta_t = \frac{\partial L}{\partial h_t} \odot (1-h_t^2)$ the gradient with respect to
+# the pre-activation $a_t$ (rows: the minibatch),
+#
+# $$\frac{\partial L}{\partial W_{hh}} = \sum_t \delta_t^\top h_{t-1}, \qquad
+# \frac{\partial L}{\partial W_{ih}} = \sum_t \delta_t^\top x_t, \qquad
+# \frac{\partial L}{\partial b_{ih}} = \frac{\partial L}{\partial b_{hh}}
+# = \sum_t \mathbf{1}^\top\delta_t .$$
+#
+# The states $h_t$ computed in the forward pass are **cached** and reused here: that is the
+# memory cost of BPTT, one state per step. Our `bptt` runs this backward loop; the
+# argument `keep` multiplies what flows from $h_t$ back to $h_{t-1}$ (all ones: full BPTT),
+# which is all we need to express truncation in a moment.
+
+# %% slideshow={"slide_type": "-"}
+show(bptt)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Check.** On the trained model (copied to float64), a validation batch of 4 sequences of
+# 100 characters: `lm_bptt_inputs` runs the forward pass, caches the states and takes the
+# direct gradients $g_t$ through the head; `bptt` does the rest by hand. Autograd through the
+# whole model is the reference.
+
+# %% slideshow={"slide_type": "-"}
+lm64 = copy.deepcopy(model).cpu().double()
+seq = torch.tensor(val_ids[:4 * 101]).reshape(4, 101)
+xb, yb = seq[:, :-1], seq[:, 1:]
+args = lm_bptt_inputs(lm64, xb, yb)
+grads, n_products = bptt(*args)
+lm64.zero_grad()
+lm_loss(lm64(xb)[0], yb).backward()
+for name in ("weight_hh", "weight_ih", "bias_hh"):
+    d = (grads[name] - getattr(lm64.rnn, f"{name}_l0").grad).abs().max().item()
+    print(f"dL/d{name}: max |BPTT by hand - autograd| = {d:.1e}  (tolerance 1e-10)")
+    assert d < 1e-10
+print(f"Jacobian products in one backward pass over T = 100 steps: {n_products}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# And one entry checked against the definition of a derivative, the central difference
+# $\frac{\partial L}{\partial w} \approx \frac{L(w+\varepsilon)-L(w-\varepsilon)}{2\varepsilon}$,
+# whose error is $O(\varepsilon^2)$ plus round-off of order $10^{-16}/\varepsilon$:
+
+# %% slideshow={"slide_type": "-"}
+i, j, eps = 3, 7, 1e-6
+w = lm64.rnn.weight_hh_l0
+with torch.no_grad():
+    losses = []
+    for sign in (+1, -1):
+        w[i, j] += sign * eps
+        losses.append(lm_loss(lm64(xb)[0], yb).item())
+        w[i, j] -= sign * eps
+numeric = (losses[0] - losses[1]) / (2 * eps)
+rel = abs(numeric - grads["weight_hh"][i, j].item()) / abs(numeric)
+print(f"dL/dW_hh[{i},{j}]: finite difference {numeric:.8f}, BPTT {grads['weight_hh'][i, j]:.8f}")
+print(f"relative difference {'< 1e-6' if rel < 1e-6 else f'{rel:.1e}'}  (tolerance 1e-6)")
+assert rel < 1e-6
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Full, regular-truncated and randomized-truncated BPTT
+#
+# Full BPTT over a long text is out of the question: the whole corpus is one sequence of
+# 360 thousand characters, so we would cache 360 thousand states and wait for the end of
+# the corpus before making one update. A gradient from far away is also a product of many
+# Jacobians, numerically fragile (next section). Two ways out:
+#
+# - **Regular truncation**: cut the backward recursion every $\tau$ steps (`keep = 0` at
+#   the start of each chunk), which is what `fit_lm` does with $\tau = T = 32$ by
+#   detaching the state between minibatches. It is cheap and stable but **biased**: a
+#   dependency that crosses a chunk boundary never gets a gradient, so the model is
+#   trained to ignore it.
+# - **Randomized truncation** (Tallec & Ollivier, 2017): cut each link independently with
+#   probability $c$, and multiply each link that survives by $1/(1-c)$. A path back over
+#   $k$ links survives with probability $(1-c)^k$ and then carries weight $(1-c)^{-k}$, so in
+#   **expectation** every path counts exactly once: the estimate is **unbiased**. The
+#   price is variance, and occasional long chains.
+#
+# In terms of the `keep` weights $\xi_t$ in `bptt`, $\frac{\partial L}{\partial h_{t-1}}$
+# receives $\xi_t\,(\partial h_t/\partial h_{t-1})^\top \frac{\partial L}{\partial h_t}$ with
+# $\xi_t=1$ (full), $\xi_t = 0$ at chunk starts (regular), or
+# $\xi_t \in \{0, \tfrac{1}{1-c}\}$ with $P(\xi_t = \tfrac{1}{1-c}) = 1-c$, so $\mathbb{E}[\xi_t]=1$
+# (randomized).
+
+# %% slideshow={"slide_type": "-"}
+show(regular_truncation)
+
+# %% slideshow={"slide_type": "-"}
+show(randomized_truncation)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Measured.** On the same 4 × 100 validation characters, compare each estimate of the
+# gradient (all RNN weights, stacked into one vector) with the full one: cosine similarity
+# and relative error $\lVert \hat g - g\rVert / \lVert g \rVert$. Regular truncation uses
+# $\tau = 10$; randomized uses $c = 0.1$, the same expected chunk length. For the
+# randomized estimator we draw it 200 times and also look at the **average** of the draws.
+# Cost is counted, not guessed: `bptt` returns the number of Jacobian products it
+# performed, and the longest uncut chain is how many states must be cached before the
+# backward pass can start.
+
+# %% slideshow={"slide_type": "-"}
+def flat(g):
+    return torch.cat([g["weight_ih"].flatten(), g["weight_hh"].flatten(), g["bias_hh"]])
+
+
+def compare(estimate, exact):
+    cos = torch.nn.functional.cosine_similarity(estimate, exact, dim=0).item()
+    return cos, ((estimate - exact).norm() / exact.norm()).item()
+
+
+def longest_chain(keep):
+    cuts = [0, *torch.nonzero(keep == 0).flatten().tolist(), len(keep)]
+    return max(b - a for a, b in zip(cuts, cuts[1:], strict=False))
+
+
+Tn = xb.shape[1]
+g_full = flat(grads)
+g_regular, prod_regular = bptt(*args, keep=regular_truncation(Tn, 10))
+rng = torch.Generator().manual_seed(0)
+draws, prods, chains = [], [], []
+start = time.perf_counter()
+for _ in range(200):
+    keep = randomized_truncation(Tn, 0.1, rng)
+    g, p = bptt(*args, keep=keep)
+    draws.append(flat(g))
+    prods.append(p)
+    chains.append(longest_chain(keep))
+ms = 1000 * (time.perf_counter() - start) / 200
+draws = torch.stack(draws)
+single = np.array([compare(d, g_full) for d in draws])
+rows = [
+    ("full BPTT", n_products, Tn, *compare(g_full, g_full), 0.0),
+    ("regular, tau = 10", prod_regular, 10, *compare(flat(g_regular), g_full),
+     compare(flat(g_regular), g_full)[1]),
+    ("randomized, c = 0.1", np.mean(prods), np.mean(chains), *single.mean(0),
+     compare(draws.mean(0), g_full)[1]),
+]
+print(f"{'estimator':<21}{'Jacobian':>9}{'longest':>9}{'cosine':>8}{'rel.err':>9}"
+      f"{'rel.err of':>12}")
+print(f"{'':<21}{'products':>9}{'chain':>9}{'(one)':>8}{'(one)':>9}{'mean of 200':>12}")
+for name, products, chain, cos, err, err_mean in rows:
+    print(f"{name:<21}{products:>9.1f}{chain:>9.1f}{cos:>8.3f}{err:>9.3f}{err_mean:>12.3f}")
+print(f"(one randomized estimate took {ms:.1f} ms on this machine)")
+
+# %% slideshow={"slide_type": "-"}
+running = draws.cumsum(0) / torch.arange(1, len(draws) + 1)[:, None]
+err_running = [compare(r, g_full)[1] for r in running]
+n = np.arange(1, len(draws) + 1)
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.loglog(n, err_running, label="randomized truncation (c = 0.1): average of n draws")
+ax.loglog(n, err_running[0] / np.sqrt(n), ":", color="grey", label="∝ 1/√n")
+ax.axhline(rows[1][4], color="C3", ls="--", label="regular truncation (τ = 10): its bias")
+ax.set(xlabel="number of random draws n", ylabel="relative error vs full gradient",
+       title="Unbiased but noisy vs biased but steady")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The table makes three points. (1) In a single backward pass all three methods do about one
+# Jacobian product per step: truncation does not save arithmetic, it saves **memory** (the
+# length of the chain you must cache) and **latency** (you may update after every chunk);
+# random cuts leave some long chains, so the randomized method needs the larger cache.
+# (2) One regular-truncated and one randomized estimate are about equally far from the full
+# gradient. (3) Only the randomized error **goes away on average**, like $1/\sqrt n$; the
+# regular one is a systematic bias that no amount of data removes, and it is always the
+# long-range part that is missing. In practice, regular truncation works well when the
+# dependencies that matter are shorter than $\tau$, which is why it is the default.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Why long products explode or vanish: the eigenvalues of $W_{hh}$
+#
+# Take the linear case, $h_t = W h_{t-1}$. Then $\partial h_t/\partial h_k = W^{t-k}$, a
+# **matrix power**. If $W = Q\Lambda Q^{-1}$ is diagonalizable, $W^k = Q\Lambda^k Q^{-1}$, so the
+# component of a gradient along each eigenvector is multiplied by $\lambda_i^k$. Everything
+# hinges on the **spectral radius** $\rho(W) = \max_i |\lambda_i|$:
+#
+# - $\rho < 1$: $\lVert W^k\rVert \to 0$ geometrically: the gradient from far away
+#   **vanishes**, the model cannot learn long dependencies;
+# - $\rho > 1$: $\lVert W^k\rVert$ grows like $\rho^k$: the gradient **explodes**.
+#
+# With a nonlinearity, each step also multiplies by $\mathrm{diag}(\phi'(a_t))$; for $\tanh$
+# the slopes are at most $\gamma = 1$ (and $\frac14$ for the sigmoid), so
+# $\lVert\partial h_t/\partial h_k\rVert \le (\gamma\,\lVert W_{hh}\rVert)^{t-k}$. Pascanu, Mikolov
+# & Bengio (2013) draw the consequences: a largest singular value below $1/\gamma$ is
+# **sufficient** for vanishing, and a spectral radius above $1/\gamma$ is **necessary** for
+# exploding (Bengio, Simard & Frasconi, 1994, had shown why gradient descent struggles with
+# long-term dependencies).
+#
+# Where do our matrices sit? PyTorch initialises every entry of $W_{hh}$ uniformly in
+# $(-1/\sqrt H, 1/\sqrt H)$, variance $\sigma^2 = 1/(3H)$. For a large random matrix with
+# i.i.d. entries, the eigenvalues fill a disc of radius $\sigma\sqrt H = 1/\sqrt 3 \approx 0.577$
+# (the circular law). Compare with the trained model:
+
+# %% slideshow={"slide_type": "-"}
+w_init = RNN(len(vocab), H).weight_hh_l0.detach().double()
+w_trained = model.rnn.weight_hh_l0.detach().cpu().double()
+eig_init, eig_trained = torch.linalg.eigvals(w_init), torch.linalg.eigvals(w_trained)
+print(f"spectral radius at initialisation: measured {eig_init.abs().max():.3f}, "
+      f"circular law 1/√3 = {3 ** -0.5:.3f}")
+print(f"spectral radius after training:    measured {eig_trained.abs().max():.3f}")
+
+fig, ax = plt.subplots(figsize=(7, 3.5))
+circle = np.exp(1j * np.linspace(0, 2 * np.pi, 200))
+ax.plot(circle.real, circle.imag, "k-", lw=1, label="unit circle |λ| = 1")
+ax.scatter(eig_init.real, eig_init.imag, s=10, alpha=0.6, label="W_hh at initialisation")
+ax.scatter(eig_trained.real, eig_trained.imag, s=10, alpha=0.6, label="W_hh after training")
+ax.set(aspect="equal", xlabel="Re λ", ylabel="Im λ", title="Eigenvalues of W_hh")
+ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Training pushed the spectral radius far outside the unit circle. A linear analysis would
+# predict gradients that explode like $\rho^k$, yet training was stable. The difference is
+# the nonlinearity: the trained network works with saturated units, and every Jacobian
+# $\mathrm{diag}(1-h_t^2)\,W_{hh}$ carries slopes $1-h_t^2$ far below 1.
+#
+# Matrix powers make both effects visible. For a scaled orthogonal matrix every eigenvalue
+# has modulus $\rho$ and $\lVert W^k\rVert = \rho^k$ exactly: a straight line on a log scale,
+# down for $\rho<1$, up for $\rho>1$. The powers of the trained $W_{hh}$ explode just as fast
+# as its $\rho$ says, but the actual product of Jacobians along a validation sequence,
+# $\lVert \partial h_T/\partial h_{T-k}\rVert = \lVert\prod_{s} \mathrm{diag}(1-h_s^2)W_{hh}\rVert$,
+# computed from the cached states, tells what the gradient really experiences.
+
+# %% slideshow={"slide_type": "-"}
+k_max = 60
+fig, ax = plt.subplots(figsize=(7, 3.5))
+for rho, color in ((0.9, "C0"), (1.0, "C7"), (1.1, "C3")):
+    ax.semilogy(matrix_power_norms(recurrent_matrix(H, rho), k_max), color=color,
+                label=f"orthogonal × {rho}: ρ = {rho}")
+for w, name, style in ((w_init, "initial", "--"), (w_trained, "trained", "-.")):
+    rho = torch.linalg.eigvals(w).abs().max().item()
+    ax.semilogy(matrix_power_norms(w, k_max), style, color="k",
+                label=f"{name} W_hh: ρ = {rho:.2f}")
+h_seq = args[1][:, 0]  # cached states of the first validation sequence (T x H)
+product, effective = torch.eye(H, dtype=torch.float64), [1.0]
+for s in range(Tn - 1, Tn - 1 - k_max, -1):
+    product = product @ ((1 - h_seq[s] ** 2)[:, None] * w_trained)  # ∂h_T/∂h_{s-1}
+    effective.append(torch.linalg.matrix_norm(product, ord=2).item())
+ax.semilogy(effective, color="C2", lw=2, label="trained, along real text:\n‖∂h_T/∂h_{T−k}‖")
+ax.set(xlabel="k", ylabel="norm", ylim=(1e-12, 1e12),
+       title="Matrix powers ‖W^k‖₂ grow or shrink like ρ^k")
+ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The green line is the **vanishing gradient** in a real, trained network: a few dozen
+# characters back, the signal that could teach the model to use that character has
+# shrunk by orders of magnitude, although $W_{hh}$ alone would blow it up. Whether a
+# gradient explodes or vanishes is decided by the whole Jacobian, $W_{hh}$ *and* the slopes
+# of the nonlinearity at the states the network actually visits.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Gradient flow through time, interactively
+#
+# The widget below runs a random recurrent chain $h_t = \phi(W h_{t-1} + x_t)$ with a loss
+# on the last state only, $L = u^\top h_T$, and measures $\lVert\partial L/\partial h_t\rVert$ by
+# autograd for every $t$. $W$ is a random orthogonal matrix scaled to the spectral radius
+# you choose; the inputs $x_t$ are Gaussian with the standard deviation you choose (larger
+# inputs push $\tanh$ into saturation, where its slope is small). The dotted line is the
+# linear prediction $\rho^{T-t}$. The cell is pluggable: chapter 03 adds the LSTM and GRU to
+# the same widget.
+
+# %% slideshow={"slide_type": "-"}
+show(rnn_cell)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# First the static figure (six settings, always visible), then the live controls (they
+# need a running kernel):
+
+# %% slideshow={"slide_type": "-"}
+gradient_flow_widget(radius=1.0, nonlinearity="tanh", seq_len=60)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Things to try: with `linear`, move $\rho$ through 1 and watch the line tilt from vanishing
+# to exploding; switch to `tanh` and raise the input σ: saturation shrinks the gradient
+# even when $\rho>1$; `relu` zeroes the gradient of every inactive unit.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Numbers beside the papers
+#
+# Three statements of the literature, each next to what we measure here:
+#
+# - Pascanu et al. (2013): with $|\tanh'| \le \gamma = 1$, the gradient through $k$ steps is at
+#   most $(\gamma\,\lVert W\rVert)^k$: for a tanh chain with $\rho = \lVert W\rVert = 0.9$ and
+#   strong inputs, the measured norms must never exceed $0.9^k$.
+# - The lecture notes: "for a sequence of 1000 characters [...] over 1000 matrix products"
+#   before the first character's gradient: count them in our BPTT.
+# - Tallec & Ollivier (2017): randomized truncation is unbiased: the mean of the `keep`
+#   weights is 1, and the average gradient converges to the full one (figure above).
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+flow = gradient_flow(0.9, "tanh", seq_len=100, hidden_size=64, input_scale=1.0)
+bound = 0.9 ** flow.steps_back
+ratio = (flow.norms / bound)[:-1].max()  # k >= 1 (at k = 0 both are 1)
+print(f"Pascanu bound (γ‖W‖)^k, tanh, ρ = 0.9: max over k of measured / bound = {ratio:.3f} "
+      f"(must be ≤ 1);\nafter 100 steps measured {flow.norms[0]:.1e} vs bound {bound[0]:.1e}")
+assert (flow.norms <= bound * (1 + 1e-9)).all()
+x1k = torch.randn(1000, 1, H, dtype=torch.float64)
+h1k = torch.tanh(x1k)  # any states will do: we only count the products
+_, products_1k = bptt(x1k, h1k, torch.zeros(1, H, dtype=torch.float64), w_trained,
+                      torch.zeros_like(h1k))
+print(f"lecture notes: 'over 1000 matrix products' for 1000 characters; "
+      f"counted in our BPTT: {products_1k}")
+keep_mean = randomized_truncation(100_000, 0.1, torch.Generator().manual_seed(0)).mean()
+print(f"Tallec & Ollivier: E[keep] = 1; measured mean over 100,000 links: {keep_mean:.3f}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Mikolov et al. (2010) reported that RNN language models cut perplexity by about 50%
+# relative to a state-of-the-art back-off $n$-gram model, but for a **mixture of several
+# RNNs** on words, trained on far more text. Our single small character model and our
+# bigram baseline are a different setting; the reduction we measure is only a sanity
+# check of the direction, not a reproduction:
+
+# %% slideshow={"slide_type": "-"}
+reduction = 1 - history.val_perplexity[-1] / baselines["bigram"]
+print("Mikolov et al. 2010 (words, mixture of RNNs vs KN back-off): about 50% lower perplexity")
+print(f"measured here (characters, one RNN vs add-one bigram): {100 * reduction:.0f}% lower")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Gradient clipping
+#
+# Vanishing gradients need a different architecture (chapter 03). Exploding ones have a
+# simple, blunt fix (Pascanu et al., 2013): if the norm of the whole gradient $g$ (all
+# parameters stacked) exceeds a threshold $\theta$, rescale it,
+#
+# $$g \leftarrow \min\Big(1, \frac{\theta}{\lVert g\rVert}\Big)\, g .$$
+#
+# The direction is kept, only the step length is bounded, so a single enormous gradient
+# cannot throw the parameters far away. `fit_lm` does this before every update (we trained
+# above with $\theta = 1$).
+
+# %% slideshow={"slide_type": "-"}
+show(clip_gradients)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Experiment.** Start from an RNN whose $W_{hh}$ has spectral radius $2$ (deep in the
+# exploding regime) and train with plain SGD at a high learning rate, once without and once
+# with clipping at $\theta = 1$, on the same 120 minibatches.
+
+# %% slideshow={"slide_type": "-"}
+clip_batches = lm_batches(train_ids, B, T, generator=torch.Generator().manual_seed(1))[:120]
+runs = {}
+for clip in (None, 1.0):
+    lmcourse.seed_everything(0)
+    m = RNNLM(len(vocab), H).to(dev)
+    with torch.no_grad():
+        m.rnn.weight_hh_l0.copy_(recurrent_matrix(H, 2.0, "gaussian", seed=0))
+    runs[clip] = fit_lm(m, lambda epoch: clip_batches, epochs=1, lr=1.0, clip=clip,
+                        optimizer="sgd", desc=f"clip={clip}")
+for clip, h in runs.items():
+    norms = np.array(h.step_grad_norm)
+    print(f"clip = {clip}: gradient norm median {np.median(norms):.2f}, max {norms.max():.1f}; "
+          f"above θ = 1 on {np.mean(norms > 1.0):.0%} of steps; "
+          f"loss over the last 20 steps {np.mean(h.step_loss[-20:]):.2f} nats")
+
+# %% slideshow={"slide_type": "-"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
+for clip, h in runs.items():
+    label = "no clipping" if clip is None else f"clipped at θ = {clip}"
+    ax1.semilogy(h.step_grad_norm, label=label + " (norm before clipping)")
+    ax2.plot(h.step_loss, label=label)
+ax1.axhline(1.0, color="k", ls="--", lw=1, label="threshold θ = 1")
+ax2.axhline(np.log(len(vocab)), color="grey", ls=":", lw=1, label="uniform model, log |V|")
+ax1.set(xlabel="step", ylabel="‖g‖", title="Gradient norm")
+ax2.set(xlabel="step", ylabel="training loss (nats/char)", title="Loss",
+        ylim=(0, 4 * np.log(len(vocab))))
+ax1.legend(fontsize=7)
+ax2.legend(fontsize=7)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Without clipping, a few huge gradients throw the weights far off and the loss jumps well
+# above that of the uniform model, from which it never recovers in this budget. With
+# clipping, the same steps are shortened to length $\theta\cdot$lr and training proceeds.
+# Clipping does nothing about vanishing gradients: a tiny gradient stays tiny.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Summary
+#
+# - An RNN language model carries a hidden state
+#   $h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1}W_{hh}^\top + b_{hh})$ and predicts the next
+#   token from it; our from-scratch `RNN` equals `torch.nn.RNN` to round-off with the same
+#   weights, and trains to a character perplexity far below the unigram and bigram baselines.
+# - **Perplexity** $= \exp$(mean negative log-likelihood) is the effective number of choices;
+#   the uniform model's is $|V|$.
+# - **BPTT** is backpropagation on the unrolled graph: the gradient reaching $h_k$ is a
+#   product of Jacobians $\mathrm{diag}(1-h_s^2)W_{hh}$; parameter gradients sum over steps;
+#   we checked it by autograd and finite differences.
+# - **Regular truncation** is cheap in memory and biased against long dependencies;
+#   **randomized truncation** reweights random cuts to be unbiased at the cost of variance.
+# - Products of Jacobians behave like matrix powers: the **spectral radius** of $W_{hh}$
+#   decides between vanishing ($\rho<1$) and exploding ($\rho>1$); saturation shrinks further.
+# - **Gradient clipping** bounds the step when gradients explode; vanishing gradients call
+#   for gates (next chapter: LSTM and GRU).
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercises
+#
+# 1. *(warm-up)* What is the perplexity of a model that always assigns probability 1/2 to
+#    the correct character? Of the uniform model over this vocabulary without the unused
+#    `<unk>`? Compute both and compare with the numbers above.
+# 2. *(short)* Retrain the character model with `num_steps` (the truncation length) of 4
+#    and of 64, same number of epochs. How do the validation perplexity and the time per
+#    epoch change? Relate the answer to the bias of regular truncation.
+# 3. *(medium)* `bptt` handles one layer. Use it twice to get every recurrent gradient of a
+#    two-layer `RNNLM(len(vocab), 32, num_layers=2)`: what plays the role of `grad_h` for
+#    the first layer, and what of `x` for the second? Check against autograd (float64).
+# 4. *(medium)* Repeat the truncation experiment with $c = 0.02$ and $c = 0.3$. Plot the
+#    relative error of a single randomized estimate against the mean chunk length $1/c$,
+#    next to regular truncation with $\tau = 1/c$. When is the unbiased estimator worth
+#    its variance?
+# 5. *(harder)* In the gradient-flow widget, find for `tanh` and input σ = 1 the smallest
+#    spectral radius at which the gradient after 60 steps is no longer smaller than at the
+#    last step. Explain with $\lVert\mathrm{diag}(1-h_t^2)W\rVert$ why it is well above 1.
+# 6. *(open)* Initialise $W_{hh}$ as an orthogonal matrix ($\rho = 1$) instead of PyTorch's
+#    default and retrain. Does the validation perplexity improve? Look at the eigenvalues
+#    after training.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## References
+#
+# - J. L. Elman (1990). *Finding structure in time*. Cognitive Science 14(2).
+# - P. J. Werbos (1990). *Backpropagation through time: what it does and how to do it*.
+#   Proceedings of the IEEE 78(10).
+# - Y. Bengio, P. Simard, P. Frasconi (1994). *Learning long-term dependencies with
+#   gradient descent is difficult*. IEEE Transactions on Neural Networks 5(2).
+# - T. Mikolov, M. Karafiát, L. Burget, J. Černocký, S. Khudanpur (2010). *Recurrent neural
+#   network based language model*. Interspeech.
+# - R. Pascanu, T. Mikolov, Y. Bengio (2013). *On the difficulty of training recurrent
+#   neural networks*. ICML.
+# - C. Tallec, Y. Ollivier (2017). *Unbiasing truncated backpropagation through time*.
+#   arXiv:1705.08209.

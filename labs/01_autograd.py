@@ -1,0 +1,331 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # Lab 01 · Build a scalar autograd engine
+#
+# In chapter 01 you read `lmcourse.autograd.Value`. Here you write its heart yourself:
+#
+# 1. the **local derivatives** of `+`, `*`, `**`, `tanh` and `exp` (each operation's
+#    `_backward` closure);
+# 2. a **topological order** of the computation graph;
+# 3. **backward**, the backpropagation loop.
+#
+# After each exercise, run the check cell below it. A check recomputes the right answer
+# itself (with PyTorch or the chain rule) and, if yours differs, tells you what is wrong,
+# often naming the exact mistake. The final check runs your engine on 200 random
+# expressions against `torch.autograd`.
+#
+# Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
+
+# %% slideshow={"slide_type": "-"}
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+from lmcourse import check, seed_everything
+from lmcourse.viz import draw_graph
+
+_ = seed_everything(0)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The engine's contract
+#
+# A `Value` is a node of the computation graph. It holds
+#
+# - `data`: the number computed in the forward pass, $x^i$;
+# - `grad`: the derivative of the final output with respect to this node,
+#   $z^i = \partial x^\omega / \partial x^i$, filled in by the backward pass;
+# - `_parents`: the nodes it was computed from, and `_op`, the name of the operation;
+# - `_backward`: a function (a closure) that, when called, **adds** this node's
+#   contribution to each parent's `grad`.
+#
+# Backpropagation computes, in reverse topological order,
+#
+# $$
+# z^i = \sum_{j \in \mathrm{ch}(i)} z^j \, \frac{\partial f^j}{\partial x^i}.
+# $$
+#
+# Each operation `out = f(self, other)` handles one term of these sums for each of its
+# parents: `self.grad += out.grad * (local derivative of f with respect to self)`. Two
+# things to keep in mind:
+#
+# - **`+=`, not `=`**: a parent may feed several children (think `x * x` or `x + x`), and
+#   the sum over children is built one child at a time.
+# - **multiply by `out.grad`**: the local derivative alone is only right when `out` is the
+#   final output.
+#
+# `relu` and `log` below are complete: use them as worked examples.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 1: local derivatives
+#
+# Complete the `_backward` closures of `__add__`, `__mul__`, `__pow__`, `tanh` and `exp`.
+# The forward computations are given. The derivatives you need:
+#
+# | operation | local derivatives |
+# |---|---|
+# | $o = a + b$ | $\partial o/\partial a = 1$, $\partial o/\partial b = 1$ |
+# | $o = a \cdot b$ | $\partial o/\partial a = b$, $\partial o/\partial b = a$ |
+# | $o = a^k$ ($k$ a number) | $\partial o/\partial a = k\,a^{k-1}$ |
+# | $o = \tanh a$ | $\partial o/\partial a = 1 - \tanh^2 a = 1 - o^2$ |
+# | $o = e^a$ | $\partial o/\partial a = e^a = o$ |
+#
+# Inside a closure, `self` and `other` are the parents and `out` the node being
+# differentiated; `out.data` is available (the forward pass already ran). Subtraction,
+# negation and division need no code of their own: they are built from `+`, `*` and `**`.
+
+# %% slideshow={"slide_type": "-"}
+class Value:
+    """A scalar node of a computation graph (the lab's version of lmcourse.autograd.Value)."""
+
+    def __init__(self, data, _parents=(), _op="", label=""):
+        self.data = float(data)
+        self.grad = 0.0
+        self._parents = _parents
+        self._op = _op
+        self.label = label
+        self._backward = lambda: None
+
+    def __repr__(self):
+        return f"Value(data={self.data:.6g}, grad={self.grad:.6g})"
+
+    # ---- worked examples: complete ----
+
+    def relu(self):
+        out = Value(max(0.0, self.data), (self,), "relu")
+
+        def _backward():  # d relu(a)/da = 1 if a > 0 else 0
+            self.grad += (1.0 if self.data > 0 else 0.0) * out.grad
+
+        out._backward = _backward
+        return out
+
+    def log(self):
+        out = Value(math.log(self.data), (self,), "log")
+
+        def _backward():  # d log(a)/da = 1/a
+            self.grad += (1.0 / self.data) * out.grad
+
+        out._backward = _backward
+        return out
+
+    # ---- exercise 1: complete each _backward ----
+
+    def __add__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data + other.data, (self, other), "+")
+
+        def _backward():
+            # BEGIN SOLUTION
+            self.grad += out.grad
+            other.grad += out.grad
+            # END SOLUTION
+
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data * other.data, (self, other), "*")
+
+        def _backward():
+            # BEGIN SOLUTION
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+            # END SOLUTION
+
+        out._backward = _backward
+        return out
+
+    def __pow__(self, k):
+        assert isinstance(k, (int, float)), "only a plain number as exponent"
+        out = Value(self.data**k, (self,), f"**{k}")
+
+        def _backward():
+            # BEGIN SOLUTION
+            self.grad += k * self.data ** (k - 1) * out.grad
+            # END SOLUTION
+
+        out._backward = _backward
+        return out
+
+    def tanh(self):
+        out = Value(math.tanh(self.data), (self,), "tanh")
+
+        def _backward():
+            # BEGIN SOLUTION
+            self.grad += (1.0 - out.data**2) * out.grad
+            # END SOLUTION
+
+        out._backward = _backward
+        return out
+
+    def exp(self):
+        out = Value(math.exp(self.data), (self,), "exp")
+
+        def _backward():
+            # BEGIN SOLUTION
+            self.grad += out.data * out.grad
+            # END SOLUTION
+
+        out._backward = _backward
+        return out
+
+    # ---- given: everything else is built from the operations above ----
+
+    def __neg__(self):
+        return self * -1
+
+    def __sub__(self, other):
+        return self + (-other)
+
+    def __truediv__(self, other):
+        return self * other**-1
+
+    def __radd__(self, other):
+        return self + other
+
+    def __rmul__(self, other):
+        return self * other
+
+    def __rsub__(self, other):
+        return Value(other) - self
+
+    def __rtruediv__(self, other):
+        return Value(other) / self
+
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The check builds one node per operation, pretends the output's gradient is 0.7 and that
+# each parent already holds 0.25 (from another child), calls the node's `_backward` once and
+# compares the parents' new grads with the chain rule.
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.autograd_ops(Value)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 2: a topological order
+#
+# Write `topological_order(root)`: a list of every node `root` depends on (including `root`
+# and the inputs), each node appearing **once** and **after all of its parents**.
+#
+# Depth-first search does it: to *visit* a node, skip it if it was visited before;
+# otherwise mark it visited, visit each of its parents, and only then append the node to the
+# list. Keep the visited nodes in a `set` (a `Value` can be put in a set; it is compared by
+# identity).
+#
+# A recursive `visit` is the simplest to write. Python allows about 1,000 nested calls, so
+# it fails on graphs deeper than that; the optional exercise at the end removes the limit.
+
+# %% slideshow={"slide_type": "-"}
+def topological_order(root):
+    """All nodes `root` depends on, each listed once and after all of its parents."""
+    # BEGIN SOLUTION
+    order, visited = [], set()
+
+    def visit(node):
+        if node in visited:
+            return
+        visited.add(node)
+        for parent in node._parents:
+            visit(parent)
+        order.append(node)
+
+    visit(root)
+    return order
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.autograd_topological_order(topological_order, Value)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 3: backward
+#
+# Now the algorithm itself. `backward(self)` must
+#
+# 1. get a topological order of the graph that ends at `self`;
+# 2. **reset** every node's `grad` to 0 (so that calling `backward` twice gives the same
+#    result: the closures accumulate with `+=`);
+# 3. set the base case $z^\omega = 1$: `self.grad = 1.0`;
+# 4. call `_backward()` of every node in **reverse** topological order, so that a node's
+#    grad is complete before it is passed on to its parents.
+
+# %% slideshow={"slide_type": "-"}
+def backward(self):
+    """Fill .grad of every node `self` depends on with d(self)/d(node)."""
+    # BEGIN SOLUTION
+    order = topological_order(self)
+    for node in order:
+        node.grad = 0.0
+    self.grad = 1.0
+    for node in reversed(order):
+        node._backward()
+    # END SOLUTION
+
+
+Value.backward = backward
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.autograd_backward(Value)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Final check: random expressions against PyTorch
+#
+# The check below draws 200 random expressions over three inputs, mixing every operation
+# of your class (including `-`, `/`, `relu` and `log`, which are built on your code), with
+# plain numbers on both sides of operators and shared subexpressions. Each is evaluated
+# with your `Value` and with float64 `torch` tensors; the value and every gradient must agree
+# to $10^{-9}$ (relative).
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.autograd_against_torch(Value)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Sanity check: the worked example
+#
+# $f(x, y) = (x + y)\,x\,y^2$ at $(1, 2)$. By hand: $f = 12$,
+# $\partial f/\partial x = y^2(2x + y)$ and $\partial f/\partial y = 2x^2y + 3xy^2$. The check
+# evaluates those formulas, asks PyTorch, and compares with your engine.
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.autograd_worked_example(Value)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# And here is your engine's graph of $f$, with the values of the forward pass and the
+# gradients of your backward pass:
+
+# %% slideshow={"slide_type": "-"}
+x, y = Value(1.0, label="x"), Value(2.0, label="y")
+f = (x + y) * x * y**2
+f.backward()
+print(f"f = {f.data:g}, df/dx = {x.grad:g}, df/dy = {y.grad:g}")
+t = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+((t[0] + t[1]) * t[0] * t[1] ** 2).backward()
+print(f"torch: df/dx = {t.grad[0].item():g}, df/dy = {t.grad[1].item():g}")
+ax = draw_graph(f)
+ax.set_title("your engine on f(x, y) = (x + y) · x · y²")
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Going further (optional, not checked)
+#
+# 1. Make `topological_order` iterative (an explicit stack of `(node, parents_done)` pairs)
+#    and differentiate a chain of 10,000 `tanh`s without hitting the recursion limit.
+# 2. Add `sigmoid` with $\sigma'(a) = \sigma(a)\,(1 - \sigma(a))$, computed from `out.data`.
+# 3. Train a tiny model with your engine: fit $y = \tanh(wx + b)$ to a handful of points by
+#    gradient descent on the squared error, using only `Value`.
