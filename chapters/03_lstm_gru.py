@@ -1,0 +1,824 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # 03 · LSTM and GRU: gates that keep gradients alive
+#
+# Chapter 02 ended with a diagnosis: the gradient that reaches an RNN's hidden state from a
+# loss $k$ steps later is a product of $k$ Jacobians $\mathrm{diag}(\phi'(a_t))\,W_{hh}$, so it
+# shrinks (or grows) geometrically, and a plain RNN has trouble learning anything that spans
+# more than a few dozen steps. This chapter is about the cure that dominated sequence
+# modelling for twenty years: **gated** recurrent cells.
+#
+# By the end of it you will be able to
+#
+# - write the **LSTM** equations (input, forget and output gates, cell candidate, memory
+#   cell) and the **GRU** equations (reset and update gates), and read the code that
+#   implements each gate in one line;
+# - check that our from-scratch `LSTM` and `GRU` give **the same outputs and gradients** as
+#   `torch.nn.LSTM` / `torch.nn.GRU` with the same weights, for stacked, bidirectional and
+#   batch-first configurations, and count their parameters with a formula;
+# - explain why the **memory cell is a gradient highway** and see it in two experiments:
+#   random chains with the gradient-flow widget, and real language models on real text;
+# - look **inside a trained LSTM**: its gate activations while it reads a sentence;
+# - say what a **bidirectional** LSTM sees, and what shapes it returns;
+# - compare **RNN, LSTM and GRU** on the same character-level data and budget: parameters,
+#   perplexity, wall time.
+
+# %% slideshow={"slide_type": "-"}
+import copy
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from torch import nn
+
+import lmcourse
+from lmcourse import show
+from lmcourse.data import Vocab, lm_batches, load_corpus
+from lmcourse.models.gated import (
+    GRU,
+    LSTM,
+    GatedLM,
+    GRUCell,
+    LSTMCell,
+    gru_gates,
+    gru_step,
+    hidden_gradient_norms,
+    lstm_gate_trace,
+    lstm_gates,
+    lstm_step,
+    param_count_formula,
+)
+from lmcourse.models.rnn import generate
+from lmcourse.train import fit_lm
+from lmcourse.viz import gradient_flow, gradient_flow_widget
+from lmcourse.viz.gates import gru_chain, lstm_chain, plot_gate_heatmap
+
+generator = lmcourse.seed_everything(0)
+dev = lmcourse.device()
+if not lmcourse.on_gpu():
+    torch.set_num_threads(1)  # small matrices: one CPU thread beats two that wait for each other
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Why gates: an additive memory
+#
+# In an RNN every step *rewrites* the state: $h_t = \tanh(x_t W_{ih}^\top + h_{t-1}
+# W_{hh}^\top + b)$. Backpropagation multiplies by
+# $\partial h_t/\partial h_{t-1} = \mathrm{diag}(1-h_t^2)\,W_{hh}$ at every step back, and a
+# product of many such matrices either vanishes or explodes (chapter 02).
+#
+# Hochreiter and Schmidhuber (1997) asked what a recurrence must look like for the error to
+# flow back **unchanged**. If the state is updated by *adding* to it,
+#
+# $$c_t = c_{t-1} + \text{(something computed from } x_t, h_{t-1}),$$
+#
+# then $\partial c_t / \partial c_{t-1} = I$ along that path: no matrix, no squashing slope,
+# nothing to shrink the gradient however far it travels. They called this the *constant
+# error carousel*. Two problems remain, and gates solve both:
+#
+# - **writing**: not every input deserves to be stored; an **input gate** $i_t \in (0,1)$
+#   scales what is added;
+# - **reading**: not every stored fact is relevant now; an **output gate** $o_t$ decides
+#   how much of the cell the rest of the network sees;
+# - **forgetting**: a pure accumulator only grows; Gers, Schmidhuber and Cummins (2000)
+#   added a **forget gate** $f_t$ that scales the old cell, $c_t = f_t \odot c_{t-1} + \dots$
+#
+# A gate is a vector of numbers in $(0, 1)$ (a sigmoid), multiplied element by element
+# ($\odot$) with what it controls: 0 blocks, 1 lets everything through. Each gate is its own
+# small layer that looks at the current input and the previous hidden state, so *what* is
+# written, kept and shown is decided afresh at every step, from the data.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The LSTM, one gate per line
+#
+# With $x_t$ the input (a row vector) and $h_{t-1}, c_{t-1}$ the previous hidden state and
+# cell, PyTorch's LSTM computes
+#
+# $$
+# \begin{aligned}
+# i_t &= \sigma(x_t W_{ii}^\top + b_{ii} + h_{t-1} W_{hi}^\top + b_{hi}) &&\text{input gate}\\
+# f_t &= \sigma(x_t W_{if}^\top + b_{if} + h_{t-1} W_{hf}^\top + b_{hf}) &&\text{forget gate}\\
+# g_t &= \tanh(x_t W_{ig}^\top + b_{ig} + h_{t-1} W_{hg}^\top + b_{hg}) &&\text{cell candidate}\\
+# o_t &= \sigma(x_t W_{io}^\top + b_{io} + h_{t-1} W_{ho}^\top + b_{ho}) &&\text{output gate}\\
+# c_t &= f_t \odot c_{t-1} + i_t \odot g_t &&\text{memory cell}\\
+# h_t &= o_t \odot \tanh(c_t) &&\text{hidden state}
+# \end{aligned}
+# $$
+#
+# The lecture writes the same thing as $f_t = \sigma(W_f\cdot[h_{t-1}, x_t] + b_f)$: one
+# matrix applied to the concatenation $[h_{t-1}, x_t]$ is the sum of two matrices applied
+# to each part. PyTorch keeps the two parts apart, with a bias on each (one would do; the
+# second is there for compatibility with NVIDIA's cuDNN). It also **stacks** the four
+# gates' matrices into one `weight_ih` of shape $4H \times I$ and one `weight_hh` of shape
+# $4H \times H$, in the order $i, f, g, o$: one matrix product computes all four
+# pre-activations, and `chunk(4)` splits them.
+#
+# The input's share $x_t W_{ih}^\top + b_{ih}$ does not depend on the state, so our layer
+# computes it for all time steps at once; the step function receives it as `x_part`.
+
+# %% slideshow={"slide_type": "-"}
+show(lstm_gates)
+
+# %% slideshow={"slide_type": "-"}
+show(lstm_step)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Our `LSTMCell` wraps this step with parameters named and shaped like `torch.nn.LSTMCell`,
+# so we can load PyTorch's weights into it and compare one step in double precision:
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(0)
+ref_cell = nn.LSTMCell(3, 5).double()
+our_cell = LSTMCell(3, 5).double()
+our_cell.load_state_dict(ref_cell.state_dict())
+x, h0, c0 = (torch.randn(4, 3 if k == 0 else 5, dtype=torch.float64) for k in range(3))
+(h1, c1), (h1_ref, c1_ref) = our_cell(x, (h0, c0)), ref_cell(x, (h0, c0))
+with torch.no_grad():
+    d = max(float((h1 - h1_ref).abs().max()), float((c1 - c1_ref).abs().max()))
+print({k: tuple(v.shape) for k, v in our_cell.state_dict().items()})
+print(f"one LSTM step, max |ours - torch| <= 1e-12: {d <= 1e-12}")
+assert d <= 1e-12
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The memory cell as a conveyor belt
+#
+# The cell update $c_t = f_t \odot c_{t-1} + i_t \odot g_t$ is the heart of the LSTM. When
+# the forget gate is fully open ($f_t = 1$) and the input gate shut ($i_t = 0$), the cell is
+# copied unchanged from step to step, and so is its gradient: $\partial c_T / \partial c_0 =
+# \prod_t \mathrm{diag}(f_t) = I$. We can force that by setting the biases of the two gates
+# to $\pm 50$, run 1000 steps of random input, and measure both.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+H = 4
+carousel = LSTMCell(3, H).double()
+with torch.no_grad():
+    carousel.bias_ih[0:H] = -50.0      # input gate  i = sigmoid(-50) ~ 0
+    carousel.bias_ih[H:2 * H] = 50.0   # forget gate f = sigmoid(+50) ~ 1
+c_start = torch.randn(1, H, dtype=torch.float64, requires_grad=True)
+h, c = torch.zeros(1, H, dtype=torch.float64), c_start
+for x_t in torch.randn(1000, 1, 3, dtype=torch.float64):
+    h, c = carousel(x_t, (h, c))
+(carousel_grad,) = torch.autograd.grad(c.sum(), c_start)
+moved = float((c - c_start).detach().abs().max())
+print(f"after 1000 steps: max |c_1000 - c_0| < 1e-15: {moved < 1e-15}")
+print(f"d sum(c_1000) / d c_0 = {carousel_grad.numpy().round(6).tolist()} "
+      "(1 means nothing was lost)")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Hochreiter and Schmidhuber reported that the LSTM bridges time lags "in excess of 1000
+# discrete time steps"; the carousel above is why that is possible at all. A trained LSTM
+# does not keep its gates at exactly 0 and 1, of course; it learns, unit by unit and
+# character by character, when to hold and when to let go, as we will see below.
+#
+# ## The GRU: two gates, no separate cell
+#
+# Cho et al. (2014) proposed a lighter cell that merges the cell and the hidden state. A
+# **reset gate** $r_t$ decides how much of the past the candidate may read, an **update
+# gate** $z_t$ interpolates between the old state and the candidate:
+#
+# $$
+# \begin{aligned}
+# r_t &= \sigma(x_t W_{ir}^\top + b_{ir} + h_{t-1} W_{hr}^\top + b_{hr}) &&\text{reset gate}\\
+# z_t &= \sigma(x_t W_{iz}^\top + b_{iz} + h_{t-1} W_{hz}^\top + b_{hz}) &&\text{update gate}\\
+# n_t &= \tanh\big(x_t W_{in}^\top + b_{in} + r_t \odot (h_{t-1} W_{hn}^\top + b_{hn})\big)
+#   &&\text{candidate}\\
+# h_t &= (1 - z_t) \odot n_t + z_t \odot h_{t-1}.
+# \end{aligned}
+# $$
+#
+# $z_t = 1$ keeps the old state exactly (the carousel again), $z_t = 0$ replaces it. The
+# update gate plays the forget gate's role and $1 - z_t$ the input gate's: they are
+# **coupled**, so what is written is exactly what is forgotten. There is no output gate.
+#
+# One detail matters when comparing with PyTorch: Cho et al. apply the reset gate *before*
+# the matrix, $(r_t \odot h_{t-1}) W_{hn}^\top$; PyTorch and cuDNN apply it *after*,
+# $r_t \odot (h_{t-1} W_{hn}^\top + b_{hn})$, which lets all three of $h_{t-1}$'s products be
+# computed in one matrix multiply. Both are called "GRU"; they are different functions. We
+# follow PyTorch, so that the same weights give the same numbers.
+
+# %% slideshow={"slide_type": "-"}
+show(gru_gates)
+
+# %% slideshow={"slide_type": "-"}
+show(gru_step)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(0)
+ref_gru_cell = nn.GRUCell(3, 5).double()
+our_gru_cell = GRUCell(3, 5).double()
+our_gru_cell.load_state_dict(ref_gru_cell.state_dict())
+d = float((our_gru_cell(x, h0) - ref_gru_cell(x, h0)).abs().max().detach())
+print({k: tuple(v.shape) for k, v in our_gru_cell.state_dict().items()})
+print(f"one GRU step, max |ours - torch| <= 1e-12: {d <= 1e-12}")
+assert d <= 1e-12
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Layers, stacks and directions
+#
+# A *layer* runs a cell along the sequence. Our `LSTM` and `GRU` share one implementation
+# that mirrors `torch.nn.LSTM` / `torch.nn.GRU`: the same constructor arguments
+# (`input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+# bidirectional=False`), the same parameter names (`weight_ih_l0`, `weight_hh_l0`,
+# `bias_ih_l0`, `bias_hh_l0`, with `_reverse` for the backward direction) and the same
+# return values: `output, (h_n, c_n)` for the LSTM, `output, h_n` for the GRU.
+#
+# One direction of one layer: compute the input's share of all gates for every step at
+# once, then step through time (backwards for the reverse direction).
+
+# %% slideshow={"slide_type": "-"}
+show(LSTM.run_direction)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The whole stack: layer $\ell+1$ reads the outputs of layer $\ell$ (both directions side
+# by side when bidirectional), and the last state of every layer and direction is
+# returned, indexed `layer * num_directions + direction` as in PyTorch.
+
+# %% slideshow={"slide_type": "-"}
+show(LSTM.forward)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Same names and shapes means `load_state_dict(torch_module.state_dict())` just works. The
+# parameters are even initialised the same way (uniform in $\pm 1/\sqrt{H}$, in the same
+# order), so under the same seed ours *start* with PyTorch's weights:
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(1)
+ours = LSTM(3, 5, num_layers=2, bidirectional=True)
+torch.manual_seed(1)
+theirs = nn.LSTM(3, 5, num_layers=2, bidirectional=True)
+for (k, v), (k_ref, v_ref) in zip(ours.state_dict().items(), theirs.state_dict().items(),
+                                  strict=True):
+    print(f"{k:<24} {str(tuple(v.shape)):<9} torch: {k_ref:<24} {tuple(v_ref.shape)}"
+          f"  same values: {torch.equal(v, v_ref)}")
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Checked against PyTorch: outputs and gradients
+#
+# The real test: random weights copied from PyTorch's module into ours, random inputs and
+# initial states, float64, and for every combination of cell, depth, direction and layout
+# we compare the outputs, the final states, and the gradients of a loss that reads all of
+# them with respect to the **inputs** and every **parameter**. The tolerance is $10^{-8}$.
+
+# %% slideshow={"slide_type": "-"}
+def compare_with_torch(kind: str, layers: int, bidirectional: bool, batch_first: bool
+                       ) -> dict[str, float]:
+    """Largest |ours - torch| of outputs, final states, input and parameter gradients."""
+    ours_cls, torch_cls = {"LSTM": (LSTM, nn.LSTM), "GRU": (GRU, nn.GRU)}[kind]
+    ref = torch_cls(3, 5, layers, batch_first=batch_first, bidirectional=bidirectional).double()
+    mine = ours_cls(3, 5, layers, batch_first=batch_first, bidirectional=bidirectional).double()
+    mine.load_state_dict(ref.state_dict())
+    x = torch.randn((4, 7, 3) if batch_first else (7, 4, 3), dtype=torch.float64)
+    h = torch.randn(layers * (1 + bidirectional), 4, 5, dtype=torch.float64)
+    hx = (h, torch.randn_like(h)) if kind == "LSTM" else (h,)
+    diffs = {}
+    results = []
+    for module in (mine, ref):
+        xs = x.clone().requires_grad_()
+        hs = tuple(s.clone().requires_grad_() for s in hx)
+        out, state = module(xs, hs if kind == "LSTM" else hs[0])
+        state = state if kind == "LSTM" else (state,)
+        loss = (out * out.detach().sin()).sum() + sum((s ** 2).sum() for s in state)
+        grads = torch.autograd.grad(loss, [xs, *hs, *module.parameters()])
+        results.append((out.detach(), [s.detach() for s in state], grads[:1 + len(hs)],
+                        grads[1 + len(hs):]))
+    (o1, s1, gi1, gp1), (o2, s2, gi2, gp2) = results
+    diffs["output"] = float((o1 - o2).abs().max())
+    diffs["states"] = max(float((a - b).abs().max()) for a, b in zip(s1, s2, strict=True))
+    diffs["input grad"] = max(float((a - b).abs().max()) for a, b in zip(gi1, gi2, strict=True))
+    diffs["param grad"] = max(float((a - b).abs().max()) for a, b in zip(gp1, gp2, strict=True))
+    return diffs
+
+
+torch.manual_seed(0)
+worst = 0.0
+print(f"{'cell':<5} {'layers':>6} {'bidir':>6} {'batch_first':>11} | max |ours - torch|: "
+      f"{'output':>8} {'states':>8} {'input grad':>10} {'param grad':>10}")
+for kind in ("LSTM", "GRU"):
+    for layers in (1, 2):
+        for bidirectional in (False, True):
+            for batch_first in (False, True):
+                d = compare_with_torch(kind, layers, bidirectional, batch_first)
+                worst = max(worst, *d.values())
+                print(f"{kind:<5} {layers:>6} {bidirectional!s:>6} {batch_first!s:>11} | "
+                      f"{'':>19}{d['output']:8.1e} {d['states']:8.1e} "
+                      f"{d['input grad']:10.1e} {d['param grad']:10.1e}")
+print(f"largest difference over all 16 configurations: {worst:.1e} (tolerance 1e-8)")
+assert worst <= 1e-8
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The differences are at the level of float64 round-off ($\approx 10^{-16}$ times the size
+# of the numbers): the two implementations compute the same function and the same
+# derivatives; they only add things up in a different order.
+#
+# ### Counting parameters
+#
+# Each gate (or candidate) of a layer has an $H \times I$ input matrix, an $H \times H$
+# recurrent matrix and two bias vectors of length $H$: $H(I + H) + 2H$ numbers. An RNN
+# layer has one such block, a GRU three, an LSTM four:
+#
+# $$
+# |\theta_{\text{LSTM}}| = 4\,\big(H(I+H) + 2H\big), \qquad
+# |\theta_{\text{GRU}}| = 3\,\big(H(I+H) + 2H\big), \qquad
+# |\theta_{\text{RNN}}| = H(I+H) + 2H .
+# $$
+#
+# For the character model we train below, the input is a one-hot character ($I = |V| = 56$)
+# and $H = 128$:
+
+# %% slideshow={"slide_type": "-"}
+show(param_count_formula)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+I, H = 56, 128
+for cell, module in (("rnn", nn.RNN(I, H)), ("gru", GRU(I, H)), ("lstm", LSTM(I, H))):
+    counted = sum(p.numel() for p in module.parameters())
+    formula = param_count_formula(cell, I, H)
+    print(f"{cell.upper():<4} layer: counted {counted:>7,}   formula {formula:>7,}   "
+          f"ratio to the RNN {counted / param_count_formula('rnn', I, H):.0f}x")
+    assert counted == formula
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# At the same hidden size an LSTM has four times the parameters of an RNN and does about
+# four times the arithmetic per step. Keep that in mind when we compare them "on the same
+# budget" below.
+#
+# ## Why the gradient survives: the cell is a highway
+#
+# Differentiate the cell update with respect to the previous cell. Along the direct path,
+#
+# $$
+# \frac{\partial c_t}{\partial c_{t-1}} = \mathrm{diag}(f_t) \;+\;
+# \underbrace{\frac{\partial c_t}{\partial h_{t-1}}
+#   \frac{\partial h_{t-1}}{\partial c_{t-1}}}_{\text{through the gates and } g_t},
+# \qquad\text{so}\qquad
+# \frac{\partial c_T}{\partial c_t}\Big|_{\text{cell path}} = \prod_{s=t+1}^{T}
+# \mathrm{diag}(f_s).
+# $$
+#
+# Compare with the RNN's $\prod_s \mathrm{diag}(1-h_s^2)\,W_{hh}$. Along the cell path
+# there is **no weight matrix** whose eigenvalues decide the fate of the gradient, and
+# **no tanh slope**: only the forget gates, which the network *learns* and which can sit
+# near 1 for the units that must remember. The GRU has the same structure with
+# $\mathrm{diag}(z_s)$.
+#
+# Note what this does *not* say: with $f \approx 0.5$ (a sigmoid of 0, which is what a
+# freshly initialised LSTM has on average) the product still vanishes, like $0.5^k$. The
+# highway only opens if the forget gates are open. That is why Gers et al. (2000) and
+# Jozefowicz et al. (2015) recommend initialising the forget gate's bias to 1 or more.
+#
+# ### Experiment 1: random chains
+#
+# We reuse chapter 02's experiment: a random recurrent chain reads Gaussian inputs for 60
+# steps, the loss reads the last state, and we measure $\lVert\partial L/\partial
+# \text{state}_t\rVert$ going back. `lmcourse.viz.gates` registers an LSTM and a GRU
+# version of the chain, whose candidate uses the same recurrent matrix $W$ (spectral radius
+# $\rho$) as the RNN; their gates get random weights and a bias that pushes the forget gate
+# $f$ (LSTM) or the update gate $z$ (GRU) towards 1.
+
+# %% slideshow={"slide_type": "-"}
+show(lstm_chain)
+
+# %% slideshow={"slide_type": "-"}
+settings = [("RNN (tanh)", "rnn"),
+            ("LSTM, forget bias 0", lambda w, nl: lstm_chain(w, nl, forget_bias=0.0)),
+            ("LSTM, forget bias 3", lambda w, nl: lstm_chain(w, nl, forget_bias=3.0)),
+            ("GRU, update bias 0", lambda w, nl: gru_chain(w, nl, update_bias=0.0)),
+            ("GRU, update bias 3", lambda w, nl: gru_chain(w, nl, update_bias=3.0))]
+styles = ["k-", "C0--", "C0-", "C3--", "C3-"]
+fig, ax = plt.subplots(figsize=(7, 3.5))
+chains = {}
+for (label, cell), style in zip(settings, styles, strict=True):
+    flow = gradient_flow(1.0, "tanh", seq_len=60, hidden_size=64, cell=cell)
+    chains[label] = flow.norms / flow.norms[-1]
+    ax.plot(flow.steps_back, chains[label], style, label=label)
+ax.set_yscale("log")
+ax.set_xlabel("steps back from the loss, T − t")
+ax.set_ylabel("‖∂L/∂state_t‖ (relative)")
+ax.set_title("Random chains, ρ(W) = 1: an open gate keeps the gradient")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+for label, norms in chains.items():
+    print(f"{label:<20} gradient 60 steps back / at the loss: {norms[0]:.1e}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# With gate biases of 0 the gated chains lose their gradient *faster* than the plain RNN:
+# each step multiplies by gates around $0.5$. Pushed open (bias 3, $\sigma(3) \approx 0.95$),
+# they keep it over 60 steps. The open LSTM chain even amplifies it a little: the direct
+# path contributes $\mathrm{diag}(f_t) \approx 0.95$ per step, and the paths through $h_{t-1}$
+# add to that. Gates do not forbid explosion (that is what clipping is for); they make the
+# gradient's fate something the network controls with a bias it can learn.
+#
+# The widget of chapter 02 now offers the gated chains too (registered with a gate bias
+# of 1). Its static view shows the LSTM chain at three spectral radii: $\rho$ still matters
+# (it drives the candidate and the paths through $h$), but after 60 steps the spread is
+# two orders of magnitude, where chapter 02's linear RNN went from $0.8^{60} \approx 10^{-6}$
+# to $1.2^{60} \approx 6\cdot 10^{4}$. With a kernel, pick the cell, $\rho$, the nonlinearity
+# and the length, and compare with the RNN at the same settings.
+
+# %% slideshow={"slide_type": "-"}
+gradient_flow_widget(radius=1.0, nonlinearity="tanh", seq_len=60, cells=["rnn", "lstm", "gru"],
+                     static_settings=[dict(cell="lstm", radius=r) for r in (0.8, 1.0, 1.2)])
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The same task for three cells: character language models
+#
+# Now real models on real text, the setting of chapter 02: the **Lee corpus** (300 news
+# articles shipped with gensim), lowercased, one token per character, the last 10% held
+# out for validation.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+text = "\n".join(load_corpus("lee")).lower()
+vocab = Vocab(list(text))
+ids = vocab.encode(list(text))
+split = int(0.9 * len(ids))
+train_ids, val_ids = ids[:split], ids[split:]
+V = len(vocab)
+print(f"{len(text):,} characters, |V| = {V}; train {len(train_ids):,}, "
+      f"validation {len(val_ids):,}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# `GatedLM` is chapter 02's `RNNLM` (one-hot characters → recurrent layer → linear head)
+# with the recurrent layer chosen by name. For training we use PyTorch's fused
+# implementations (`impl="torch"`): they compute the same function as ours (checked above)
+# several times faster, so the wall-time comparison measures the cells, not Python loops.
+#
+# All three get **the same budget**: hidden size 128, the same minibatches (32 rows of 64
+# characters, sequential, truncated BPTT), Adam with learning rate 0.01, gradient clipping
+# at 1, the same number of epochs.
+
+# %% slideshow={"slide_type": "-"}
+show(GatedLM)
+
+# %% slideshow={"slide_type": "-"}
+B, T, H = 32, 64, 128
+epochs = lmcourse.budget(cpu=3, gpu=15)
+val_batches = lm_batches(val_ids, 32, 64, generator=torch.Generator().manual_seed(0))
+models, initial, histories = {}, {}, {}
+for cell in ("rnn", "lstm", "gru"):
+    lmcourse.seed_everything(0)
+    models[cell] = GatedLM(V, H, cell=cell, impl="torch").to(dev)
+    initial[cell] = copy.deepcopy(models[cell])  # kept to compare gradients before/after
+    data_gen = torch.Generator().manual_seed(0)  # the same minibatches for every cell
+    histories[cell] = fit_lm(models[cell],
+                             lambda epoch, g=data_gen: lm_batches(train_ids, B, T, generator=g),
+                             epochs=epochs, lr=1e-2, clip=1.0, val_batches=val_batches,
+                             desc=cell.upper())
+
+# %% slideshow={"slide_type": "-"}
+print(f"{'cell':<5} {'parameters':>10} {'(formula + head)':>17} {'train PPL':>9} "
+      f"{'val PPL':>8} {'seconds':>8} {'s per epoch':>11}")
+for cell, model in models.items():
+    n = sum(p.numel() for p in model.parameters())
+    formula = param_count_formula(cell, V, H) + H * V + V  # recurrent layer + linear head
+    hist = histories[cell]
+    assert n == formula
+    print(f"{cell.upper():<5} {n:>10,} {formula:>17,} {hist.epoch_perplexity[-1]:>9.2f} "
+          f"{hist.val_perplexity[-1]:>8.2f} {hist.seconds:>8.1f} {hist.seconds / epochs:>11.1f}")
+
+# %% slideshow={"slide_type": "-"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
+colors = {"rnn": "k", "lstm": "C0", "gru": "C3"}
+for cell, hist in histories.items():
+    loss = np.convolve(hist.step_loss, np.ones(20) / 20, mode="valid")  # smoothed
+    ax1.plot(loss, color=colors[cell], label=cell.upper())
+    ax2.plot(range(1, epochs + 1), hist.val_perplexity, "o-", color=colors[cell],
+             label=cell.upper())
+ax1.set_xlabel("minibatch")
+ax1.set_ylabel("training loss (nats/char)")
+ax1.set_title("Training loss (moving average)")
+ax2.set_xlabel("epoch")
+ax2.set_ylabel("validation perplexity")
+ax2.set_title("Validation perplexity")
+for ax in (ax1, ax2):
+    ax.legend()
+    ax.grid(alpha=0.3)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# What to read from this, honestly:
+#
+# - At this small scale (a few epochs, a third of a million characters, 128 units) the
+#   gated cells reach a lower perplexity than the RNN, and in the CPU run the GRU stays
+#   ahead of the LSTM throughout. The gaps are real but modest: a character model gets most
+#   of its gain from the last few characters, which an RNN can use too.
+# - The comparison is at equal *hidden size*, not equal parameters or compute: the LSTM has
+#   3.3 times the RNN's parameters here and costs more per step. A fair race at equal
+#   wall-clock time or equal parameters is an exercise.
+# - Wall time is not parameter count: the GRU does three quarters of the LSTM's
+#   arithmetic, yet in the CPU run it took longer per epoch, because PyTorch's CPU kernels
+#   for the two cells are not equally optimised. Measure on your own machine (on a GPU both
+#   run in cuDNN).
+# - One seed, one learning rate. Published comparisons (Chung et al. 2014; Jozefowicz et
+#   al. 2015) sweep hyper-parameters and find LSTM and GRU close to each other, with the
+#   winner depending on the task.
+#
+# ### Experiment 2: how far back does the gradient reach in a trained model?
+#
+# For each model we take a batch of validation text, compute the loss of the **last**
+# prediction only, and measure $\lVert \partial L_T / \partial h_t\rVert$ for every earlier
+# step $t$ (averaged over the batch). Dashed: the same models before training.
+
+# %% slideshow={"slide_type": "-"}
+show(hidden_gradient_norms)
+
+# %% slideshow={"slide_type": "-"}
+xb, yb = lm_batches(val_ids, 32, 100, generator=torch.Generator().manual_seed(1))[0]
+xb, yb = xb.to(dev), yb.to(dev)
+reach = {}
+fig, ax = plt.subplots(figsize=(7, 3.5))
+for cell in models:
+    for when, model, style in (("trained", models[cell], "-"), ("initial", initial[cell], "--")):
+        norms = hidden_gradient_norms(model, xb, yb)
+        reach[cell, when] = norms
+        steps_back = np.arange(len(norms))[::-1]
+        ax.plot(steps_back, norms, style, color=colors[cell],
+                label=f"{cell.upper()}, {when}" if when == "trained" or cell == "rnn" else None)
+ax.set_yscale("log")
+ax.set_xlabel("steps back from the prediction, T − t")
+ax.set_ylabel("‖∂L_T/∂h_t‖")
+ax.set_title("Gradient reaching earlier hidden states (dashed: before training)")
+ax.legend(fontsize=8)
+plt.show()
+for cell in models:
+    print(f"{cell.upper():<5} 50 steps back, trained: {reach[cell, 'trained'][-51]:.1e}, "
+          f"initial: {reach[cell, 'initial'][-51]:.1e};  99 steps back, trained: "
+          f"{reach[cell, 'trained'][0]:.1e}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Before training (dashed), all three cells lose the gradient at the same geometric rate:
+# their gates sit near $\sigma(0) = 0.5$. Training opens the highway: the trained GRU and
+# LSTM keep orders of magnitude more gradient 50 and 100 characters back than the trained
+# RNN, whose only path back is the product of Jacobians. A model can only learn a
+# dependency whose gradient reaches it. (Training used truncated BPTT with 64 steps, so
+# gradients never actually travelled further than that during training; the measurement
+# here is over 100 steps of a fresh sequence.)
+#
+# ## Inside a trained LSTM: the gates at work
+#
+# We copy the trained PyTorch LSTM's weights into **our** `LSTM` (same state dict) and
+# check that it computes the same thing, then record the gates of every unit while it
+# reads a sentence of validation text.
+
+# %% slideshow={"slide_type": "-"}
+trained = models["lstm"].rnn
+ours = LSTM(V, H, batch_first=True)
+ours.load_state_dict({k: v.cpu() for k, v in trained.state_dict().items()})
+chunk = "".join(vocab.itos[i] for i in val_ids[:5000])
+onehot = nn.functional.one_hot(torch.tensor(vocab.encode(list(chunk))), V).float()
+with torch.no_grad():
+    d = float((ours(onehot[None])[0] - trained(onehot[None].to(dev))[0].cpu()).abs().max())
+print(f"our LSTM with the trained weights vs torch's, 5000 characters: max difference {d:.1e}")
+assert d < 1e-4  # float32 over 5000 steps
+trace = lstm_gate_trace(ours, onehot)
+print({gate: f"mean {float(v.mean()):.2f}" for gate, v in trace.items() if gate in "ifo"})
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Which units do something we can name? A simple statistic: for each unit, the mean forget
+# gate right after reading a **space** versus inside a word. Units whose forget gate drops
+# at spaces *reset* at word boundaries; units whose forget gate stays high everywhere keep
+# a longer memory.
+
+# %% slideshow={"slide_type": "-"}
+is_space = torch.tensor([ch == " " for ch in chunk])
+f_space, f_word = trace["f"][is_space].mean(0), trace["f"][~is_space].mean(0)
+resetters = (f_word - f_space).topk(3).indices.tolist()
+keepers = trace["f"].mean(0).topk(3).indices.tolist()
+for u in resetters:
+    print(f"unit {u:>3}: forget gate {float(f_word[u]):.2f} inside words, "
+          f"{float(f_space[u]):.2f} after a space")
+for u in keepers:
+    print(f"unit {u:>3}: forget gate {float(trace['f'][:, u].mean()):.2f} on average "
+          f"(minimum {float(trace['f'][:, u].min()):.2f})")
+
+# %% slideshow={"slide_type": "-"}
+start = chunk.find(". ") + 2
+sentence = chunk[start:start + 64]
+sub = {gate: trace[gate][start:start + 64] for gate in "ifo"}
+fig = plot_gate_heatmap(sub, sentence, resetters + keepers)
+fig.suptitle("Gates of 6 units of the trained LSTM (top 3: reset at spaces; bottom 3: "
+             "highest forget gate)", fontsize=9)
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Reading the picture: each column is one character read, each row one unit; yellow is a
+# gate near 1, dark blue near 0. The first three rows of the forget-gate panel turn dark
+# at the spaces (the unit clears its cell at each new word), while the last three stay
+# bright (the cell carries information across words). The input and output gates switch
+# on and off with individual letters: what to write and what to show depends on the
+# character just read. After a few minutes of training most units are not this
+# interpretable; Karpathy, Johnson and Fei-Fei (2015) found cleaner units (quotes, line
+# length, brackets) in larger models trained for longer.
+#
+# The trained LSTM can also write (chapter 02's `generate`, temperature 0.5):
+
+# %% slideshow={"slide_type": "-"}
+print(generate(models["lstm"], vocab, "the prime minister said ", 160, temperature=0.5,
+               generator=torch.Generator().manual_seed(0)))
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Bidirectional LSTMs
+#
+# A language model must read left to right: it predicts the next character from the past
+# only. Many other tasks (tagging a word, classifying a sentence, the feature extractor of
+# ELMo and of the BERT-based classifier of chapter 09) have the whole sequence available,
+# and the right context helps as much as the left. A **bidirectional** LSTM (Schuster &
+# Paliwal 1997 for RNNs; Graves & Schmidhuber 2005 for LSTMs) runs two independent LSTMs,
+# one from left to right and one from right to left, and concatenates their states:
+#
+# $$
+# \overrightarrow{h}_t = \mathrm{LSTM}_{\rightarrow}(x_t, \overrightarrow{h}_{t-1}), \qquad
+# \overleftarrow{h}_t = \mathrm{LSTM}_{\leftarrow}(x_t, \overleftarrow{h}_{t+1}), \qquad
+# h_t = [\overrightarrow{h}_t ; \overleftarrow{h}_t] \in \mathbb{R}^{2H}.
+# $$
+#
+# So $h_t$ summarises the whole sentence *from the point of view of position $t$*.
+# Shapes, for a batch of 2 sequences of 6 steps, $I = 3$, $H = 4$, two layers:
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(0)
+bilstm = LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+xs = torch.randn(2, 6, 3)
+output, (h_n, c_n) = bilstm(xs)
+print(f"input  {tuple(xs.shape)}   (batch, time, input_size)")
+print(f"output {tuple(output.shape)}   (batch, time, 2 * hidden): [forward ; backward]")
+print(f"h_n    {tuple(h_n.shape)}   (num_layers * 2, batch, hidden); c_n the same")
+Hd = 4
+print("forward half at the LAST step  == h_n of the last layer's forward direction: ",
+      torch.allclose(output[:, -1, :Hd], h_n[-2]))
+print("backward half at the FIRST step == h_n of the last layer's backward direction:",
+      torch.allclose(output[:, 0, Hd:], h_n[-1]))
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The backward direction's final state sits at position 0 (it finished there), not at the
+# end: a classic bug is to take `output[:, -1]` as "the summary of the sentence" from a
+# BiLSTM; its backward half has read only the last token. Use `h_n` (or concatenate
+# `output[:, -1, :H]` with `output[:, 0, H:]`).
+#
+# **What each direction sees.** Which inputs can change the output at position $t$? We
+# measure $\lVert \partial\, \text{output}_t / \partial x_k \rVert$ for every pair
+# $(t, k)$, separately for the two halves of the output (one layer, one sequence).
+
+# %% slideshow={"slide_type": "-"}
+bi1 = LSTM(3, 4, bidirectional=True).double()
+seq = torch.randn(12, 3, dtype=torch.float64)
+jac = torch.autograd.functional.jacobian(lambda s: bi1(s)[0], seq)  # (t, 2H, k, I)
+forward_part = jac[:, :4].pow(2).sum(dim=(1, 3)).sqrt()
+backward_part = jac[:, 4:].pow(2).sum(dim=(1, 3)).sqrt()
+fig, axes = plt.subplots(1, 2, figsize=(8, 3.5))
+for ax, part, title in ((axes[0], forward_part, "forward half: sees x_1..x_t"),
+                        (axes[1], backward_part, "backward half: sees x_t..x_T")):
+    image = ax.imshow(np.log10(part.numpy() + 1e-12), cmap="magma", vmin=-6, vmax=0)
+    ax.set_xticks(range(0, 12, 2))
+    ax.set_yticks(range(0, 12, 2))
+    ax.set_xlabel("input position k")
+    ax.set_ylabel("output position t")
+    ax.set_title(title, fontsize=9)
+fig.suptitle("log10 ‖∂ output_t / ∂ x_k‖ of a bidirectional LSTM layer (black: 0)",
+             fontsize=10)
+fig.tight_layout()
+fig.colorbar(image, ax=axes, fraction=0.03)
+plt.show()
+print("forward half ignores the future: ", bool((torch.triu(forward_part, 1) == 0).all()))
+print("backward half ignores the past:  ", bool((torch.tril(backward_part, -1) == 0).all()))
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Each half is a triangle: the forward LSTM at step $t$ has read $x_1..x_t$, the backward
+# one $x_t..x_T$, and their concatenation has read everything. This is also why a BiLSTM
+# cannot be trained as a language model (the backward half would see the character it
+# should predict). ELMo (chapter 05) instead trains a forward and a backward language
+# model separately and concatenates their states afterwards.
+#
+# ## What the Python loop costs
+#
+# Our layers are readable, not fast: one Python iteration per time step and direction,
+# a few small operations each. PyTorch's `nn.LSTM` runs the same arithmetic in C++ (and in
+# cuDNN on a GPU). One forward + backward pass on a minibatch of the character model:
+
+# %% slideshow={"slide_type": "-"}
+x_demo = torch.randint(V, (B, T))
+timings = {}
+for impl in ("ours", "torch"):
+    lmcourse.seed_everything(0)
+    model = GatedLM(V, H, cell="lstm", impl=impl)
+    start = time.perf_counter()
+    for _ in range(3):
+        logits, _ = model(x_demo)
+        logits.sum().backward()
+    timings[impl] = (time.perf_counter() - start) / 3
+print(f"LSTM forward + backward, {B} x {T} characters: ours {timings['ours'] * 1e3:.0f} ms, "
+      f"torch {timings['torch'] * 1e3:.0f} ms ({timings['ours'] / timings['torch']:.1f}x)")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Numbers beside the papers
+#
+# - *LSTM can bridge "time lags in excess of 1000 discrete time steps"* (Hochreiter &
+#   Schmidhuber 1997). Measured: the constant error carousel keeps
+#   $\partial c_{1000}/\partial c_0$ at exactly 1 (below), where a tanh RNN chain loses
+#   many orders of magnitude.
+# - *Per layer, $4(H(I+H)+2H)$ LSTM and $3(H(I+H)+2H)$ GRU parameters* (PyTorch's
+#   parameterisation, two bias vectors). Measured: counted = formula, in both tables above.
+# - *Gated units beat the tanh RNN; GRU and LSTM are comparable* (Chung et al. 2014).
+#   Measured: the validation perplexities of the comparison table.
+# - *A forget-gate bias of 1 closes most of the gap between LSTM and GRU* (Jozefowicz et
+#   al. 2015). Not measured here: exercise 2.
+#
+# The gradient reach after 1000 steps, for the carousel and for a well-conditioned tanh
+# RNN chain ($\rho = 1$, chapter 02's experiment):
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+rnn_far = gradient_flow(1.0, "tanh", seq_len=1000, hidden_size=64)
+print(f"tanh RNN chain, rho = 1: ||dL/dh_0|| / ||dL/dh_1000|| = "
+      f"{rnn_far.norms[0] / rnn_far.norms[-1]:.1e}")
+print("LSTM cell with an open forget gate: d sum(c_1000)/d c_0 = "
+      f"{float(carousel_grad.mean()):.6f}")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Summary
+#
+# - An LSTM adds a **memory cell** updated additively, $c_t = f_t\odot c_{t-1} + i_t \odot
+#   g_t$, and reads it through $h_t = o_t \odot \tanh(c_t)$. Input, forget and output
+#   **gates** are sigmoids of the input and previous state; each is one line of code.
+# - A GRU merges cell and state: $h_t = (1-z_t)\odot n_t + z_t \odot h_{t-1}$, with a
+#   reset gate inside the candidate. PyTorch applies the reset gate after the matrix
+#   product, unlike Cho et al.'s paper.
+# - Our `LSTM` and `GRU` match `torch.nn.LSTM` / `nn.GRU` (state-dict names, shapes,
+#   initialisation; outputs and gradients up to float64 round-off, a few $10^{-15}$) for
+#   stacked, bidirectional and batch-first layers; an LSTM layer has $4(H(I+H)+2H)$
+#   parameters, a GRU $3(H(I+H)+2H)$.
+# - Along the cell, the Jacobian is $\mathrm{diag}(f_t)$: no weight matrix, no tanh slope.
+#   When gates are open the gradient travels far (the carousel keeps it exactly over 1000
+#   steps); at initialisation they are half-open, and training opens them where needed.
+# - On the same character-level data and budget, LSTM and GRU beat the RNN in perplexity
+#   and keep orders of magnitude more gradient 100 steps back; they cost more per step.
+# - A bidirectional LSTM concatenates a left-to-right and a right-to-left pass: position $t$
+#   sees the whole sequence; the backward final state sits at position 0.
+#
+# ## Exercises
+#
+# 1. **(warm-up)** How many parameters does a two-layer bidirectional LSTM with $I = 300$,
+#    $H = 512$ have? Careful: the second layer's input is $2H$ wide. Check with our `LSTM`.
+# 2. **(forget bias)** Retrain the LSTM with `GatedLM(..., forget_bias=1.0)` (Jozefowicz et
+#    al. 2015). Compare the perplexity curve and the gradient-reach curve with the default.
+# 3. **(derivation)** Write out $\partial c_t/\partial c_{t-1}$ in full, including the paths
+#    through $h_{t-1}$ into the gates and the candidate. Check your formula at a random
+#    point with `torch.autograd.functional.jacobian` on `lstm_step`.
+# 4. **(the other GRU)** Implement Cho et al.'s original candidate,
+#    $n_t = \tanh(x_t W_{in}^\top + b_{in} + (r_t \odot h_{t-1}) W_{hn}^\top + b_{hn})$, show
+#    that it differs from `nn.GRU` for the same weights, and train both on the character
+#    data. Does the difference matter?
+# 5. **(a fair race)** Compare the three cells at an equal **number of parameters** (give
+#    the RNN a larger $H$) and at an equal **wall-clock budget**. Which conclusions of this
+#    chapter survive?
+# 6. **(peepholes, harder)** Gers and Schmidhuber (2000) let the gates look at the cell:
+#    $i_t = \sigma(\dots + w_{ci}\odot c_{t-1})$, and likewise for $f_t$ and $o_t$ (with
+#    $c_t$). Add peepholes to `lstm_gates` as an option, keep the PyTorch-compatible version
+#    the default, and test both.
+#
+# ## References
+#
+# - S. Hochreiter, J. Schmidhuber. *Long Short-Term Memory.* Neural Computation, 1997.
+# - F. A. Gers, J. Schmidhuber, F. Cummins. *Learning to Forget: Continual Prediction with
+#   LSTM.* Neural Computation, 2000.
+# - F. A. Gers, J. Schmidhuber. *Recurrent Nets that Time and Count.* IJCNN, 2000
+#   (peephole connections).
+# - K. Cho, B. van Merriënboer, C. Gulcehre, D. Bahdanau, F. Bougares, H. Schwenk,
+#   Y. Bengio. *Learning Phrase Representations using RNN Encoder–Decoder for Statistical
+#   Machine Translation.* EMNLP, 2014.
+# - J. Chung, C. Gulcehre, K. Cho, Y. Bengio. *Empirical Evaluation of Gated Recurrent
+#   Neural Networks on Sequence Modeling.* NIPS Deep Learning Workshop, 2014.
+# - M. Schuster, K. K. Paliwal. *Bidirectional Recurrent Neural Networks.* IEEE
+#   Transactions on Signal Processing, 1997.
+# - A. Graves, J. Schmidhuber. *Framewise Phoneme Classification with Bidirectional LSTM
+#   and Other Neural Network Architectures.* Neural Networks, 2005.
+# - R. Jozefowicz, W. Zaremba, I. Sutskever. *An Empirical Exploration of Recurrent Network
+#   Architectures.* ICML, 2015.
+# - A. Karpathy, J. Johnson, L. Fei-Fei. *Visualizing and Understanding Recurrent
+#   Networks.* arXiv:1506.02078, 2015.
+# - R. Pascanu, T. Mikolov, Y. Bengio. *On the Difficulty of Training Recurrent Neural
+#   Networks.* ICML, 2013.

@@ -1,0 +1,591 @@
+"""Generate ``data/goodreads_sample.jsonl.gz``: GENERATED Goodreads-style spoiler reviews.
+
+The course cannot ship the real Goodreads spoiler data set (Wan et al. 2019; 1,378,033
+reviews, 1.3 GB unpacked) and must run offline, so it ships this stand-in: reviews
+written by a seeded program from templates, in exactly the real file's schema::
+
+    {"user_id": <32 hex>, "timestamp": "YYYY-MM-DD",
+     "review_sentences": [[label, sentence], ...], "rating": 0..5,
+     "has_spoiler": true|false, "book_id": <digits>, "review_id": <32 hex>}
+
+What it imitates (so that the task is learnable but not trivial):
+
+* rates: spoiler reviews and spoiler sentences are rare. The real data has 89,627 of
+  1,378,033 reviews with a spoiler (6.5%) and about 3.2% spoiler sentences
+  (569,724 of 17,672,655); the targets here are the same;
+* spoilers sit in a contiguous span in the latter part of a review;
+* spoiler language is book-specific: every book has its own plot facts (who dies, who
+  betrays whom, who the killer is, whom the hero ends up with), told in many phrasings,
+  some without any obvious spoiler word ("So Wren was working for Corvin all along");
+* the same words (dies, killed, ending, twist, turns out, finally) appear in harmless
+  sentences ("I won't say who dies", "the author killed it", "the ending felt rushed"),
+  and character names appear everywhere, so only the combination is a cue;
+* noise: reaction sentences ("I was not ready for that.") are tagged inside spoiler
+  spans and untagged elsewhere, and a few reviewers leave a spoiler untagged;
+* spoiler rates vary across books and users; books and users have long-tailed
+  popularity; ratings, dates and ids have the real formats.
+
+Deterministic: the only source of randomness is ``random.Random(seed).random()``, whose
+sequence Python guarantees across versions, and the gzip header carries no time stamp
+or file name (``mtime=0``), so the bytes are reproducible. Run from the repository root::
+
+    python data/make_goodreads_sample.py            # writes data/goodreads_sample.jsonl.gz
+    python data/make_goodreads_sample.py --out /tmp/x.jsonl.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gzip
+import hashlib
+import io
+import json
+import math
+import random
+from pathlib import Path
+
+SEED = 2019
+N_BOOKS, N_USERS, N_REVIEWS = 400, 1000, 5000
+TARGET_REVIEW_RATE = 0.065  # share of reviews with a spoiler in the real data
+OUT = Path(__file__).resolve().parent / "goodreads_sample.jsonl.gz"
+
+
+class Dice:
+    """Every random choice, derived from ``random.Random.random()`` alone (stable across
+    Python versions, unlike ``choice``/``shuffle``/``gauss``, which may change)."""
+
+    def __init__(self, seed: int):
+        self._rng = random.Random(seed)
+
+    def u(self) -> float:
+        return self._rng.random()
+
+    def below(self, n: int) -> int:
+        return min(int(self.u() * n), n - 1)
+
+    def pick(self, seq):
+        return seq[self.below(len(seq))]
+
+    def chance(self, p: float) -> bool:
+        return self.u() < p
+
+    def weighted(self, weights: list[float]) -> int:
+        x, acc = self.u() * sum(weights), 0.0
+        for i, w in enumerate(weights):
+            acc += w
+            if x < acc:
+                return i
+        return len(weights) - 1
+
+    def geometric(self, mean: float) -> int:
+        """0, 1, 2, ... with the given mean (an exponential, floored)."""
+        return int(-mean * math.log(1.0 - self.u()))
+
+    def sample(self, seq, k: int) -> list:
+        pool = list(seq)
+        for i in range(k):
+            j = i + self.below(len(pool) - i)
+            pool[i], pool[j] = pool[j], pool[i]
+        return pool[:k]
+
+    def hex(self, n: int) -> str:
+        return "".join("0123456789abcdef"[self.below(16)] for _ in range(n))
+
+
+# ---- names and things -----------------------------------------------------------------------
+
+FEMALE = """Ada Alys Amara Anya Briar Calla Cora Dara Delia Elin Elsa Esme Faye Greta Hana Ida
+Imogen Iris Isolde Juno Kaia Kestrel Lena Lira Lyra Mara Maren Mira Nadia Nell Noor Odette
+Orla Petra Quinn Rhea Rosalind Saffi Selene Signe Tamsin Tess Una Vera Willa Wren Yara Zora
+Bryony Clio""".split()
+MALE = """Aldric Anton Arlo Bastian Bram Cassian Caspar Corvin Dorian Edric Elias Emrys
+Fenwick Gideon Hale Idris Jasper Joren Kael Lucan Magnus Matthias Niko Oren Osric Pell
+Piers Quill Rafe Roran Silas Soren Stellan Tobias Ulric Valen Wystan Yorick Zeke Alaric
+Benedek Cyrus Darius Emeric Florian Gareth Hollis Ivo Lorcan Marek""".split()
+SURNAMES = """Ashworth Blackwood Calloway Dunmore Everly Fairfax Greaves Hawthorne Ingram
+Kessler Lindqvist Marlowe Northcott Okafor Pemberton Quayle Ravensdale Sinclair Thornbury
+Underhill Vance Whitlock Yardley Abernathy Brennan Castellan Delacroix Ellery Fenn Garrow
+Holloway Ives Jessop Kimura Larkspur Moreau Navarro Oakes Prescott Rowntree Sato Tremaine
+Varga Winslow Achterberg Bellamy""".split()
+TITLE_ADJ = """Silent Hollow Broken Burning Last Forgotten Glass Iron Crimson Midnight Silver
+Wicked Quiet Drowned Hidden Shattered Golden Winter Bitter Lost Scarlet Wild Pale Gilded
+Secret Sleeping""".split()
+TITLE_NOUN = """Crown Garden Orchard Tide Lantern Throne Library Harbour River Mirror Forest
+Kingdom Sea Archive Tower Bargain Daughter Queen Storm Cipher Key Map Ashes Bridge Heir
+Promise Witness Shadow""".split()
+GENRES = ["fantasy", "mystery", "romance", "science fiction", "thriller", "historical fiction",
+          "young adult"]
+ROLES = ["baker's apprentice", "disgraced soldier", "junior detective", "cartographer",
+         "smuggler", "young witch", "court musician", "starship engineer", "librarian",
+         "thief", "village healer", "reluctant heir", "journalist", "lighthouse keeper"]
+RELATIONS = {"F": ["mother", "sister", "twin sister", "aunt"],
+             "M": ["father", "brother", "twin brother", "uncle"]}
+ARTIFACTS = ["the crown", "the last map", "the glass key", "the old cipher", "the archive",
+             "the iron compass", "the bell", "the sword"]
+
+
+def _places() -> list[str]:
+    raw = ("Ashgrove, Brackenford, Caer Lunis, Dunmarrow, Eastwatch, Fallowmere, Greywater, "
+           "Harrowgate, Ironvale, Kestrel Point, Lowmarsh, Mirrenhall, Northreach, Oldcastle, "
+           "Pellinor, Quarry Hill, Ravenmoor, Saltcombe, Thornwick, Umberlee, Veldmoor, "
+           "Westfold, Yarrowby, Zennor Bay, Amberlight, Blackthorn Abbey, Coldharbour, "
+           "Duskhollow, Emberfall, Frostmere, Gloamwood, Hollowmere, Ivywood, Larkmoor, "
+           "Millbrook")
+    return [p.strip() for p in raw.split(",")]
+
+
+PLACES = _places()
+#: Words that keep their capital letter after a prefix.
+PROPER = {"I", *FEMALE, *MALE, *SURNAMES, *(w for p in PLACES for w in p.split())}
+
+# ---- sentences without spoilers (label 0) ---------------------------------------------------
+# Slots: {hero} {ally} {villain} {love} {place} {place2} {title} {series} {author} {genre}
+# {role} {stars} {his} (the hero's possessive pronoun).
+
+OPENERS = [
+    "{stars} stars.", "{stars} stars, rounded up.", "Actually {stars} stars.",
+    "This was my first book by {author}.", "Read this one for my book club.",
+    "I picked up {title} because everyone on my feed was talking about it.",
+    "I listened to the audiobook and the narrator did a lovely job.",
+    "I got around to reading this one at last.", "Where do I even start with this book?",
+    "This is book two of the {series} series.", "I went in knowing almost nothing.",
+    "I received an advance copy in exchange for an honest review.", "Buddy read with Sam!",
+    "I have had this on my shelf for years.", "Wow.", "Okay, so.",
+    "My expectations were high after the first book.", "A reread for me.",
+]
+PREMISE = [
+    "{hero} is a {role} in {place} when the story begins.",
+    "The story follows {hero}, a {role} with a secret of {his} own.",
+    "{hero} and {ally} set out for {place} to stop {villain}.",
+    "When {ally} goes missing, {hero} is the only one who keeps looking.",
+    "{villain} wants to rule {place}, and {hero} stands in the way.",
+    "The book alternates between {hero} in {place} and {ally} in {place2}.",
+    "It is a slow burn romance between {hero} and {love}.",
+    "{hero} has one week to find out who is sending the letters.",
+    "The first chapter drops you right into the war between {place} and {place2}.",
+    "{hero} takes a job in {place} and meets {love} on the first day.",
+    "The book opens with a body in the harbour at {place}, and {hero} is asked to look "
+    "into it.",
+    "{ally} and {hero} grew up together in {place}.",
+]
+POSITIVE = [
+    "The writing is beautiful and the pacing never drags.",
+    "I loved {hero} from the very first page.", "{ally} was my favourite character by far.",
+    "The world building is some of the best I have read this year.",
+    "{author} knows exactly how to write a page turner.",
+    "The banter between {hero} and {love} had me grinning.", "I could not put it down.",
+    "The side characters are as well drawn as the leads.",
+    "This book made me laugh out loud more than once.",
+    "The atmosphere of {place} is so vivid I could almost smell the sea.",
+    "Every chapter ends on a hook, which is dangerous at two in the morning.",
+    "{hero} is flawed, stubborn and completely believable.",
+    "I adore the friendship between {hero} and {ally}.",
+    "The prose is sharp and often very funny.", "It is a love letter to {genre}.",
+    "I highlighted so many passages.", "The magic system is clever and well explained.",
+    "{villain} is a genuinely menacing villain.",
+]
+NEGATIVE = [
+    "The pacing was painfully slow in the middle.", "I never connected with {hero}.",
+    "The romance felt forced and rushed.", "Too many characters and not enough depth.",
+    "{villain} is a cartoon villain with no real motivation.",
+    "I kept waiting for something to happen.", "The dialogue was clunky at best.",
+    "I did not care about {love} at all.", "The world building was thin and confusing.",
+    "I had to force myself to finish it.", "The info dumps were exhausting.",
+    "{hero} makes the same mistake over and over.",
+    "I wanted to like this so much more than I did.",
+]
+MIXED = [
+    "It started slow, but the second half made up for it.",
+    "Not perfect, but I had fun with it.", "Some chapters dragged, others flew by.",
+    "I liked {hero} more than the plot.", "The middle sags, but the characters carry it.",
+    "Good, not great.", "Solid, if a little predictable.",
+    "I enjoyed {ally} far more than {hero}.",
+]
+#: Harmless sentences with the words spoilers use: the keyword baseline's trap.
+DECOYS = [
+    "I won't spoil the ending, but it was worth the wait.",
+    "No spoilers, but the twist caught me completely off guard.",
+    "I almost died laughing at the scene with {ally} and the goat.",
+    "Everyone talks about the twist, so I was expecting something the whole time.",
+    "The ending felt a little rushed to me.", "Death is a theme that runs through the book.",
+    "I was dying to know who was behind it all.",
+    "The murder mystery at the heart of it kept me guessing.",
+    "I will not say who dies, but have tissues ready.",
+    "Without giving anything away, the last hundred pages are intense.",
+    "I read the last chapter twice because it was so good.",
+    "{author} killed it with this one.", "{hero} finally gets some real development here.",
+    "The body count is high, so be warned.", "That ending!",
+    "I need the next book right now after that ending.", "Turns out the hype was deserved.",
+    "It turns out I like {genre} after all.", "I saw the twist coming from a mile away.",
+    "The final battle is one of the best I have read.",
+    "{villain} kills without hesitation, which makes every scene tense.",
+    "{hero} has to decide whether to kill {villain} or let them go.",
+    "Someone in {place} is a traitor, and the fun is guessing who.",
+    "The reveal at the end of part one changes the whole story.",
+    "There is a death early on that sets everything in motion.",
+    "I finally understand why people love {author}.",
+    "The end of chapter ten had me yelling at the book.",
+    "Nobody is safe in this series.", "Prepare for an ending you will want to talk about.",
+]
+#: Said before a spoiler span (label 0 themselves).
+WARNINGS = ["Spoilers below.", "Okay, spoiler time.", "Spoilers ahead, you have been warned.",
+            "I have to talk about the ending.", "Hidden for spoilers."]
+#: Reactions: tagged when inside a spoiler span, untagged elsewhere (label noise).
+REACTIONS = [
+    "I was not ready for that.", "Still not over it.", "Why, {author}, why?",
+    "My heart broke into pieces.", "I screamed.", "That scene wrecked me.",
+    "I had to put the book down for a minute.", "I did not see that coming at all.",
+    "Honestly, I am still processing.", "I am not okay.", "Just wow.",
+]
+CLOSERS = [
+    "Can't wait for the next book!", "Highly recommended for fans of {genre}.",
+    "I'll read everything {author} writes from now on.", "On to the sequel.",
+    "Would not recommend.", "Maybe the next one will be better.",
+    "I will be thinking about this one for a while.", "Recommended.",
+    "If you liked the first book, you will love this one.",
+    "Thanks to the publisher for the copy.", "A solid addition to the series.",
+]
+PREFIXES = ["Honestly, ", "Also, ", "And ", "Of course ", "So ", "To be fair, ", "Anyway, ",
+            "Plus, ", "Oh, and ", "Basically, "]
+
+# ---- spoilers (label 1): each book gets its own plot facts ----------------------------------
+# A fact is (kind, roles); each kind is told in many phrasings. Some use the words a
+# keyword list would catch, some do not.
+
+FACTS = {
+    "death": [
+        "{victim} dies at the end.", "{victim} dies saving {hero}.",
+        "I cried so hard when {victim} died.", "{villain} kills {victim} in the last chapter.",
+        "{victim} does not survive the battle at {place}.",
+        "I cannot believe {author} killed off {victim}.",
+        "{victim} is gone by the final chapter, and {hero} has to go on alone.",
+        "The funeral for {victim} in the epilogue broke me.",
+        "{hero} buries {victim} under the old tree in {place}.",
+        "Losing {victim} like that was brutal.", "{victim} is dead by the end of part two.",
+        "The death of {victim} is the real turning point.",
+    ],
+    "traitor": [
+        "{traitor} was working for {villain} all along.", "It turns out {traitor} is the traitor.",
+        "{traitor} betrays {hero} at {place}.", "So {traitor} was the spy the whole time.",
+        "{traitor} hands {hero} over to {villain} without a second thought.",
+        "The person leaking the plans was {traitor}.",
+        "The big twist is that {traitor} betrayed everyone.",
+        "In the end {traitor} sides with {villain}.",
+        "When {traitor} opens the gates of {place} for {villain}, everything falls apart.",
+    ],
+    "identity": [
+        "{villain} is actually {hero}'s {relation}.", "{hero} learns that {villain} is {his} "
+        "{relation}.", "The masked stranger is {villain}, {hero}'s {relation}.",
+        "It turns out {villain} and {hero} are family.",
+        "{villain} raised {hero} under a false name.",
+        "The twist is that {villain} is {hero}'s {relation}.",
+        "The big reveal at the end: {villain} is {hero}'s {relation}.",
+        "So {hero} has been fighting {his} own {relation} the entire time.",
+    ],
+    "killer": [
+        "The killer is {killer}.", "{killer} murdered {victim} to keep the secret.",
+        "It was {killer} who poisoned {victim}.", "{killer} confesses in the final chapter.",
+        "{killer} pushed {victim} off the cliff at {place}.",
+        "The letters were written by {killer} the whole time.",
+        "{killer} set the fire that killed {victim}.",
+        "The murderer turns out to be {killer}.", "Of course the quiet one, {killer}, did it.",
+    ],
+    "romance": [
+        "{hero} ends up with {love}.", "{hero} chooses {ally} over {love}.",
+        "{hero} and {love} get married in the epilogue.",
+        "{love} leaves {hero} at the altar.", "{hero} and {love} kiss on the last page.",
+        "{love} goes back to {place2} without {hero}.",
+        "In the end {hero} and {love} open a bookshop in {place}.",
+        "{hero} and {love} finally get together at the end.",
+        "{hero} picks {love}, and {ally} walks away.",
+    ],
+    "ending": [
+        "In the end {hero} gives up the throne of {place}.",
+        "{hero} destroys {artifact} and loses {his} powers.",
+        "The twist at the end is that it was all a dream.",
+        "{place} falls to {villain} and {hero} barely escapes.",
+        "{hero} wakes up back in {place2} with no memory of any of it.",
+        "The epilogue jumps ten years ahead and {hero} rules {place}.",
+        "{villain} wins, and the book ends with {hero} in chains.",
+        "{hero} sacrifices {artifact} to save {place}.",
+        "The last line reveals that {ally} survived.",
+        "{hero} was the chosen one, not {ally}.", "{hero} finally kills {villain} at {place}.",
+    ],
+}
+FACT_WEIGHTS = {  # by genre: which kinds of fact a book's story tends to have
+    "fantasy": [3, 2, 3, 0, 1, 3], "mystery": [2, 2, 1, 4, 0, 1],
+    "romance": [1, 1, 1, 0, 5, 1], "science fiction": [3, 2, 2, 1, 1, 3],
+    "thriller": [2, 3, 1, 3, 0, 1], "historical fiction": [3, 2, 2, 1, 2, 1],
+    "young adult": [2, 2, 2, 1, 3, 2],
+}
+#: Spoilers about the book's end that do not need a fact of the book.
+GENERIC_SPOILERS = [
+    "The epilogue takes place twenty years later.", "{villain} is dead at the end.",
+    "In the end {hero} forgives {villain}.",
+    "Everything that happened was part of {villain}'s plan.",
+    "{hero} and {ally} never make it back to {place}.",
+    "The book ends with {hero} alone on the shore at {place}.",
+    "Only {hero} and {love} are left standing.",
+    "{ally} turns against {hero} in the final act.",
+]
+
+
+# ---- the world: books, users ----------------------------------------------------------------
+
+SIDEKICKS = ("ally", "love", "extra")  # who may die, betray or kill (the hero never does)
+
+
+def make_books(d: Dice) -> list[dict]:
+    books, ids = [], set()
+    for _ in range(N_BOOKS):
+        book_id = str(1000 + int(d.u() ** 2 * 36_000_000))
+        while book_id in ids:
+            book_id = str(int(book_id) + 1)
+        ids.add(book_id)
+        genre = d.pick(GENRES)
+        hero_f = d.chance(0.6)
+        people = {"hero": d.pick(FEMALE if hero_f else MALE)}
+        for role in ("ally", "villain", "love", "extra"):
+            taken = set(people.values())
+            pool = FEMALE if d.chance(0.5) else MALE
+            name = d.pick(pool)
+            while name in taken:
+                name = d.pick(pool)
+            people[role] = name
+        villain_f = people["villain"] in FEMALE
+        place, place2 = d.sample(PLACES, 2)
+        noun = d.pick(TITLE_NOUN)
+        title = d.pick([f"The {d.pick(TITLE_ADJ)} {noun}", f"{noun} of {place}",
+                        f"A {noun} for {people['hero']}", f"The {noun} of {d.pick(TITLE_NOUN)}s"])
+        slots = {**people, "place": place, "place2": place2, "title": title, "series": noun,
+                 "author": f"{d.pick(FEMALE + MALE)} {d.pick(SURNAMES)}", "genre": genre,
+                 "role": d.pick(ROLES), "his": "her" if hero_f else "his",
+                 "relation": d.pick(RELATIONS["F" if villain_f else "M"]),
+                 "artifact": d.pick(ARTIFACTS)}
+        kinds = list(FACTS)
+        n_facts = 2 + d.below(3)
+        facts = []
+        for _ in range(n_facts):
+            kind = kinds[d.weighted(FACT_WEIGHTS[genre])]
+            victim, traitor = d.pick(SIDEKICKS), d.pick(SIDEKICKS)
+            killer = d.pick([r for r in (*SIDEKICKS, "villain") if r != victim])
+            roles = {"victim": people[victim], "traitor": people[traitor],
+                     "killer": people[killer]}
+            facts.append((kind, roles))
+        books.append({"book_id": book_id, "slots": slots, "facts": facts,
+                      "spoiler_mult": 3.0 * d.u() ** 2,  # mean 1, long tail
+                      "popularity": 1.0 / (1 + len(books)) ** 0.8})
+    return books
+
+
+def make_users(d: Dice) -> list[dict]:
+    return [{"user_id": d.hex(32),
+             "spoiler_mult": 0.2 + 3.2 * d.u() ** 3,  # mean 1: most rarely tag, a few often
+             "verbosity": 5.0 + 12.0 * d.u(),  # mean sentences of a review
+             "bias": d.pick([-1, 0, 0, 0, 1]),  # harsh, fair or generous rater
+             "activity": 1.0 / (1 + i) ** 0.7} for i in range(N_USERS)]
+
+
+def make_date(d: Dice) -> str:
+    start = datetime.date(2007, 1, 1).toordinal()
+    end = datetime.date(2017, 11, 3).toordinal()
+    return datetime.date.fromordinal(start + int((end - start) * d.u() ** 0.45)).isoformat()
+
+
+def make_rating(d: Dice, user: dict) -> int:
+    if d.chance(0.03):
+        return 0  # shelved with a review but no stars
+    r = 1 + d.weighted([4, 8, 22, 35, 31]) + user["bias"] * d.chance(0.5)
+    return max(1, min(5, r))
+
+
+# ---- writing a review -----------------------------------------------------------------------
+
+def fill(d: Dice, template: str, slots: dict) -> str:
+    """Fill the slots; one longer sentence in six gets a conversational prefix."""
+    text = template.format(**slots)
+    if len(text.split()) >= 5 and d.chance(1 / 6):
+        first = text.split()[0].split("'")[0].strip(",.!?")
+        if first not in PROPER:
+            text = text[0].lower() + text[1:]
+        text = d.pick(PREFIXES) + text
+    return text
+
+
+def stars_text(d: Dice, rating: int) -> str:
+    if rating == 0:
+        return d.pick(["No", "Zero"])
+    if rating < 5 and d.chance(0.3):
+        return f"{rating}.5"
+    return str(rating)
+
+
+def opinion(d: Dice, rating: int) -> str:
+    if rating >= 4:
+        pool = [POSITIVE] * 6 + [MIXED]
+    elif rating == 3:
+        pool = [MIXED] * 3 + [POSITIVE, NEGATIVE]
+    elif rating == 0:
+        pool = [POSITIVE, MIXED, NEGATIVE]
+    else:
+        pool = [NEGATIVE] * 5 + [MIXED]
+    return d.pick(d.pick(pool))
+
+
+def plain_sentence(d: Dice, rating: int, first: bool, last: bool) -> str:
+    if first and d.chance(0.55):
+        return d.pick(OPENERS)
+    if last and d.chance(0.5):
+        return d.pick(CLOSERS)
+    kind = d.weighted([0.18, 0.69, 0.045, 0.045, 0.04])
+    return [lambda: d.pick(PREMISE), lambda: opinion(d, rating), lambda: d.pick(DECOYS),
+            lambda: d.pick(REACTIONS), lambda: d.pick(OPENERS + CLOSERS)][kind]()
+
+
+def spoiler_sentence(d: Dice, book: dict, fact_idx: int | None = None) -> str:
+    """A sentence that gives away the book's plot (its templates still need filling)."""
+    x = d.u()
+    if x < 0.12:
+        return d.pick(GENERIC_SPOILERS)
+    kind, roles = book["facts"][d.below(len(book["facts"])) if fact_idx is None else fact_idx]
+    return d.pick(FACTS[kind]).replace("{victim}", roles["victim"]).replace(
+        "{traitor}", roles["traitor"]).replace("{killer}", roles["killer"])
+
+
+def write_review(d: Dice, book: dict, user: dict, spoiler: bool) -> tuple[list, int]:
+    """The sentences ``[(label, text), ...]`` of one review, and its rating."""
+    rating = make_rating(d, user)
+    slots = {**book["slots"], "stars": stars_text(d, rating)}
+    sents: list[tuple[int, str]] = []
+    used: set[str] = set()
+
+    def add(label: int, make) -> None:
+        """Append a sentence from ``make()``, trying not to repeat one of this review."""
+        template = make()
+        for _ in range(6):
+            if template not in used:
+                break
+            template = make()
+        used.add(template)
+        sents.append((label, fill(d, template, slots)))
+
+    n = 1 + d.geometric(user["verbosity"] - 1)
+    if n > 40:
+        n = 40 - d.below(20)
+    if not spoiler:
+        untagged = d.chance(0.06) and n >= 3  # the reviewer forgot to hide a spoiler
+        where = 1 + d.below(n - 1) if untagged else -1
+        for i in range(n):
+            if i == where:
+                add(0, lambda: spoiler_sentence(d, book))
+            else:
+                add(0, lambda i=i: plain_sentence(d, rating, i == 0, i == n - 1))
+        return sents, rating
+    k = min(1 + d.geometric(4.5), 30)  # spoiler sentences, in one span (sometimes two)
+    n = max(n + 4, k + 2)
+    before = max(1, int((n - k) * (0.6 + 0.4 * d.u() ** 0.4)))
+    after = n - k - before
+    for i in range(before):
+        if i == before - 1 and d.chance(0.3):
+            add(0, lambda: d.pick(WARNINGS))
+        else:
+            add(0, lambda i=i: plain_sentence(d, rating, i == 0, False))
+    split_at = 1 + d.below(k) if k >= 4 and d.chance(0.25) else -1
+    for j in range(k):
+        if j == split_at:  # a harmless sentence between two spoiler spans
+            add(0, lambda: opinion(d, rating))
+        y = d.u()
+        if j == 0 or y < 0.62:
+            add(1, lambda: spoiler_sentence(d, book))
+        elif y < 0.84:
+            add(1, lambda: d.pick(REACTIONS))
+        else:  # reviewers hide whole paragraphs: noise in the tags
+            add(1, lambda: opinion(d, rating))
+    for i in range(after):
+        add(0, lambda i=i: plain_sentence(d, rating, False, i == after - 1))
+    return sents, rating
+
+
+def generate(seed: int = SEED) -> list[dict]:
+    d = Dice(seed)
+    books, users = make_books(d), make_users(d)
+    book_w = [b["popularity"] for b in books]
+    user_w = [u["activity"] for u in users]
+    seen: set[tuple[str, str]] = set()
+    pairs = []
+    while len(pairs) < N_REVIEWS:
+        book, user = books[d.weighted(book_w)], users[d.weighted(user_w)]
+        if (book["book_id"], user["user_id"]) not in seen:  # one review per user and book
+            seen.add((book["book_id"], user["user_id"]))
+            pairs.append((book, user))
+    # P(spoiler) grows with the book's and the user's propensity r: a review is a spoiler
+    # review when u / r is small (u uniform), and the threshold is set so that exactly the
+    # real data's share of reviews are.
+    keys = [d.u() / (b["spoiler_mult"] * u["spoiler_mult"]) for b, u in pairs]
+    n_spoil = round(TARGET_REVIEW_RATE * len(pairs))
+    spoil = set(sorted(range(len(pairs)), key=keys.__getitem__)[:n_spoil])
+    records = []
+    for i, (book, user) in enumerate(pairs):
+        sents, rating = write_review(d, book, user, spoiler=i in spoil)
+        records.append({"user_id": user["user_id"], "timestamp": make_date(d),
+                        "review_sentences": [[label, text] for label, text in sents],
+                        "rating": rating, "has_spoiler": any(lab for lab, _ in sents),
+                        "book_id": book["book_id"], "review_id": d.hex(32)})
+    return records
+
+
+def to_bytes(records: list[dict]) -> tuple[bytes, bytes]:
+    """The JSON lines and their gzip (no time stamp, no file name: reproducible bytes)."""
+    payload = "".join(json.dumps(r) + "\n" for r in records).encode("utf-8")
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+        gz.write(payload)
+    return payload, buf.getvalue()
+
+
+def statistics(records: list[dict]) -> str:
+    n_rev = len(records)
+    sents = [s for r in records for s in r["review_sentences"]]
+    n_sp = sum(lab for lab, _ in sents)
+    n_rsp = sum(r["has_spoiler"] for r in records)
+    pos = {0: [], 1: []}
+    for r in records:
+        m = len(r["review_sentences"])
+        for i, (lab, _) in enumerate(r["review_sentences"]):
+            pos[lab].append(i / (m - 1) if m > 1 else 0.5)
+    rated = [r["rating"] for r in records if r["rating"]]
+    dates = sorted(r["timestamp"] for r in records)
+    return "\n".join([
+        f"reviews            {n_rev:,} ({n_rsp:,} with a spoiler = {n_rsp / n_rev:.1%}; "
+        "real data 6.5%)",
+        f"sentences          {len(sents):,} ({n_sp:,} spoilers = {n_sp / len(sents):.1%}; "
+        "real data 3.2%)",
+        f"per review         {len(sents) / n_rev:.1f} sentences; a spoiler review has "
+        f"{n_sp / max(n_rsp, 1):.1f} spoiler sentences",
+        f"books / users      {len({r['book_id'] for r in records}):,} / "
+        f"{len({r['user_id'] for r in records}):,}",
+        f"position in review spoilers {sum(pos[1]) / len(pos[1]):.2f}, other sentences "
+        f"{sum(pos[0]) / len(pos[0]):.2f} (0 = first sentence, 1 = last)",
+        f"ratings            mean {sum(rated) / len(rated):.2f} of 5 "
+        f"({n_rev - len(rated)} unrated); dates {dates[0]} to {dates[-1]}",
+    ])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write the generated Goodreads sample.")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"output file (default {OUT})")
+    parser.add_argument("--seed", type=int, default=SEED)
+    args = parser.parse_args(argv)
+    records = generate(args.seed)
+    payload, data = to_bytes(records)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_bytes(data)
+    print(statistics(records))
+    print(f"wrote {args.out} ({len(data) / 1e6:.2f} MB gzipped, {len(payload) / 1e6:.2f} MB "
+          f"of JSON lines, SHA-256 of the JSON lines {hashlib.sha256(payload).hexdigest()})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,302 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # Lab 02 · A character-level RNN, trained with truncated BPTT
+#
+# In chapter 02 you read an RNN language model and saw why its gradients vanish or explode.
+# Here you build and train one yourself, on real English text (the Lee news corpus that
+# gensim ships), one character at a time. You will write:
+#
+# 1. **the RNN step**, $h_t = \tanh(x_t W_{xh} + h_{t-1} W_{hh} + b_h)$;
+# 2. **a truncated-BPTT training step**: the hidden state is carried from one minibatch to
+#    the next (sequential partitioning) but the gradient is cut at the boundary;
+# 3. **temperature sampling**, to make the trained model write.
+#
+# After each exercise, run the check cell below it. A check computes the right answer itself
+# and, if yours differs, names the mistake when it recognises it. The last check measures
+# your trained model against a baseline that only knows how frequent each character is.
+#
+# Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
+
+# %% slideshow={"slide_type": "-"}
+import math
+import time
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+import lmcourse
+from lmcourse import check_char_rnn as check
+from lmcourse.data import Vocab, lm_batches, load_corpus
+from lmcourse.train import clip_gradients
+
+generator = lmcourse.seed_everything(0)
+torch.set_num_threads(1)  # tiny matrices: one CPU thread is faster than two that wait
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The data: 360 thousand characters of news
+#
+# The corpus is 300 short news articles. We lowercase them (fewer symbols to learn, same
+# language), join them with newlines, and let every distinct character be a token. The
+# first 90% of the text is for training, the rest for validation.
+
+# %% slideshow={"slide_type": "-"}
+text = "\n".join(load_corpus("lee")).lower()
+vocab = Vocab(text)  # a string iterates over its characters
+ids = vocab.encode(text)
+cut = int(0.9 * len(ids))
+train_ids, val_ids = ids[:cut], ids[cut:]
+V = len(vocab)
+print(f"{len(text):,} characters, vocabulary of {V}: {''.join(vocab.itos[1:])!r}")
+print(f"train {len(train_ids):,} / validation {len(val_ids):,} characters")
+print(text[:160])
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Sequential minibatches
+#
+# `lm_batches(ids, batch_size, num_steps)` cuts the stream into `batch_size` long rows and
+# walks along them `num_steps` characters at a time. Row $b$ of minibatch $i+1$ **continues**
+# row $b$ of minibatch $i$: this is what lets us carry the hidden state over. The target
+# `Y` is the input `X` shifted by one character.
+
+# %% slideshow={"slide_type": "-"}
+X, Y = lm_batches(train_ids, batch_size=4, num_steps=20, generator=generator)[0]
+for x, y in zip(X[:2], Y[:2], strict=True):
+    print(f"X: {vocab.decode(x)!r}\nY: {vocab.decode(y)!r}")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 1: one step of the RNN
+#
+# We use row vectors, as in the lecture: a minibatch of inputs is a matrix whose rows are
+# examples. With $x_t$ of shape `batch x V` (one-hot characters), $h_{t-1}$ of shape
+# `batch x H`, $W_{xh}$ of shape `V x H`, $W_{hh}$ of shape `H x H` and $b_h$ of length `H`,
+#
+# $$
+# h_t = \tanh\left(x_t W_{xh} + h_{t-1} W_{hh} + b_h\right).
+# $$
+#
+# Every row of the result is one example's new state. Mind the order of the factors: the
+# input is on the **left**.
+
+# %% slideshow={"slide_type": "-"}
+def rnn_step(x, h, W_xh, W_hh, b_h):
+    """h_t = tanh(x W_xh + h W_hh + b_h) for a minibatch of row vectors."""
+    # BEGIN SOLUTION
+    return torch.tanh(x @ W_xh + h @ W_hh + b_h)
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.rnn_step(rnn_step)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The model (given)
+#
+# The language model reads one-hot characters, runs your `rnn_step` along the sequence and
+# scores the next character at every position with a linear layer,
+# $o_t = h_t W_{hq} + b_q$ (the *logits*; a softmax of them is the predicted distribution).
+# `state=None` means "start from zeros".
+
+# %% slideshow={"slide_type": "-"}
+def init_params(vocab_size: int, hidden: int, generator: torch.Generator) -> dict:
+    """Uniform in (-1/sqrt(H), 1/sqrt(H)) for the weights (PyTorch's RNN default), zero biases."""
+    bound = 1 / math.sqrt(hidden)
+
+    def uniform(*shape):
+        return (torch.rand(*shape, generator=generator) * 2 - 1) * bound
+
+    params = {"W_xh": uniform(vocab_size, hidden), "W_hh": uniform(hidden, hidden),
+              "b_h": torch.zeros(hidden),
+              "W_hq": uniform(hidden, vocab_size), "b_q": torch.zeros(vocab_size)}
+    return {k: v.requires_grad_() for k, v in params.items()}
+
+
+def rnn_forward(params: dict, X: torch.Tensor, state: torch.Tensor | None = None):
+    """Logits (batch x T x V) for token ids X (batch x T), and the last hidden state."""
+    W_xh = params["W_xh"]
+    h = X.new_zeros(X.shape[0], params["W_hh"].shape[0], dtype=W_xh.dtype) if state is None \
+        else state
+    outputs = []
+    for x_t in F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype):  # step through time
+        h = rnn_step(x_t, h, W_xh, params["W_hh"], params["b_h"])
+        outputs.append(h)
+    hidden = torch.stack(outputs, dim=1)  # batch x T x H
+    return hidden @ params["W_hq"] + params["b_q"], h
+
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 2: truncated backpropagation through time
+#
+# The training loop walks along the sequential minibatches and **carries the hidden state**:
+# the last state of minibatch $i$ is the first state of minibatch $i+1$, so the model reads
+# the text as one long stream. Without more care, though, the computation graph would grow
+# forever: the loss of minibatch 500 would backpropagate through all 499 before it. We
+# **cut the graph** at each boundary: the state's *value* flows on, its *history* does not.
+# This is regular truncated BPTT, with the truncation length equal to `num_steps`.
+#
+# Write `train_step(params, optimizer, X, Y, state, clip)`:
+#
+# 1. if `state` is not `None`, **detach** it (`state.detach()`): a tensor with the same
+#    numbers and no history, so backpropagation stops here;
+# 2. run `rnn_forward` from that state; the loss is the **mean** cross-entropy over every
+#    position (`F.cross_entropy` wants `(N, V)` logits and `N` targets: reshape);
+# 3. `optimizer.zero_grad()`, `loss.backward()`, clip the gradient norm to `clip`
+#    (`clip_gradients(params.values(), clip)`), `optimizer.step()`;
+# 4. return `(loss.item(), new_state)`, where `new_state` is the state after the last position.
+#
+# Two mistakes the check recognises: not detaching (the gradient leaks into the previous
+# minibatch, and on the next call backward fails on a freed graph) and resetting the state
+# to zero every minibatch (the rows no longer continue each other: the model never learns
+# to use more than `num_steps` characters of context).
+
+# %% slideshow={"slide_type": "-"}
+def train_step(params: dict, optimizer, X, Y, state, clip: float = 1.0):
+    """One truncated-BPTT update; returns (loss as a float, the state to carry on)."""
+    # BEGIN SOLUTION
+    if state is not None:
+        state = state.detach()
+    logits, state = rnn_forward(params, X, state)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), Y.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    clip_gradients(params.values(), clip)
+    optimizer.step()
+    return loss.item(), state
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.train_step(train_step, rnn_forward)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 3: sampling with a temperature
+#
+# To make the model write, feed it a prefix, then repeatedly draw the next character from
+# its prediction and feed that back in. The **temperature** $T$ reshapes the distribution
+# before drawing:
+#
+# $$
+# p_T(v) = \mathrm{softmax}(o / T)_v = \frac{e^{o_v / T}}{\sum_{u} e^{o_u / T}}.
+# $$
+#
+# $T = 1$ is the model's own distribution; $T < 1$ sharpens it (safer, more repetitive
+# text); $T > 1$ flattens it (more surprising, more mistakes); $T \to 0$ always picks the
+# most likely character, so treat $T = 0$ as **argmax** (dividing by zero gives `nan`).
+# Note that it is the *logits* that are divided: dividing the *probabilities* by $T$ and
+# renormalising would change nothing.
+#
+# Write `sample_token(logits, temperature, generator)`: `logits` is a vector of length `V`;
+# return one token id as an `int`. Use `torch.multinomial(probs, 1, generator=generator)`.
+
+# %% slideshow={"slide_type": "-"}
+def sample_token(logits: torch.Tensor, temperature: float,
+                 generator: torch.Generator | None = None) -> int:
+    """One draw from softmax(logits / temperature); the argmax when temperature == 0."""
+    # BEGIN SOLUTION
+    if temperature == 0:
+        return int(logits.argmax())
+    probs = torch.softmax(logits / temperature, dim=-1)
+    return int(torch.multinomial(probs, 1, generator=generator))
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.sample_token(sample_token)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Training
+#
+# Everything is in place: minibatches, your step, your truncated BPTT. Each epoch starts
+# from `state = None` (zeros) and then carries the state along. Adam with a learning rate
+# of 0.01 and clipping at 1 train this small model quickly. On a CPU, about three passes
+# over the text take a few tens of seconds; on a GPU the same cell trains longer.
+
+# %% slideshow={"slide_type": "-"}
+hidden_size, batch_size, num_steps = 128, 32, 64
+epochs = lmcourse.budget(cpu=3, gpu=10)
+params = init_params(V, hidden_size, generator)
+optimizer = torch.optim.Adam(params.values(), lr=0.01)
+losses, start = [], time.perf_counter()
+for epoch in range(epochs):
+    state = None
+    for X, Y in lm_batches(train_ids, batch_size, num_steps, generator=generator):
+        loss, state = train_step(params, optimizer, X, Y, state, clip=1.0)
+        losses.append(loss)
+    print(f"epoch {epoch + 1}: mean training loss {sum(losses[-50:]) / 50:.3f} "
+          f"(perplexity {math.exp(sum(losses[-50:]) / 50):.2f}), "
+          f"{time.perf_counter() - start:.0f} s")
+
+# %% slideshow={"slide_type": "-"}
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.plot(losses, lw=0.8)
+ax.axhline(math.log(V), color="grey", ls=":", label=f"uniform guess, log {V}")
+ax.set_xlabel("minibatch")
+ax.set_ylabel("cross-entropy (nats per character)")
+ax.set_title("Training loss of the character RNN")
+ax.legend()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Did it learn anything? A baseline
+#
+# A model that ignores context and predicts every character with its frequency in the
+# training text (a *unigram* model) already beats the uniform guess by a wide margin:
+# spaces and `e` are common, `q` and `z` rare. The check computes that baseline's
+# perplexity on the validation text and compares it with your model's, read with the state
+# carried along, as in training.
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+val_ppl = check.beats_unigram(rnn_forward, params, train_ids, val_ids, V)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Let it write
+#
+# The model reads a prefix (warming up its state), then writes one character at a time,
+# each drawn with your `sample_token` and fed back in.
+
+# %% slideshow={"slide_type": "-"}
+@torch.no_grad()
+def generate(prefix: str, n: int, temperature: float, generator=None) -> str:
+    logits, state = rnn_forward(params, torch.tensor([vocab.encode(prefix)]))
+    out = []
+    for _ in range(n):
+        token = sample_token(logits[0, -1], temperature, generator)
+        out.append(token)
+        logits, state = rnn_forward(params, torch.tensor([[token]]), state)
+    return prefix + vocab.decode(out)
+
+
+sampler = torch.Generator().manual_seed(1)
+for temperature in (0.0, 0.5, 1.0, 1.5):
+    print(f"T = {temperature}: {generate('the prime minister said ', 120, temperature, sampler)!r}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# At $T = 0$ the text is the single most likely continuation, often a loop of common
+# words. At $T = 0.5$ it looks most like English; at $T = 1$ it is as varied as the model
+# believes text is; at $T = 1.5$ low-probability characters get through and words break up.
+#
+# ## Going further
+#
+# - Replace `state = None` at the start of each epoch by nothing at all (carry it across
+#   epochs). Does it matter? Why might it, given that `lm_batches` picks a new random
+#   offset each epoch?
+# - Train with **random** partitioning (`lm_batches(..., sequential=False)`) and the state
+#   reset to `None` every minibatch. Compare the validation perplexity.
+# - Change `num_steps` (the truncation length) to 8 and to 128 at equal numbers of
+#   characters seen. What happens to the perplexity and to the time per epoch?
+# - Chapter 03 replaces `rnn_step` by an LSTM or a GRU cell: try
+#   `lmcourse.models.gated.GatedLM` with `lmcourse.train.fit_lm` on the same data.

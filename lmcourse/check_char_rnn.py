@@ -1,0 +1,377 @@
+"""Auto-checks for lab 02 (a character-level RNN trained with truncated BPTT).
+
+The lab's model uses the row-vector convention of the lecture,
+
+    h_t = tanh(x_t W_xh + h_{t-1} W_hh + b_h),     o_t = h_t W_hq + b_q,
+
+with parameters in a dict ``{"W_xh": I x H, "W_hh": H x H, "b_h": H, "W_hq": H x V,
+"b_q": V}``. Each check computes the right answer itself and, when the student's
+answer matches a typical mistake instead, says which one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from lmcourse.check import CheckFailed, attempt, expect, fail, passed
+
+__all__ = ["beats_unigram", "reference_rnn_step", "rnn_step", "sample_token",
+           "train_step", "unigram_perplexity"]
+
+
+def reference_rnn_step(x: torch.Tensor, h: torch.Tensor, W_xh: torch.Tensor,
+                       W_hh: torch.Tensor, b_h: torch.Tensor) -> torch.Tensor:
+    """``h_t = tanh(x W_xh + h W_hh + b_h)``."""
+    return torch.tanh(x @ W_xh + h @ W_hh + b_h)
+
+
+def _same(a: Any, b: torch.Tensor, tol: float = 1e-9) -> bool:
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape
+            and bool(torch.allclose(a.double(), b.double(), atol=tol, rtol=tol)))
+
+
+# ---- exercise 1: one step of the RNN ------------------------------------------------------
+
+def rnn_step(student: Callable[..., torch.Tensor]) -> None:
+    """Exercise 1: ``rnn_step(x, h, W_xh, W_hh, b_h)`` on a rectangular and a square case."""
+    name = "rnn_step"
+    g = torch.Generator().manual_seed(0)
+    worst = 0.0
+    for batch, n_in, hidden in ((3, 5, 4), (2, 4, 4)):  # the square case catches W_xh^T
+        x = torch.randn(batch, n_in, generator=g, dtype=torch.float64)
+        h = torch.randn(batch, hidden, generator=g, dtype=torch.float64)
+        W_xh = torch.randn(n_in, hidden, generator=g, dtype=torch.float64)
+        W_hh = torch.randn(hidden, hidden, generator=g, dtype=torch.float64)
+        b_h = torch.randn(hidden, generator=g, dtype=torch.float64)
+        try:
+            got = student(x, h, W_xh, W_hh, b_h)
+        except NotImplementedError:
+            attempt(name, student, x, h, W_xh, W_hh, b_h)  # the standard reminder
+            return
+        except RuntimeError as err:
+            if "shape" in str(err) or "size" in str(err):
+                fail(name, f"a shape error ({err}). With row vectors, x is batch x {n_in}, "
+                           f"W_xh is {n_in} x {hidden}, h is batch x {hidden}: write "
+                           "x @ W_xh and h @ W_hh (the input on the left), not W_xh @ x.")
+            fail(name, f"your code raised RuntimeError: {err}")
+        except Exception as err:  # noqa: BLE001 - any crash in student code is a failed check
+            fail(name, f"your code raised {type(err).__name__}: {err}")
+        want = reference_rnn_step(x, h, W_xh, W_hh, b_h)
+        if _same(got, want):
+            worst = max(worst, float((got - want).abs().max()))
+            continue
+        expect(isinstance(got, torch.Tensor), name,
+               f"return a tensor (the new hidden state), got {type(got).__name__}")
+        expect(got.shape == want.shape, name,
+               f"the new state should be batch x hidden = {tuple(want.shape)}, got "
+               f"{tuple(got.shape)}")
+        a_x, a_h = x @ W_xh, h @ W_hh
+        mistakes = [
+            (a_x + a_h + b_h, "the tanh is missing: h_t = tanh(x W_xh + h W_hh + b_h); "
+                              "without a squashing function the state can grow without bound."),
+            (torch.tanh(a_x + h @ W_hh.T + b_h),
+             "W_hh is transposed (h @ W_hh.T, or W_hh @ h with columns): in the row-vector "
+             "convention the recurrent term is h @ W_hh."),
+            (torch.tanh(a_x + a_h), "the bias b_h is missing: add it inside the tanh."),
+            (torch.tanh(a_x + a_h) + b_h, "the bias goes inside the tanh: "
+                                          "tanh(x W_xh + h W_hh + b_h)."),
+            (torch.sigmoid(a_x + a_h + b_h), "use tanh, not the sigmoid, for the hidden state."),
+            (torch.relu(a_x + a_h + b_h), "use tanh, not ReLU, for this RNN's hidden state."),
+            (torch.tanh(a_x + b_h), "the previous state h is not used: add h @ W_hh."),
+            (torch.tanh(a_h + b_h), "the input x is not used: add x @ W_xh."),
+        ]
+        if n_in == hidden:
+            mistakes.append((torch.tanh(x @ W_xh.T + a_h + b_h), "W_xh is transposed: in the "
+                             "row-vector convention the input term is x @ W_xh."))
+        for wrong, hint in mistakes:
+            if _same(got, wrong):
+                fail(name, hint)
+        fail(name, f"for a {batch} x {n_in} input the new state differs from "
+                   f"tanh(x @ W_xh + h @ W_hh + b_h) by up to "
+                   f"{float((got.double() - want).abs().max()):.3g}.")
+    passed(name, f"matches tanh(x W_xh + h W_hh + b_h) on 2 cases, max difference {worst:.1e}")
+
+
+# ---- exercise 2: truncated BPTT -----------------------------------------------------------
+
+class _CountingSGD(torch.optim.SGD):
+    """SGD with learning rate 0 (parameters stay put) that counts ``step()`` calls."""
+
+    def __init__(self, params):
+        super().__init__(params, lr=0.0)
+        self.steps = 0
+
+    def step(self, closure=None):
+        self.steps += 1
+        return super().step(closure)
+
+
+def _small_params(vocab: int, hidden: int, seed: int) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    shapes = {"W_xh": (vocab, hidden), "W_hh": (hidden, hidden), "b_h": (hidden,),
+              "W_hq": (hidden, vocab), "b_q": (vocab,)}
+    return {k: (0.5 * torch.randn(*s, generator=g, dtype=torch.float64)).requires_grad_()
+            for k, s in shapes.items()}
+
+
+def _loss(forward: Callable, params: dict, X: torch.Tensor, Y: torch.Tensor, state: Any
+          ) -> tuple[torch.Tensor, Any]:
+    logits, new_state = forward(params, X, state)
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                             Y.reshape(-1)), new_state
+
+
+def _grads(loss: torch.Tensor, params: dict) -> list[torch.Tensor]:
+    return list(torch.autograd.grad(loss, list(params.values()), retain_graph=True))
+
+
+def train_step(student: Callable[..., Any], forward: Callable[..., Any]) -> None:
+    """Exercise 2: ``train_step(params, optimizer, X, Y, state, clip)`` does one truncated-BPTT
+    update: it starts from the carried state *detached*, clips, steps, and returns
+    ``(loss, final state)``.
+
+    ``forward(params, X, state) -> (logits, state)`` is the lab's model; the check uses it
+    for the reference too, so only the truncation logic is tested here.
+    """
+    name = "train_step"
+    vocab, hidden, batch, steps = 7, 5, 3, 6
+    params = _small_params(vocab, hidden, seed=1)
+    g = torch.Generator().manual_seed(2)
+    X0, X1, Y1 = (torch.randint(vocab, (batch, steps), generator=g) for _ in range(3))
+
+    # the state arrives with its history: it was computed from the parameters
+    try:
+        _, carried = forward(params, X0, None)
+    except NotImplementedError:
+        fail(name, "the model's forward pass cannot run yet: finish rnn_step (exercise 1).")
+    except Exception as err:  # noqa: BLE001
+        fail(name, f"the model's forward pass raised {type(err).__name__}: {err}; does "
+                   "rnn_step pass its check?")
+    expect(isinstance(carried, torch.Tensor) and carried.grad_fn is not None, name,
+           "the model's forward pass should return a state that depends on the parameters")
+    loss_t, final = _loss(forward, params, X1, Y1, carried.detach())
+    truncated = _grads(loss_t, params)
+    loss_f, _ = _loss(forward, params, X1, Y1, carried)
+    through = _grads(loss_f, params)
+    loss_z, _ = _loss(forward, params, X1, Y1, None)
+    zeroed = _grads(loss_z, params)
+
+    opt = _CountingSGD(list(params.values()))
+    for p in params.values():  # stale gradients from an earlier step
+        p.grad = torch.ones_like(p)
+    try:
+        out = student(params, opt, X1, Y1, carried, clip=1e9)
+    except NotImplementedError:
+        attempt(name, student, params, opt, X1, Y1, carried)
+        return
+    except Exception as err:  # noqa: BLE001
+        fail(name, f"your code raised {type(err).__name__}: {err}")
+    expect(isinstance(out, tuple) and len(out) == 2, name,
+           "return a pair (loss as a float, the state to carry into the next minibatch)")
+    loss_value, new_state = out
+    got = [p.grad for p in params.values()]
+    expect(all(gr is not None for gr in got), name,
+           "some parameters have no gradient after train_step: call loss.backward()")
+    expect(opt.steps == 1, name,
+           f"optimizer.step() was called {opt.steps} times, expected once per minibatch "
+           "(after backward and clipping).")
+
+    def matches(ref: list[torch.Tensor], extra: float = 0.0) -> bool:
+        return all(torch.allclose(a, b + extra, atol=1e-9, rtol=1e-7)
+                   for a, b in zip(got, ref, strict=True))
+
+    if not matches(truncated):
+        if matches(truncated, 1.0) or matches(through, 1.0) or matches(zeroed, 1.0):
+            fail(name, "the gradients still hold the previous minibatch's values: call "
+                       "optimizer.zero_grad() before loss.backward() (PyTorch accumulates).")
+        if matches(through):
+            fail(name, "the gradient flowed back into the previous minibatch: the incoming "
+                       "state was not detached. Start with `state = state.detach()` so "
+                       "backpropagation stops at the segment boundary (truncated BPTT).")
+        if matches([batch * steps * t for t in truncated]):
+            fail(name, "the gradients are batch * steps times too large: use the MEAN "
+                       "cross-entropy over all positions (F.cross_entropy's default), "
+                       "not the sum.")
+        if matches(zeroed):
+            fail(name, "the state was reset to zero: the gradients equal those of a "
+                       "minibatch that starts from h = 0. Use the state passed in "
+                       "(detached), so row b continues where it stopped in the previous "
+                       "minibatch; only state=None should mean zeros.")
+        fail(name, "the gradients differ from those of the loss on this minibatch, started "
+                   "from the detached incoming state: forward(params, X, state.detach()), "
+                   "mean cross-entropy over all positions, then backward.")
+    expect(isinstance(loss_value, (float, int)) or (isinstance(loss_value, torch.Tensor)
+                                                    and loss_value.numel() == 1), name,
+           f"return the loss as a number (loss.item()), got {type(loss_value).__name__}")
+    value = loss_value.item() if isinstance(loss_value, torch.Tensor) else float(loss_value)
+    expect(math.isclose(value, loss_t.item(), rel_tol=1e-7), name,
+           f"the returned loss {value:.6f} differs from the mean cross-entropy "
+           f"of the minibatch, {loss_t.item():.6f}")
+    expect(isinstance(new_state, torch.Tensor), name,
+           "return the final hidden state (a tensor) as the second value, so the next "
+           "minibatch can continue from it")
+    expect(_same(new_state, final), name,
+           "the returned state is not the hidden state after the last position of this "
+           "minibatch: return the state that forward() gives back (the next minibatch "
+           "continues from it).")
+
+    # clipping: a small threshold must bound the gradient norm
+    opt = _CountingSGD(list(params.values()))
+    attempt(name, student, params, opt, X1, Y1, carried.detach(), clip=1e-3)
+    norm = float(torch.cat([p.grad.flatten() for p in params.values()]).norm())
+    expect(norm <= 1e-3 * (1 + 1e-6), name,
+           f"with clip=0.001 the gradient norm after train_step is {norm:.3g}: clip the "
+           "gradients (lmcourse.train.clip_gradients(params.values(), clip)) between "
+           "backward() and optimizer.step().")
+
+    # two minibatches in a row, as in the training loop (the graph of the first is freed)
+    opt = _CountingSGD(list(params.values()))
+    state = None
+    for X in (X0, X1):
+        try:
+            _, state = student(params, opt, X, Y1, state, clip=1.0)
+        except RuntimeError as err:
+            if "second time" in str(err) or "freed" in str(err):
+                fail(name, "backward tried to go through the previous minibatch's graph, "
+                           "which was already freed: detach the incoming state first.")
+            fail(name, f"your code raised RuntimeError on consecutive minibatches: {err}")
+        except Exception as err:  # noqa: BLE001
+            fail(name, f"with state=None (the first minibatch) your code raised "
+                       f"{type(err).__name__}: {err}")
+    worst = max(float((a - b).abs().max()) for a, b in zip(got, truncated, strict=True))
+    passed(name, f"gradients stop at the segment boundary (max difference to the truncated "
+                 f"reference {worst:.1e}); state carried, clipped, one step per minibatch")
+
+
+# ---- exercise 3: temperature sampling -----------------------------------------------------
+
+def _frequencies(student: Callable, logits: torch.Tensor, temperature: float, n: int,
+                 g: torch.Generator, name: str) -> torch.Tensor:
+    counts = torch.zeros(len(logits), dtype=torch.float64)
+    for _ in range(n):
+        token = attempt(name, student, logits.clone(), temperature, g)
+        if isinstance(token, torch.Tensor):
+            expect(token.numel() == 1, name,
+                   f"return one token id (an int), got a tensor of shape {tuple(token.shape)}")
+        token = int(token)
+        expect(0 <= token < len(logits), name,
+               f"returned token {token}, outside 0..{len(logits) - 1}")
+        counts[token] += 1
+    return counts / n
+
+
+def _expect_argmax(student: Callable, logits: torch.Tensor, temperature: float,
+                   g: torch.Generator, name: str) -> None:
+    """At (almost) zero temperature every draw must be the most likely token."""
+    picks = set()
+    for _ in range(20):
+        try:
+            picks.add(int(student(logits.clone(), temperature, g)))
+        except NotImplementedError:
+            attempt(name, student, logits.clone(), temperature, g)  # the usual reminder
+        except Exception as err:  # noqa: BLE001
+            fail(name, f"with T = {temperature:g} your code raised {type(err).__name__}: "
+                       f"{err}. T = 0 means greedy decoding: return the argmax of the "
+                       "logits without dividing by T.")
+    expect(picks == {int(logits.argmax())}, name,
+           f"with T = {temperature:g} every draw should be the argmax (token "
+           f"{int(logits.argmax())}), got {sorted(picks)}: as T -> 0, softmax(logits / T) "
+           "becomes one-hot.")
+
+
+def sample_token(student: Callable[..., Any], n: int = 6000) -> None:
+    """Exercise 3: ``sample_token(logits, temperature, generator)`` draws from
+    ``softmax(logits / T)``; ``T = 0`` means the argmax."""
+    name = "sample_token"
+    logits = torch.tensor([2.0, 1.0, 0.5, -1.0, 0.0])
+    g = torch.Generator().manual_seed(0)
+    _expect_argmax(student, logits, 0.0, g, name)
+    tol = 4.5 * math.sqrt(0.25 / n)  # 4.5 standard deviations of a frequency, at worst
+    for temperature in (1.0, 0.5, 2.0):
+        freq = _frequencies(student, logits, temperature, n, g, name)
+        want = torch.softmax(logits.double() / temperature, dim=0)
+        err = float((freq - want).abs().max())
+        if err <= tol:
+            continue
+
+        def near(p: torch.Tensor, freq: torch.Tensor = freq) -> bool:
+            return float((freq - p).abs().max()) <= tol
+
+        if float(freq.max()) == 1.0 and int(freq.argmax()) == 0:
+            fail(name, f"at T = {temperature:g} every draw was the argmax: for T > 0 sample "
+                       "from the distribution (torch.multinomial(probs, 1)).")
+        if near(torch.softmax(logits.double(), dim=0)):
+            fail(name, f"at T = {temperature:g} the draws follow softmax(logits), as if T "
+                       "were 1: divide the LOGITS by T before the softmax. Dividing the "
+                       "probabilities by T changes nothing once they are renormalised.")
+        if near(torch.softmax(logits.double() * temperature, dim=0)):
+            fail(name, f"at T = {temperature:g} the draws follow softmax(logits * T): "
+                       "divide by the temperature, don't multiply.")
+        if near(torch.full_like(want, 1 / len(want))):
+            fail(name, f"at T = {temperature:g} every token is equally likely: sample from "
+                       "softmax(logits / T), not uniformly.")
+        fail(name, f"at T = {temperature:g} the frequencies "
+                   f"{[round(v, 3) for v in freq.tolist()]} differ from softmax(logits / T) = "
+                   f"{[round(v, 3) for v in want.tolist()]} by {err:.3f} "
+                   f"(allowed {tol:.3f} for {n} draws).")
+    _expect_argmax(student, logits, 1e-4, g, name)
+    passed(name, f"T = 0 and T = 0.0001 give the argmax; at T = 1, 0.5, 2 the frequencies of "
+                 f"{n} draws match softmax(logits / T) within {tol:.3f}")
+
+
+# ---- the result: better than counting characters ------------------------------------------
+
+def unigram_perplexity(train_ids: Sequence[int], eval_ids: Sequence[int],
+                       vocab_size: int) -> float:
+    """Perplexity of the add-one-smoothed character frequencies of ``train_ids`` on
+    ``eval_ids[1:]`` (the positions a language model predicts)."""
+    counts = Counter(train_ids)
+    total = len(train_ids) + vocab_size
+    nll = -sum(math.log((counts[t] + 1) / total) for t in eval_ids[1:])
+    return math.exp(nll / (len(eval_ids) - 1))
+
+
+@torch.no_grad()
+def model_perplexity(forward: Callable, params: dict, eval_ids: Sequence[int],
+                     batch_size: int = 32, num_steps: int = 64) -> float:
+    """Perplexity of the lab's model on ``eval_ids``, reading it in sequential minibatches
+    and carrying the state (as in training)."""
+    from lmcourse.data import lm_batches
+
+    state, nll, count = None, 0.0, 0
+    for X, Y in lm_batches(eval_ids, batch_size, num_steps, generator=torch.Generator()):
+        logits, state = forward(params, X, state)
+        nll += float(torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]).double(), Y.reshape(-1), reduction="sum"))
+        count += Y.numel()
+    return math.exp(nll / count)
+
+
+def beats_unigram(forward: Callable, params: dict, train_ids: Sequence[int],
+                  val_ids: Sequence[int], vocab_size: int) -> float:
+    """Final check: the trained model's validation perplexity is below the unigram model's."""
+    name = "trained model"
+    try:
+        ppl = model_perplexity(forward, params, val_ids)
+    except CheckFailed:
+        raise
+    except NotImplementedError:
+        fail(name, "the model cannot run yet: finish rnn_step (exercise 1) and train it.")
+    except Exception as err:  # noqa: BLE001
+        fail(name, f"evaluating the model raised {type(err).__name__}: {err}")
+    baseline = unigram_perplexity(train_ids, val_ids, vocab_size)
+    expect(math.isfinite(ppl), name, "the validation perplexity is not finite: did the "
+                                     "loss diverge? Lower the learning rate or clip.")
+    expect(ppl < baseline, name,
+           f"validation perplexity {ppl:.2f} is not below the unigram baseline "
+           f"{baseline:.2f} (character frequencies alone, uniform would be {vocab_size}). "
+           "Did the training loss go down? Check train_step, train longer, or tune the "
+           "learning rate.")
+    passed(name, f"validation perplexity {ppl:.2f} < unigram baseline {baseline:.2f} "
+                 f"(uniform: {vocab_size})")
+    return ppl

@@ -1,0 +1,107 @@
+"""Pictures for gated cells (chapter 03): gradient highways and gate activations.
+
+The gradient-flow experiment of chapter 02 (:mod:`lmcourse.viz.gradient_flow`) runs a
+random recurrent chain whose input is already projected, ``x_t`` of size ``H``, and
+whose recurrent matrix ``W`` has spectral radius ``rho``. Here the same experiment
+gets an LSTM and a GRU, registered as ``"lstm"`` and ``"gru"``:
+
+    LSTM:  i, f, o = sigmoid(h W_*^T + x U_*^T + b_*),  g = phi(h W^T + x),
+           c_t = f * c_{t-1} + i * g,                    h_t = o * phi(c_t)
+    GRU:   r, z    = sigmoid(h W_*^T + x U_*^T + b_*),  n = phi(r * (h W^T) + x),
+           h_t = (1 - z) * n + z * h_{t-1}
+
+``W`` (spectral radius ``rho``) plays the RNN's role in the candidate; the gates get
+fixed random matrices at PyTorch's scale and a bias: ``forget_bias`` pushes ``f``
+(LSTM) and ``update_bias`` pushes ``z`` (GRU) towards 1, i.e. towards *keeping* the
+state. Along the cell, ``dc_t / dc_{t-1}`` contains ``diag(f_t)``: no matrix, no
+squashing slope, so when the gate is open the gradient travels back unharmed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import partial
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from lmcourse.viz.gradient_flow import NONLINEARITIES, Cell, register_cell
+
+__all__ = ["gru_chain", "lstm_chain", "plot_gate_heatmap"]
+
+#: Gate biases of the cells registered for the widget (Gers et al. 2000 and Jozefowicz
+#: et al. 2015 recommend initialising the LSTM's forget-gate bias to 1).
+DEFAULT_GATE_BIAS = 1.0
+
+
+def _gate_matrices(hidden_size: int, count: int, seed: int = 1234) -> list[torch.Tensor]:
+    """``count`` fixed random ``H x H`` matrices with entries of variance ``1/H`` (float64)."""
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(hidden_size, hidden_size, generator=g, dtype=torch.float64)
+            / math.sqrt(hidden_size) for _ in range(count)]
+
+
+def lstm_chain(weight: torch.Tensor, nonlinearity: str = "tanh",
+               forget_bias: float = DEFAULT_GATE_BIAS) -> Cell:
+    """An LSTM for the gradient-flow experiment; ``weight`` drives the cell candidate."""
+    phi = NONLINEARITIES[nonlinearity]
+    w_i, w_f, w_o, u_i, u_f, u_o = _gate_matrices(weight.shape[0], 6)
+
+    def step(state, x):
+        h, c = state
+        i = torch.sigmoid(h @ w_i.T + x @ u_i.T)
+        f = torch.sigmoid(h @ w_f.T + x @ u_f.T + forget_bias)
+        g = phi(h @ weight.T + x)
+        o = torch.sigmoid(h @ w_o.T + x @ u_o.T)
+        c = f * c + i * g
+        return o * phi(c), c
+
+    return Cell(step=step, init=lambda h0: (h0, torch.zeros_like(h0)))
+
+
+def gru_chain(weight: torch.Tensor, nonlinearity: str = "tanh",
+              update_bias: float = DEFAULT_GATE_BIAS) -> Cell:
+    """A GRU for the gradient-flow experiment; ``weight`` drives the candidate."""
+    phi = NONLINEARITIES[nonlinearity]
+    w_r, w_z, u_r, u_z = _gate_matrices(weight.shape[0], 4)
+
+    def step(state, x):
+        (h,) = state
+        r = torch.sigmoid(h @ w_r.T + x @ u_r.T)
+        z = torch.sigmoid(h @ w_z.T + x @ u_z.T + update_bias)
+        n = phi(r * (h @ weight.T) + x)
+        return ((1 - z) * n + z * h,)
+
+    return Cell(step=step)
+
+
+register_cell("lstm", partial(lstm_chain, forget_bias=DEFAULT_GATE_BIAS))
+register_cell("gru", partial(gru_chain, update_bias=DEFAULT_GATE_BIAS))
+
+
+def plot_gate_heatmap(trace: dict[str, torch.Tensor], text: str, units: Sequence[int],
+                      gates: Sequence[str] = ("i", "f", "o"),
+                      names: dict[str, str] | None = None) -> plt.Figure:
+    """One heatmap per gate: rows are hidden units, columns the characters of ``text``.
+
+    ``trace`` maps a gate's letter to a ``T x H`` tensor (as from
+    :func:`lmcourse.models.gated.lstm_gate_trace`); values in ``(0, 1)``.
+    """
+    names = names or {"i": "input gate i", "f": "forget gate f", "o": "output gate o",
+                      "g": "candidate g", "c": "cell c", "h": "hidden h"}
+    fig, axes = plt.subplots(len(gates), 1, figsize=(max(7, 0.16 * len(text)), 1.3 * len(gates)
+                                                    + 0.6 * len(units) / 4), sharex=True)
+    axes = np.atleast_1d(axes)
+    for ax, gate in zip(axes, gates, strict=True):
+        values = trace[gate][:, list(units)].T.cpu().numpy()
+        image = ax.imshow(values, aspect="auto", cmap="viridis", vmin=0, vmax=1,
+                          interpolation="nearest")
+        ax.set_yticks(range(len(units)), [str(u) for u in units], fontsize=7)
+        ax.set_ylabel(names.get(gate, gate), fontsize=8)
+    axes[-1].set_xticks(range(len(text)), [("␣" if ch == " " else ch) for ch in text],
+                        fontsize=7)
+    axes[-1].set_xlabel("character read at step t (rows: hidden units)")
+    fig.colorbar(image, ax=list(axes), fraction=0.02, pad=0.01)
+    return fig

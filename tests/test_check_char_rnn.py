@@ -1,0 +1,230 @@
+"""Lab 02 checks: the right answers pass; typical wrong answers fail with a specific hint."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lmcourse import check_char_rnn as check
+from lmcourse.check import CheckFailed
+from lmcourse.data import Vocab, load_corpus
+from lmcourse.train import clip_gradients
+
+
+def fails_with(fn, *args, hint: str) -> str:
+    with pytest.raises(CheckFailed) as info:
+        fn(*args)
+    assert hint in str(info.value), str(info.value)
+    return str(info.value)
+
+
+# ---- the lab's solution (the same code as labs/02_char_rnn.py) ----------------------------
+
+def rnn_step(x, h, W_xh, W_hh, b_h):
+    return torch.tanh(x @ W_xh + h @ W_hh + b_h)
+
+
+def make_forward(step):
+    def rnn_forward(params, X, state=None):
+        W_xh = params["W_xh"]
+        h = (X.new_zeros(X.shape[0], params["W_hh"].shape[0], dtype=W_xh.dtype)
+             if state is None else state)
+        outputs = []
+        for x_t in F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype):
+            h = step(x_t, h, W_xh, params["W_hh"], params["b_h"])
+            outputs.append(h)
+        return torch.stack(outputs, dim=1) @ params["W_hq"] + params["b_q"], h
+    return rnn_forward
+
+
+rnn_forward = make_forward(rnn_step)
+
+
+def make_train_step(detach=True, reset=False, zero_grad=True, clip_it=True, reduction="mean",
+                    return_state="final"):
+    def train_step(params, optimizer, X, Y, state, clip=1.0):
+        if reset:
+            state = None
+        if detach and state is not None:
+            state = state.detach()
+        logits, new_state = rnn_forward(params, X, state)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), Y.reshape(-1),
+                               reduction=reduction)
+        if zero_grad:
+            optimizer.zero_grad()
+        loss.backward()
+        if clip_it:
+            clip_gradients(params.values(), clip)
+        optimizer.step()
+        out = {"final": new_state, "zeros": torch.zeros_like(new_state), "none": None}
+        return loss.item(), out[return_state]
+    return train_step
+
+
+def sample_token(logits, temperature, generator=None):
+    if temperature == 0:
+        return int(logits.argmax())
+    probs = torch.softmax(logits / temperature, dim=-1)
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+# ---- exercise 1 ---------------------------------------------------------------------------
+
+def test_rnn_step_accepts_the_right_answer(capsys):
+    check.rnn_step(rnn_step)
+    assert "rnn_step: passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda x, h, Wx, Wh, b: x @ Wx + h @ Wh + b, "the tanh is missing"),
+    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + h @ Wh.T + b), "W_hh is transposed"),
+    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + (Wh @ h.T).T + b), "W_hh is transposed"),
+    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + Wh @ h + b), "the input on the left"),
+    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + h @ Wh), "the bias b_h is missing"),
+    (lambda x, h, Wx, Wh, b: torch.sigmoid(x @ Wx + h @ Wh + b), "not the sigmoid"),
+    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + b), "the previous state h is not used"),
+])
+def test_rnn_step_rejects_typical_mistakes(wrong, hint):
+    fails_with(check.rnn_step, wrong, hint=hint)
+
+
+def test_rnn_step_not_implemented_is_a_check_failure():
+    def stub(*_):
+        raise NotImplementedError
+    fails_with(check.rnn_step, stub, hint="not implemented yet")
+
+
+# ---- exercise 2 ---------------------------------------------------------------------------
+
+def test_train_step_accepts_the_right_answer(capsys):
+    check.train_step(make_train_step(), rnn_forward)
+    assert "train_step: passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kwargs, hint", [
+    (dict(detach=False), "the incoming state was not detached"),
+    (dict(reset=True), "the state was reset to zero"),
+    (dict(zero_grad=False), "optimizer.zero_grad()"),
+    (dict(reduction="sum"), "use the MEAN cross-entropy"),
+    (dict(clip_it=False), "clip the gradients"),
+    (dict(return_state="zeros"), "not the hidden state after the last position"),
+    (dict(return_state="none"), "return the final hidden state"),
+])
+def test_train_step_rejects_typical_mistakes(kwargs, hint):
+    fails_with(check.train_step, make_train_step(**kwargs), rnn_forward, hint=hint)
+
+
+def test_train_step_needs_a_working_rnn_step():
+    def stub(*_):
+        raise NotImplementedError
+    fails_with(check.train_step, make_train_step(), make_forward(stub),
+               hint="finish rnn_step")
+
+
+# ---- exercise 3 ---------------------------------------------------------------------------
+
+def test_sample_token_accepts_the_right_answer(capsys):
+    check.sample_token(sample_token)
+    assert "sample_token: passed" in capsys.readouterr().out
+
+
+def divide_probabilities(logits, temperature, generator=None):
+    if temperature == 0:
+        return int(logits.argmax())
+    probs = torch.softmax(logits, dim=-1) / temperature
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+def multiply_logits(logits, temperature, generator=None):
+    if temperature == 0:
+        return int(logits.argmax())
+    probs = torch.softmax(logits * temperature, dim=-1)
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+def no_zero_case(logits, temperature, generator=None):
+    probs = torch.softmax(logits / temperature, dim=-1)
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+def always_argmax(logits, temperature, generator=None):
+    return int(logits.argmax())
+
+
+def uniform(logits, temperature, generator=None):
+    if temperature == 0:
+        return int(logits.argmax())
+    return int(torch.randint(len(logits), (1,), generator=generator))
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (divide_probabilities, "divide the LOGITS by T"),
+    (multiply_logits, "divide by the temperature, don't multiply"),
+    (no_zero_case, "T = 0 means greedy decoding"),
+    (always_argmax, "every draw was the argmax"),
+    (uniform, "every token is equally likely"),
+])
+def test_sample_token_rejects_typical_mistakes(wrong, hint):
+    fails_with(check.sample_token, wrong, hint=hint)
+
+
+# ---- the final check ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def corpus():
+    text = "\n".join(load_corpus("lee")).lower()
+    vocab = Vocab(text)
+    ids = vocab.encode(text)
+    cut = int(0.9 * len(ids))
+    return ids[:cut], ids[cut:], len(vocab)
+
+
+def test_unigram_perplexity_matches_a_direct_computation(corpus):
+    train, val, V = corpus
+    counts = Counter(train)
+    probs = torch.tensor([(counts[v] + 1) / (len(train) + V) for v in range(V)],
+                         dtype=torch.float64)
+    direct = math.exp(float(-probs.log()[torch.tensor(val[1:])].mean()))
+    assert math.isclose(check.unigram_perplexity(train, val, V), direct, rel_tol=1e-9)
+    assert 1 < direct < V
+
+
+def bigram_params(train, V):
+    """An RNN that is exactly a (smoothed) bigram model: h_t ~ one-hot of x_t, logits = log
+    P(next | x_t). It must beat the unigram model."""
+    t = torch.tensor(train)
+    counts = torch.ones(V, V).index_put_((t[:-1], t[1:]), torch.ones(len(t) - 1),
+                                         accumulate=True)
+    log_p = (counts / counts.sum(1, keepdim=True)).log()
+    return {"W_xh": 20 * torch.eye(V), "W_hh": torch.zeros(V, V), "b_h": torch.zeros(V),
+            "W_hq": log_p / math.tanh(20), "b_q": torch.zeros(V)}
+
+
+def test_beats_unigram_accepts_a_bigram_model(corpus, capsys):
+    train, val, V = corpus
+    ppl = check.beats_unigram(rnn_forward, bigram_params(train, V), train, val, V)
+    assert ppl < check.unigram_perplexity(train, val, V)
+    assert "trained model: passed" in capsys.readouterr().out
+
+
+def test_beats_unigram_rejects_an_untrained_model(corpus):
+    train, val, V = corpus
+    g = torch.Generator().manual_seed(0)
+    untrained = {"W_xh": torch.randn(V, 16, generator=g), "W_hh": torch.randn(16, 16, generator=g),
+                 "b_h": torch.zeros(16), "W_hq": torch.randn(16, V, generator=g),
+                 "b_q": torch.zeros(V)}
+    fails_with(check.beats_unigram, rnn_forward, untrained, train, val, V,
+               hint="is not below the unigram baseline")
+
+
+def test_beats_unigram_rejects_a_model_that_cannot_run(corpus):
+    train, val, V = corpus
+
+    def stub(*_):
+        raise NotImplementedError
+    fails_with(check.beats_unigram, make_forward(stub), bigram_params(train, V), train, val, V,
+               hint="cannot run yet")
