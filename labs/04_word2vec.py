@@ -1,0 +1,263 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # Lab 04 · word2vec: skip-gram with negative sampling
+#
+# In chapter 04 you read a word2vec implementation and compared it with gensim's. Here you
+# write the three pieces at its heart yourself and train word vectors on real text (the
+# stemmed Wikipedia sample gensim ships, about 300 thousand words):
+#
+# 1. **the training pairs**: every (center, context) pair within a window;
+# 2. **the negative-sampling loss**,
+#    $\ell = -\log\sigma(u_o^\top v_c) - \sum_{k=1}^{K}\log\sigma(-u_{w_k}^\top v_c)$,
+#    averaged over a minibatch;
+# 3. **a vectorised training step**: a whole minibatch of pairs at once, no Python loop.
+#
+# After each exercise, run the check cell below it. A check computes the right answer
+# itself and, if yours differs, names the mistake when it recognises it. Two checks at the
+# end train with your code: first on a tiny corpus with two planted topics, then on the
+# real text, where the months should end up next to each other.
+#
+# Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
+
+# %% slideshow={"slide_type": "-"}
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import lmcourse
+from lmcourse import check_word2vec as check
+from lmcourse.data import load_corpus, tokenize
+from lmcourse.models.embeddings import (
+    WordCorpus,
+    keep_probability,
+    most_similar,
+    noise_distribution,
+    subsample,
+)
+
+generator = lmcourse.seed_everything(0)
+torch.set_num_threads(1)  # small tensors: one CPU thread is faster than two that wait
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 1: the training pairs
+#
+# Skip-gram learns from pairs (center word, context word). For a sentence of word ids
+# $x_1, \dots, x_n$ and a window $L$, the pairs are all $(x_t, x_{t+o})$ with
+# $1 \le |o| \le L$ and $1 \le t+o \le n$: up to $L$ words on **each side**, never the word
+# itself, and nothing beyond the ends of the sentence.
+#
+# For `ids = [11, 12, 13]` and `window = 1` the pairs are (11, 12), (12, 11), (12, 13),
+# (13, 12). Return them as two tensors of the same length, `centers` and `contexts`, with
+# pair number $i$ = `(centers[i], contexts[i])`; the order of the pairs does not matter.
+#
+# *Vectorise it*: for a fixed offset $o$, all pairs "center at $t$, context at $t+o$" are
+# `ids[:-o]` with `ids[o:]`, and the other direction is the same two slices swapped. One
+# loop over $o = 1..L$ and `torch.cat` are enough.
+
+# %% slideshow={"slide_type": "-"}
+def skipgram_pairs(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """All (center, context) pairs with 1 <= |offset| <= window inside ``ids``."""
+    # BEGIN SOLUTION
+    centers, contexts = [], []
+    for o in range(1, min(window, len(ids) - 1) + 1):
+        centers += [ids[:-o], ids[o:]]   # context to the right, then to the left
+        contexts += [ids[o:], ids[:-o]]
+    if not centers:
+        return ids[:0], ids[:0]
+    return torch.cat(centers), torch.cat(contexts)
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.skipgram_pairs(skipgram_pairs)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 2: the negative-sampling loss
+#
+# Each word has an input vector $v$ (used when it is the center) and an output vector $u$
+# (used when it is a context or a noise word). For one pair $(c, o)$ and $K$ noise words
+# $w_1..w_K$ drawn at random, the loss is
+#
+# $$\ell(c, o) = -\log \sigma(u_o^\top v_c) - \sum_{k=1}^{K} \log \sigma(-u_{w_k}^\top v_c),
+# \qquad \sigma(x) = \frac{1}{1 + e^{-x}}:$$
+#
+# the true pair should score high, the noise pairs low. Note the **minus inside** the second
+# sigmoid. For a minibatch, the inputs are `v` ($B \times d$, the centers' input vectors),
+# `u_pos` ($B \times d$, the true contexts' output vectors) and `u_neg`
+# ($B \times K \times d$, the noise words' output vectors). Return the **mean over the $B$
+# pairs** of $\ell$ (a tensor with one number), the $K$ noise terms being **summed** for
+# each pair.
+#
+# Use `F.logsigmoid(x)` for $\log\sigma(x)$: `torch.log(torch.sigmoid(x))` gives $-\infty$
+# once $\sigma(x)$ rounds to 0. The scores of the noise words are a batched dot product:
+# `(u_neg * v.unsqueeze(1)).sum(-1)` has shape $B \times K$.
+
+# %% slideshow={"slide_type": "-"}
+def ns_loss(v: torch.Tensor, u_pos: torch.Tensor, u_neg: torch.Tensor) -> torch.Tensor:
+    """Mean over the batch of -log s(u_o . v) - sum_k log s(-u_k . v)."""
+    # BEGIN SOLUTION
+    pos = (u_pos * v).sum(-1)                # B
+    neg = (u_neg * v.unsqueeze(1)).sum(-1)   # B x K
+    return -(F.logsigmoid(pos) + F.logsigmoid(-neg).sum(-1)).mean()
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.ns_loss(ns_loss)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 3: one training step for a whole minibatch
+#
+# The two tables of vectors are `nn.Embedding` layers: `emb_in(centers)` looks up the rows
+# of a batch of ids at once ($B \times d$), `emb_out(negatives)` works on a $B \times K$
+# tensor of ids too ($B \times K \times d$). They are created with `sparse=True`, so the
+# gradient only touches the rows that were used, and the optimizer you are given knows
+# how to step with such gradients.
+#
+# Write `train_step`: clear the old gradients, compute `ns_loss` of the minibatch (centers
+# from `emb_in`, true contexts and negatives from `emb_out`), backpropagate, let the
+# optimizer update the rows, and return the loss as a Python number. Three or four lines;
+# no loop over the pairs.
+
+# %% slideshow={"slide_type": "-"}
+def train_step(emb_in: nn.Embedding, emb_out: nn.Embedding, centers: torch.Tensor,
+               contexts: torch.Tensor, negatives: torch.Tensor,
+               optimizer: torch.optim.Optimizer) -> float:
+    """One optimizer step on the mean negative-sampling loss of a minibatch of pairs."""
+    # BEGIN SOLUTION
+    optimizer.zero_grad()
+    loss = ns_loss(emb_in(centers), emb_out(contexts), emb_out(negatives))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.train_step(train_step)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Does it learn? Two planted topics
+#
+# Before spending time on real text, a sanity check with a known answer. The corpus below
+# has 12 words in two topics (ids 0-5 and 6-11); each document uses the words of one topic
+# only. Words of the same topic share contexts, so after training, each word's nearest
+# neighbours should be from its own topic. The check builds the pairs with your
+# `skipgram_pairs`, draws 3 uniform negatives per pair, and trains with your `train_step`
+# and `torch.optim.SparseAdam` for a few seconds.
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.learns_clusters(skipgram_pairs, train_step)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Real text
+#
+# The corpus is the one of chapter 04: 250 Wikipedia articles, lowercased, with stop words
+# removed and Porter-stemmed (*january* is `januari`), keeping words seen at least 5 times.
+# Two ingredients of word2vec are given, as in the chapter: **subsampling** of frequent
+# words (each occurrence of a word is kept with probability $p_{\text{keep}}$, gensim's
+# $t = 10^{-3}$) and **noise words** drawn from $\mathrm{count}^{3/4}$.
+
+# %% slideshow={"slide_type": "-"}
+documents = [tokenize(doc) for doc in load_corpus("text8")]
+corpus = WordCorpus.from_documents(documents, min_count=5)
+V = len(corpus)
+noise = torch.from_numpy(noise_distribution(corpus.counts))
+keep = keep_probability(corpus.counts, sample=1e-3)
+print(f"{corpus.num_tokens:,} tokens, {V:,} words; most frequent: {' '.join(corpus.words[:8])}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The model: 50-dimensional input vectors, small random numbers to start; output vectors
+# start at zero (as in word2vec). `SparseAdam` adapts the step size of every coordinate and
+# works with the sparse gradients of the two tables.
+
+# %% slideshow={"slide_type": "-"}
+dim, window, K, batch_size = 50, 2, 5, 1024
+emb_in = nn.Embedding(V, dim, sparse=True)
+emb_out = nn.Embedding(V, dim, sparse=True)
+with torch.no_grad():
+    emb_in.weight.uniform_(-0.5 / dim, 0.5 / dim, generator=generator)
+    emb_out.weight.zero_()
+optimizer = torch.optim.SparseAdam(list(emb_in.parameters()) + list(emb_out.parameters()),
+                                   lr=0.01)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The training loop (given): every epoch subsamples the text, builds the pairs of every
+# document with **your** `skipgram_pairs`, shuffles them, draws $K$ negatives per pair, and
+# walks through them in minibatches with **your** `train_step`. About a million pairs per
+# epoch; one epoch is enough on a laptop (more on a GPU).
+
+# %% slideshow={"slide_type": "-"}
+epochs = lmcourse.budget(cpu=1, gpu=3)
+rng = np.random.default_rng(0)
+history = []
+start = time.perf_counter()
+for epoch in range(epochs):
+    pairs = [skipgram_pairs(torch.from_numpy(doc), window)
+             for doc in subsample(corpus.docs, keep, rng)]
+    centers = torch.cat([c for c, _ in pairs])
+    contexts = torch.cat([o for _, o in pairs])
+    order = torch.randperm(len(centers), generator=generator)
+    centers, contexts = centers[order], contexts[order]
+    negatives = torch.multinomial(noise, len(centers) * K, replacement=True,
+                                  generator=generator).view(-1, K)
+    for s in range(0, len(centers), batch_size):
+        batch = slice(s, s + batch_size)
+        history.append(train_step(emb_in, emb_out, centers[batch], contexts[batch],
+                                  negatives[batch], optimizer))
+    print(f"epoch {epoch + 1}: {len(centers):,} pairs, mean loss {np.mean(history[-200:]):.3f}, "
+          f"{time.perf_counter() - start:.1f} s")
+
+# %% slideshow={"slide_type": "-"}
+fig, ax = plt.subplots(figsize=(7, 3))
+smooth = np.convolve(history, np.ones(50) / 50, mode="valid")
+ax.plot(smooth)
+ax.set_xlabel("minibatch")
+ax.set_ylabel("loss (moving average of 50)")
+ax.set_title("Negative-sampling loss during training", fontsize=10)
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The final check: months
+#
+# Months occur in the same kinds of context ("born in ... 1880", "on 4 ..."), so a working
+# skip-gram puts them next to each other. The check measures, for each month, the share of
+# the other months among its 10 nearest neighbours (by cosine, over the whole vocabulary).
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+share = check.months_close(emb_in.weight, corpus.words)
+
+# %% slideshow={"slide_type": "-"}
+vectors = emb_in.weight.detach().numpy()
+for word in ("januari", "king", "church", "war", "music"):
+    print(f"{word:>8}:", ", ".join(w for w, _ in most_similar(vectors, corpus.words, word, 6)))
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Going further
+#
+# - Add word2vec's **dynamic window** to `skipgram_pairs`: each center draws its own reach
+#   $b \in \{1..L\}$ and keeps the contexts with $|o| \le b$. How do the neighbours change?
+# - Write the gradient by hand: $\partial\ell/\partial s_j = \sigma(s_j) - y_j$. Replace
+#   autograd and the optimizer by `index_add_` updates (chapter 04's `sgns_step`) and compare
+#   the speed.
+# - Turn it into **CBOW**: average the context vectors of a window and predict the center.
+# - Compare your vectors with gensim's `Word2Vec` trained on the same documents, using the
+#   neighbour agreement of chapter 04.
