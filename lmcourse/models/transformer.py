@@ -1,0 +1,194 @@
+"""The transformer: attention plus positions, residual connections, LayerNorm and an MLP.
+
+One encoder layer (Vaswani et al. 2017) maps ``x`` (``T x d``) to ``x'`` of the same shape:
+
+    post-norm (the paper):   h = LN(x + MHA(x)),        x' = LN(h + FFN(h))
+    pre-norm  (GPT-2 on):    h = x + MHA(LN(x)),        x' = h + FFN(LN(h))
+
+with ``FFN(h) = W_2 act(W_1 h + b_1) + b_2``. Attention has no notion of order, so the
+inputs get a position vector added: fixed sinusoids or a learned table.
+
+:class:`TransformerEncoderLayer` has the parameters (names and shapes) of
+``torch.nn.TransformerEncoderLayer``, so ``load_state_dict`` copies its weights as is.
+Masks use the course's polarity: boolean, ``True`` = allowed.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmcourse.models.attention import MultiHeadAttention, causal_mask
+
+__all__ = [
+    "FeedForward",
+    "LearnedPositions",
+    "TransformerEncoderLayer",
+    "TransformerLM",
+    "encoder_layer_parameters",
+    "sinusoidal_positions",
+]
+
+
+def sinusoidal_positions(T: int, d: int) -> torch.Tensor:
+    """``T x d`` table: ``PE[pos, 2i] = sin(pos / 10000^(2i/d))``, ``PE[pos, 2i+1] = cos(...)``.
+
+    Each pair of columns is a clock turning at its own speed, from one turn every
+    ``2*pi`` positions (``i = 0``) down to one every ``2*pi*10000`` positions.
+    """
+    pos = torch.arange(T, dtype=torch.float64)[:, None]
+    freq = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # 1/10000^(2i/d)
+    pe = torch.zeros(T, d, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(pos * freq)
+    pe[:, 1::2] = torch.cos(pos * freq[: d // 2])
+    return pe.to(torch.get_default_dtype())
+
+
+class LearnedPositions(nn.Module):
+    """A learned vector per position, ``P[t]`` (``max_len x d``), as in BERT and GPT."""
+
+    def __init__(self, max_len: int, d_model: int):
+        super().__init__()
+        self.table = nn.Embedding(max_len, d_model)
+        nn.init.normal_(self.table.weight, std=0.02)
+
+    def forward(self, T: int) -> torch.Tensor:
+        return self.table(torch.arange(T, device=self.table.weight.device))
+
+
+class FeedForward(nn.Module):
+    """``FFN(x) = W_2 act(W_1 x + b_1) + b_2``, applied to every position separately.
+
+    The hidden layer is wider than the model (``dim_feedforward``, 4 x d in the paper).
+    """
+
+    def __init__(self, d_model: int, dim_feedforward: int, dropout: float = 0.0,
+                 activation: str = "relu"):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, dim_feedforward)
+        self.linear2 = nn.Linear(dim_feedforward, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+def _activation(name: str):
+    acts = {"relu": F.relu, "gelu": F.gelu}
+    if name not in acts:
+        raise ValueError(f"activation must be 'relu' or 'gelu', got {name!r}")
+    return acts[name]
+
+
+class TransformerEncoderLayer(nn.Module):
+    """Self-attention and feed-forward blocks, each wrapped in a residual connection + LayerNorm.
+
+    Post-norm (``norm_first=False``, the paper): ``h = LN_1(x + MHA(x))``,
+    ``out = LN_2(h + FFN(h))``. Pre-norm (``norm_first=True``): ``h = x + MHA(LN_1(x))``,
+    ``out = h + FFN(LN_2(h))``. Parameter names are those of
+    ``torch.nn.TransformerEncoderLayer`` (``self_attn``, ``linear1``, ``linear2``, ``norm1``,
+    ``norm2``). ``mask`` is boolean, ``True`` = allowed, broadcastable to
+    ``B x heads x T x T``.
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.0, activation: str = "relu", batch_first: bool = False,
+                 norm_first: bool = False, layer_norm_eps: float = 1e-5):
+        super().__init__()
+        self.batch_first, self.norm_first = batch_first, norm_first
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, batch_first=True)
+        self.linear1 = nn.Linear(d_model, dim_feedforward)
+        self.linear2 = nn.Linear(dim_feedforward, d_model)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)   # inside the feed-forward block
+        self.dropout1 = nn.Dropout(dropout)  # on the attention branch
+        self.dropout2 = nn.Dropout(dropout)  # on the feed-forward branch
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+        out, weights = self.self_attn(x, x, x, mask, average_attn_weights=False)
+        return self.dropout1(out), weights
+
+    def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
+        """``W_2 act(W_1 x + b_1) + b_2`` (with dropout)."""
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, src: torch.Tensor, mask: torch.Tensor | None = None,
+                return_attention: bool = False):
+        """``T x B x d`` (``B x T x d`` with ``batch_first``) -> same shape; with
+        ``return_attention`` also the ``B x heads x T x T`` weights."""
+        x = src if self.batch_first or src.dim() == 2 else src.transpose(0, 1)
+        if self.norm_first:  # pre-norm: normalise the input of each branch
+            attended, weights = self._sa_block(self.norm1(x), mask)
+            x = x + attended
+            x = x + self._ff_block(self.norm2(x))
+        else:  # post-norm: normalise after each residual sum
+            attended, weights = self._sa_block(x, mask)
+            x = self.norm1(x + attended)
+            x = self.norm2(x + self._ff_block(x))
+        out = x if self.batch_first or src.dim() == 2 else x.transpose(0, 1)
+        return (out, weights) if return_attention else out
+
+
+def encoder_layer_parameters(d_model: int, dim_feedforward: int) -> int:
+    """Parameters of one encoder layer by formula:
+    ``4 d^2 + 4 d`` (attention) ``+ 2 d d_ff + d_ff + d`` (FFN) ``+ 4 d`` (two LayerNorms)."""
+    d, f = d_model, dim_feedforward
+    return (4 * d * d + 4 * d) + (2 * d * f + f + d) + 4 * d
+
+
+class TransformerLM(nn.Module):
+    """A causal (decoder-only) transformer language model, GPT-style, with pre-norm layers.
+
+    ``x_t = E[token_t] + P[t]``; ``num_layers`` encoder layers with a causal mask
+    (position ``t`` sees tokens ``<= t`` only); a final LayerNorm; a linear head to the
+    vocabulary. Follows the course contract ``logits, state = model(x, state)`` with
+    batch-first ``x`` (``B x T`` ids); it has no state (``None`` in and out), so train it
+    with ``fit_lm(..., carry_state=False)``.
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, nhead: int, num_layers: int,
+                 dim_feedforward: int, max_len: int, positions: str = "sinusoidal",
+                 dropout: float = 0.0, norm_first: bool = True):
+        super().__init__()
+        if positions not in ("sinusoidal", "learned"):
+            raise ValueError(f"positions must be 'sinusoidal' or 'learned', got {positions!r}")
+        self.max_len = max_len
+        self.embed = nn.Embedding(vocab_size, d_model)
+        if positions == "learned":
+            self.positions = LearnedPositions(max_len, d_model)
+        else:
+            self.positions = None
+            self.register_buffer("pe", sinusoidal_positions(max_len, d_model), persistent=False)
+        self.layers = nn.ModuleList(
+            TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
+                                    batch_first=True, norm_first=norm_first)
+            for _ in range(num_layers))
+        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def hidden(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Final hidden states ``B x T x d`` and the attention weights of every layer."""
+        T = x.shape[1]
+        if T > self.max_len:
+            raise ValueError(f"sequence of {T} tokens is longer than max_len={self.max_len}")
+        pos = self.pe[:T] if self.positions is None else self.positions(T)
+        h = self.embed(x) + pos
+        mask = causal_mask(T, device=x.device)
+        attentions = []
+        for layer in self.layers:
+            h, weights = layer(h, mask, return_attention=True)
+            attentions.append(weights)
+        return self.norm(h), attentions
+
+    def forward(self, x: torch.Tensor, state: None = None) -> tuple[torch.Tensor, None]:
+        return self.head(self.hidden(x)[0]), None
+
+    @torch.no_grad()
+    def attentions(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """One ``B x heads x T x T`` tensor per layer, for ``lmcourse.viz.attention_widget``."""
+        return tuple(self.hidden(x)[1])

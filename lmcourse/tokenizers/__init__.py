@@ -1,0 +1,33 @@
+"""Tokenizers from scratch: BPE, WordPiece, byte-level BPE and SentencePiece's ▁ idea."""
+
+from lmcourse.tokenizers.bpe import (
+    BPEStep,
+    BPETokenizer,
+    apply_bpe,
+    count_words,
+    pair_frequencies,
+    train_bpe,
+    train_bpe_steps,
+)
+from lmcourse.tokenizers.bytelevel import ByteLevelBPE, byte_decode, byte_encode, bytes_to_unicode
+from lmcourse.tokenizers.metaspace import SPACE, detokenize, metaspace_words
+from lmcourse.tokenizers.wordpiece import WordPiece, likelihood_scores
+
+__all__ = [
+    "SPACE",
+    "BPEStep",
+    "BPETokenizer",
+    "ByteLevelBPE",
+    "WordPiece",
+    "apply_bpe",
+    "byte_decode",
+    "byte_encode",
+    "bytes_to_unicode",
+    "count_words",
+    "detokenize",
+    "likelihood_scores",
+    "metaspace_words",
+    "pair_frequencies",
+    "train_bpe",
+    "train_bpe_steps",
+]
