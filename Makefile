@@ -1,6 +1,9 @@
 # lmcourse: two commands do everything on a fresh machine.
 #   make lab    set up .venv (pinned), register the kernel, open JupyterLab on chapter 1
-#   make test   same setup, then unit tests + every notebook through nbval
+#   make test   same setup, then unit tests + every notebook through nbval, the site built
+#               and checked in headless Chromium, one slide deck stepped through
+# Also: make book (static site in _build/html), make slides (_build/slides), make student,
+#       make bench (benchmarks/RESULTS.md), make toc (myst.yml's table of contents).
 # GPU: make lab TORCH_INDEX=https://download.pytorch.org/whl/cu126   (see README)
 
 PYTHON        ?= python3
@@ -9,6 +12,9 @@ TORCH_VERSION ?= 2.13.0
 TORCH_INDEX   ?=
 JOBS          ?= 2
 NOTEBOOK_BUDGET_S ?= 120
+NPM           ?= npm
+CHROMIUM      ?= /usr/bin/chromium
+BENCH_FLAGS   ?=
 
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.lmcourse-setup
@@ -20,7 +26,12 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab test unit notebooks lint student lock clean
+.PHONY: setup lab test unit notebooks lint student lock clean book slides toc bench browser
+
+# JavaScript for the site template and the slide decks, pinned by their package-lock.json;
+# node_modules/.package-lock.json is npm's own record of a finished install.
+SITE_JS   := site/node_modules/.package-lock.json
+SLIDES_JS := site/reveal/node_modules/.package-lock.json
 
 $(STAMP): pyproject.toml requirements-lock.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,8 +52,8 @@ lint: setup
 
 # Unit tests and notebooks in one pytest run: xdist spreads whole files over $(JOBS)
 # workers (--dist loadscope keeps a notebook's cells on one kernel).
-test: setup lint
-	LMCOURSE_NOTEBOOK_BUDGET_S=$(NOTEBOOK_BUDGET_S) TQDM_DISABLE=1 \
+test: setup lint browser book $(SLIDES_JS)
+	LMCOURSE_CHROMIUM=$(CHROMIUM) LMCOURSE_NOTEBOOK_BUDGET_S=$(NOTEBOOK_BUDGET_S) TQDM_DISABLE=1 \
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
 	  tests chapters labs
@@ -56,6 +67,42 @@ notebooks: setup
 
 student: setup
 	$(BIN)/python tools/nbtools.py student
+
+$(SITE_JS): site/package.json site/package-lock.json
+	cd site && $(NPM) ci --ignore-scripts --no-audit --no-fund
+
+$(SLIDES_JS): site/reveal/package.json site/reveal/package-lock.json
+	cd site/reveal && $(NPM) ci --ignore-scripts --no-audit --no-fund
+
+# The site: myst.yml's toc must list every notebook (`make toc` rewrites it), then
+# Jupyter Book renders the committed, executed notebooks (no execution) with the course's
+# own template (site/), which starts no server; the student zip and any slide decks already
+# in _build/ are linked from the pages.
+book: setup student $(SITE_JS)
+	$(BIN)/python site/toc.py --check || echo "== new notebooks stay off the site (and tests/test_site.py fails) until you run make toc"
+	$(BIN)/jupyter-book build --html
+	@echo "== site in _build/html (serve it: $(BIN)/python -m http.server -d _build/html)"
+
+toc: setup
+	$(BIN)/python site/toc.py
+
+slides: setup $(SLIDES_JS)
+	$(BIN)/python site/slides.py
+
+bench: setup
+	$(BIN)/python -m benchmarks $(BENCH_FLAGS)
+
+# Headless Chromium for the browser tests (Debian package; Playwright drives it). Installed
+# when missing and we are root; otherwise those tests are skipped with a message.
+browser:
+	@if [ -x "$(CHROMIUM)" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "== installing Chromium (Debian package) for the browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	    || echo "== could not install Chromium: the browser tests will be skipped"; \
+	else \
+	  echo "== no Chromium at $(CHROMIUM): the browser tests will be skipped (install it: sudo apt-get install chromium)"; \
+	fi
 
 lock: setup
 	{ sed -n '1,3p' requirements-lock.txt; $(BIN)/python -m pip freeze --exclude-editable \

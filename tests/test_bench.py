@@ -1,0 +1,109 @@
+"""The benchmark registry (``make bench``): missing pieces are reported, not fatal; results
+merge and render; one real benchmark runs end to end."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT))  # the benchmarks/ package lives at the repository root
+from benchmarks import registry  # noqa: E402
+from benchmarks.__main__ import _merge_notebook_rows  # noqa: E402
+from benchmarks.registry import MISSING, OK, Benchmark, Result, run_one  # noqa: E402
+
+
+def _bench(fn, requires=()):
+    return Benchmark("tmp", "A temporary benchmark", "implementations", fn, tuple(requires))
+
+
+def test_a_missing_module_is_reported_as_not_yet_available():
+    called = []
+    record = run_one(_bench(lambda: called.append(1), ["lmcourse.models.no_such_module"]))
+    assert record["status"] == MISSING and not called
+    assert "lmcourse.models.no_such_module does not exist yet" in record["message"]
+
+
+def test_a_missing_attribute_is_reported_with_its_name():
+    record = run_one(_bench(lambda: None, ["lmcourse.autograd:NoSuchClass"]))
+    assert record["status"] == MISSING
+    assert record["message"] == "lmcourse.autograd.NoSuchClass does not exist yet"
+    assert registry.missing_requirement(("lmcourse.autograd:Value", "torch")) is None
+
+
+def test_an_import_error_inside_the_benchmark_counts_as_missing():
+    def needs_future_code():
+        from lmcourse.models import not_written_yet  # noqa: F401
+
+    record = run_one(_bench(needs_future_code))
+    assert record["status"] == MISSING and "not_written_yet" in record["message"]
+
+
+def test_a_crashing_benchmark_is_an_error_not_a_crash():
+    def broken():
+        raise ValueError("shapes do not match")
+
+    record = run_one(_bench(broken))
+    assert record["status"] == "error"
+    assert record["message"] == "ValueError: shapes do not match"
+
+
+def test_results_record_the_ratio_and_the_machine():
+    record = run_one(_bench(lambda: Result("ours / ref", ours_s=3.0, reference_s=1.5, ratio=2.0)))
+    assert record["status"] == OK and record["ratio"] == 2.0
+    assert record["machine"]["cores"] >= 1 and "torch" in record["machine"]
+
+
+def test_timeit_is_the_median_of_the_repeats():
+    delays = iter([0.0, 0.001, 0.03, 0.001])  # warm-up, then three timed calls
+
+    seconds = registry.timeit(lambda: time.sleep(next(delays)), repeats=3, warmup=1)
+    assert 0.001 <= seconds < 0.02  # the median ignores the one slow call
+
+
+def test_report_lists_ratios_and_what_is_missing():
+    ok = run_one(_bench(lambda: Result("ours / ref", rows=[{"size": 8, "ms": 1.5}],
+                                       ours_s=0.004, reference_s=0.002, ratio=2.0)))
+    missing = run_one(_bench(lambda: None, ["lmcourse.models.no_such_module"]))
+    text = registry.render_markdown({"tmp": ok, "other": {**missing, "name": "other"}})
+    assert "| A temporary benchmark | 4.0 ms | 2.0 ms | 2.00× | ours / ref |" in text
+    assert "| size | ms |" in text and "| 8 | 1.5 |" in text
+    assert "not yet available" in text and "no_such_module does not exist yet" in text
+
+
+def test_notebook_timings_of_other_notebooks_are_kept():
+    old = {"status": OK, "rows": [{"notebook": "chapters/01_backprop.ipynb", "seconds": 30.0},
+                                  {"notebook": "chapters/99_gone.ipynb", "seconds": 1.0}]}
+    new = {"status": OK, "rows": [{"notebook": "labs/01_autograd.ipynb", "seconds": 4.0}]}
+    merged = _merge_notebook_rows(new, old)
+    assert [r["notebook"] for r in merged["rows"]] == ["chapters/01_backprop.ipynb",
+                                                       "labs/01_autograd.ipynb"]
+    assert merged["ours_s"] == 34.0
+
+
+def test_every_registered_benchmark_runs_or_says_why_not():
+    assert {"attention", "lstm", "skipgram", "bert", "distillation", "quantization",
+            "notebooks", "setup"} <= set(registry.REGISTRY)
+    for bench in registry.REGISTRY.values():
+        assert bench.title and bench.group
+
+
+def test_gru_benchmark_end_to_end():
+    bench = registry.REGISTRY["gru"]
+    if registry.missing_requirement(bench.requires):
+        pytest.skip("lmcourse.models.gated is not there yet")
+    record = run_one(bench)
+    assert record["status"] == OK, record.get("message")
+    row = record["rows"][0]
+    assert row["max_diff"] < 1e-5, "ours and torch.nn.GRU disagree"
+    assert record["ratio"] == pytest.approx(record["ours_s"] / record["reference_s"])
+
+
+def test_compare_alternates_the_two_functions():
+    calls = []
+    a, b = registry.compare(lambda: calls.append("a"), lambda: calls.append("b"), repeats=2)
+    assert calls == ["a", "b", "a", "b", "a", "b"]  # warm-up pair, then alternating
+    assert a >= 0 and b >= 0

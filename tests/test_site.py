@@ -1,0 +1,287 @@
+"""The Jupyter Book site: its table of contents covers every notebook, and the built pages
+(``make book`` -> ``_build/html``) work offline in a real browser.
+
+The page checks need the built site (``make test`` builds it first); run alone they are
+skipped with a message until ``make book`` has run.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import urllib.request
+import zipfile
+from html.parser import HTMLParser
+
+import nbformat
+import pytest
+import yaml
+
+import nbtools
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "site"))
+import toc  # noqa: E402  (site/toc.py: the toc generator)
+from headless import Browser, serve  # noqa: E402
+
+SITE = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+PART_NAMES = ["Foundations", "Recurrent models", "Embeddings", "Attention & transformers",
+              "BERT and beyond", "Efficiency", "Labs"]
+
+
+# ---- the toc in myst.yml ---------------------------------------------------------------
+
+def _myst_toc() -> list[tuple[str, list[str]]]:
+    project = yaml.safe_load((ROOT / "myst.yml").read_text())["project"]
+    entries = project["toc"]
+    assert entries[0] == {"file": "index.md"}, "the landing page index.md comes first"
+    return [(e["title"], [c["file"] for c in e["children"]]) for e in entries[1:]]
+
+
+def test_toc_lists_every_notebook_in_order():
+    listed = [f for _, files in _myst_toc() for f in files]
+    existing = [p.relative_to(ROOT).as_posix() for p in nbtools.notebooks()]
+    chapters = [f for f in existing if f.startswith("chapters/")]
+    labs = [f for f in existing if f.startswith("labs/")]
+    assert listed == chapters + labs, (
+        f"myst.yml's toc {listed} is not chapters then labs {chapters + labs}: run `make toc`")
+    assert _myst_toc() == toc.expected_toc(), "myst.yml's toc is stale: run `make toc`"
+
+
+def test_toc_parts_are_the_course_parts_in_order():
+    titles = [title for title, _ in _myst_toc()]
+    assert set(titles) <= set(PART_NAMES), f"unknown part(s): {set(titles) - set(PART_NAMES)}"
+    assert titles == sorted(titles, key=PART_NAMES.index)
+    assert [t for t, _ in toc.PARTS] + [toc.LABS] == PART_NAMES
+
+
+def test_toc_generator_places_chapters_by_number(tmp_path):
+    for name in ["chapters/01_a", "chapters/05_b", "chapters/09_c", "chapters/13_d",
+                 "labs/02_y", "labs/01_x"]:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / f"{name}.ipynb").write_text("{}")
+    assert toc.expected_toc(tmp_path) == [
+        ("Foundations", ["chapters/01_a.ipynb"]),
+        ("Embeddings", ["chapters/05_b.ipynb"]),
+        ("BERT and beyond", ["chapters/09_c.ipynb"]),
+        ("Efficiency", ["chapters/13_d.ipynb"]),
+        ("Labs", ["labs/01_x.ipynb", "labs/02_y.ipynb"]),
+    ]
+    text = "project:\n  toc:\n    - file: index.md\nsite:\n  template: ./site\n"
+    new = toc.updated(text, tmp_path)
+    assert "        - file: chapters/05_b.ipynb\n" in new
+    assert new.endswith("site:\n  template: ./site\n")
+    (tmp_path / "chapters" / "14_e.ipynb").write_text("{}")
+    with pytest.raises(ValueError, match="14_e"):
+        toc.expected_toc(tmp_path)
+
+
+# ---- the built site ---------------------------------------------------------------------
+
+def _need_site():
+    if not (SITE / "index.html").exists():
+        pytest.skip("no built site in _build/html: run `make book` (make test does)")
+
+
+def _title(nb_path) -> str:
+    first = nbformat.read(nb_path, as_version=4).cells[0].source.strip().splitlines()[0]
+    return first.lstrip("#").strip()
+
+
+class _Links(HTMLParser):
+    """Collects <a href>, <script src>, <link href> and <img src> of a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(html: str) -> list[tuple[str, dict]]:
+    parser = _Links()
+    parser.feed(html)
+    return parser.tags
+
+
+def _nav(html: str) -> list[tuple[str, str]]:
+    """(href, text) of the toc links in the sidebar, in order."""
+    nav = re.search(r'<nav class="toc".*?</nav>', html, re.S).group(0)
+    return [(href, re.sub(r"<[^>]+>", "", text).replace("&amp;", "&"))
+            for href, text in re.findall(r'<a href="([^"]+)"[^>]*>(.*?)</a>', nav, re.S)]
+
+
+def _pages() -> list[tuple[str, str]]:
+    """(url path, notebook or index.md) of every page, from the landing page's toc."""
+    html = (SITE / "index.html").read_text()
+    links = [(h, t) for h, t in _nav(html) if not h.endswith(".zip")]
+    files = ["index.md"] + [f for _, fs in _myst_toc() for f in fs]
+    return [(href, f) for (href, _), f in zip(links, files, strict=False)]
+
+
+def test_site_has_a_page_for_every_notebook_with_its_title():
+    _need_site()
+    html = (SITE / "index.html").read_text()
+    titles = [t for h, t in _nav(html) if not h.endswith(".zip")]
+    expected = ["Introduction"] + [_title(ROOT / f) for _, fs in _myst_toc() for f in fs]
+    assert titles == expected, "the built site is stale or incomplete: run `make book`"
+    for href, _ in _pages():
+        assert (SITE / href.strip("/") / "index.html").exists(), f"no page for {href}"
+
+
+def test_built_html_loads_no_remote_script_or_stylesheet():
+    _need_site()
+    remote = re.compile(r"^(https?:)?//", re.I)
+    problems = []
+    for page in SITE.rglob("*.html"):
+        for tag, attrs in _tags(page.read_text(encoding="utf-8")):
+            url = attrs.get("src") if tag in ("script", "img", "iframe") else (
+                attrs.get("href") if tag == "link" else None)
+            if url and remote.match(url):
+                problems.append(f"{page.relative_to(SITE)}: <{tag}> {url}")
+    for css in SITE.rglob("*.css"):
+        for url in re.findall(r"(?:url\(|@import\s+)['\"]?([^'\")\s]+)", css.read_text()):
+            if remote.match(url):
+                problems.append(f"{css.relative_to(SITE)}: {url}")
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_student_copies_are_offered_for_download():
+    _need_site()
+    if not list((ROOT / "labs").glob("*.ipynb")):
+        pytest.skip("no labs yet")
+    archive = SITE / "downloads" / "lmcourse-labs.zip"
+    assert archive.exists(), "the site has no student zip: `make book` runs `make student` first"
+    assert 'href="/downloads/lmcourse-labs.zip"' in (SITE / "index.html").read_text()
+    with zipfile.ZipFile(archive) as zf:
+        names = sorted(n.split("/")[-1] for n in zf.namelist())
+        assert names == sorted(p.name for p in (ROOT / "labs").glob("*.ipynb"))
+        for name in zf.namelist():
+            text = zf.read(name).decode()
+            assert nbtools.BEGIN not in text, f"{name}: a student copy still holds a solution"
+
+
+# ---- in the browser -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def site_url():
+    _need_site()
+    with serve(SITE) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    b = Browser()
+    yield b
+    b.close()
+
+
+def _expected_figures(path) -> int:
+    if path == "index.md":
+        return 0
+    nb = nbformat.read(ROOT / path, as_version=4)
+    count = 0
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data and "text/html" not in data and not any(
+                    "widget-view" in m for m in data):
+                count += 1
+    return count
+
+
+def _has_maths(path) -> bool:
+    source = (ROOT / path).read_text() if path.endswith(".md") else "\n".join(
+        c.source for c in nbformat.read(ROOT / path, as_version=4).cells
+        if c.cell_type == "markdown")
+    return bool(re.search(r"\$[^$\s][^$]*\$", source))
+
+
+def _screenshot(page, name: str):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name))
+
+
+def _check_page(browser, site_url, href, source):
+    page = browser.page()
+    try:
+        response = page.goto(site_url + href, wait_until="load")
+        assert response.status == 200, f"{href}: HTTP {response.status}"
+        page.evaluate("document.fonts.ready")
+        title = page.title()
+        h1 = page.inner_text("h1.page-title")
+        expected = "lmcourse" if source == "index.md" else _title(ROOT / source)
+        assert h1 == expected and (expected in title), f"{href}: title {title!r}, h1 {h1!r}"
+        broken = page.evaluate("""Array.from(document.images)
+            .filter(img => !(img.complete && img.naturalWidth > 0)).map(img => img.src)""")
+        assert not broken, f"{href}: images that did not load: {broken}"
+        figures = page.locator("img.output-image").count()
+        assert figures == _expected_figures(source), (
+            f"{href}: {figures} figures on the page, {_expected_figures(source)} in the notebook")
+        if _has_maths(source):
+            assert page.locator(".katex").count() > 0, f"{href}: no maths rendered by KaTeX"
+            assert page.locator(".math-error, .katex-error").count() == 0, (
+                f"{href}: some formulas failed to render (KaTeX errors)")
+            fonts = page.evaluate("""Array.from(document.fonts)
+                .filter(f => f.status === 'loaded').map(f => f.family.replace(/"/g, ''))""")
+            assert "KaTeX_Main" in fonts, f"{href}: KaTeX fonts not loaded ({fonts})"
+        return page
+    except BaseException:
+        page.close()
+        raise
+
+
+def test_landing_page_in_the_browser(browser, site_url):
+    page = _check_page(browser, site_url, "/", "index.md")
+    assert page.locator("nav.toc a").count() >= 1 + len(nbtools.notebooks())
+    _screenshot(page, "landing.png")
+    page.close()
+    assert not browser.errors, browser.errors
+
+
+def test_every_page_in_the_browser(browser, site_url):
+    pages = _pages()[1:]
+    chapters = [s for _, s in pages if s.startswith("chapters/")]
+    shown = next((s for s in chapters if s.startswith("chapters/02_")), chapters[0] if chapters
+                 else None)
+    for href, source in pages:
+        page = _check_page(browser, site_url, href, source)
+        if source == shown:  # chapter 02's maths at the top of the page, then its first figure
+            name = source.split("/")[-1].removesuffix(".ipynb")
+            _screenshot(page, f"{name}.png")
+            if page.locator("img.output-image").count():
+                page.locator("img.output-image").first.scroll_into_view_if_needed()
+                page.evaluate("window.scrollBy(0, -250)")
+                _screenshot(page, f"{name}-figure.png")
+        page.close()
+    assert not browser.errors, f"JavaScript errors: {browser.errors}"
+    assert not browser.failed, f"failed requests: {browser.failed[:10]}"
+    assert not browser.remote_hosts(), f"requests left 127.0.0.1: {browser.remote_hosts()}"
+
+
+def test_toc_and_page_links_resolve(site_url):
+    checked = set()
+    for href, _ in _pages():
+        html = (SITE / href.strip("/") / "index.html").read_text()
+        for tag, attrs in _tags(html):
+            url = attrs.get("href") if tag in ("a", "link") else attrs.get("src")
+            if not url or url.startswith(("#", "http:", "https:", "mailto:", "data:")):
+                continue
+            url = url.split("#")[0]
+            if url in checked:
+                continue
+            checked.add(url)
+            with urllib.request.urlopen(site_url + url) as resp:  # noqa: S310 (local server)
+                assert resp.status == 200, f"{href} links to {url}: HTTP {resp.status}"
+    assert len(checked) > len(_pages()), "too few links checked"
+
+
+def test_no_request_left_127_0_0_1(browser, site_url):
+    page = browser.page()
+    page.goto(site_url + "/", wait_until="load")
+    page.close()
+    assert browser.hosts, "the browser made no requests at all"
+    assert not browser.remote_hosts(), f"requests left 127.0.0.1: {browser.remote_hosts()}"

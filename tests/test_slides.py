@@ -1,0 +1,104 @@
+"""Slides (``make slides``): reveal.js decks that work offline, with speaker notes.
+
+One real chapter is exported into a temporary folder with the vendored JavaScript, opened
+in headless Chromium (network refused beyond 127.0.0.1) and stepped through to its last
+slide.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "site"))
+import slides  # noqa: E402  (site/slides.py)
+from headless import Browser, serve  # noqa: E402
+
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def deck_dir(tmp_path_factory):
+    problem = slides.missing_modules()
+    if problem:
+        pytest.skip(problem)
+    out = tmp_path_factory.mktemp("slides")
+    slides.copy_vendor(out)
+    return out
+
+
+def _tiny_notebook():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    cells = [md("# Title slide\n\nWith maths: $e^{i\\pi} + 1 = 0$"),
+             md("Say this aloud: the speaker note."),
+             md("## Second slide"),
+             code("print(6 * 7)"),
+             md("### A sub-slide")]
+    kinds = ["slide", "notes", "slide", "-", "subslide"]
+    for cell, kind in zip(cells, kinds, strict=True):
+        cell.metadata["slideshow"] = {"slide_type": kind}
+    cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    return nb
+
+
+def test_remote_references_are_detected():
+    assert slides.REMOTE.search('<script src="https://unpkg.com/reveal.js/dist/reveal.js">')
+    assert slides.REMOTE.search("<link rel=stylesheet href='//cdn.example.org/a.css'>")
+    assert not slides.REMOTE.search('<script src="vendor/requirejs/require.js">')
+
+
+def test_tiny_deck_has_slides_notes_and_local_scripts(deck_dir, tmp_path):
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(_tiny_notebook(), path)
+    html = slides.export(path, deck_dir).read_text()
+    assert html.count('<aside class="notes">') == 1 and "the speaker note" in html
+    assert "vendor/reveal.js/dist/reveal.js" in html and "vendor/mathjax/MathJax.js" in html
+    assert "mermaid" not in html and "unpkg.com" not in html
+    assert not slides.REMOTE.findall(html)
+
+
+def _reveal(page):
+    """The deck's Reveal object (the stock template loads it with require.js)."""
+    page.wait_for_selector(".reveal.ready", timeout=30_000)
+    page.evaluate("""new Promise(done => require(['vendor/reveal.js/dist/reveal.js'],
+                                                  R => { window.R = R; done(); }))""")
+
+
+def test_chapter_deck_steps_through_offline(deck_dir):
+    if not CHAPTERS:
+        pytest.skip("no chapters yet")
+    chapter = CHAPTERS[0]
+    target = slides.export(chapter, deck_dir)
+    browser = Browser()
+    try:
+        with serve(deck_dir) as url:
+            page = browser.page(1280, 800)
+            page.goto(f"{url}/{target.name}", wait_until="load")
+            _reveal(page)
+            total = page.evaluate("R.getTotalSlides()")
+            assert total >= 5, f"{chapter.name}: only {total} slides"
+            hashes = [page.evaluate("location.hash")]
+            page.keyboard.press("ArrowRight")  # what a presenter does
+            page.wait_for_function("location.hash !== '#/' && location.hash !== ''")
+            hashes.append(page.evaluate("location.hash"))
+            while not page.evaluate("R.isLastSlide()"):
+                page.evaluate("R.next()")
+                hashes.append(page.evaluate("location.hash"))
+                assert len(hashes) < 10 * total, "R.next() never reaches the last slide"
+            visited = len(set(hashes))
+            assert visited >= total, f"visited {visited} of {total} slides: {hashes}"
+            page.wait_for_function(
+                "document.querySelectorAll('.MathJax_CHTML').length > 0", timeout=30_000)
+            page.close()
+        assert not browser.errors, f"JavaScript errors: {browser.errors}"
+        assert not browser.failed, f"failed requests: {browser.failed[:10]}"
+        assert not browser.remote_hosts(), f"requests left 127.0.0.1: {browser.remote_hosts()}"
+    finally:
+        browser.close()
