@@ -12,11 +12,15 @@ TORCH_VERSION ?= 2.13.0
 TORCH_INDEX   ?=
 JOBS          ?= 2
 NOTEBOOK_BUDGET_S ?= 120
+# hard stop: a notebook (or one cell) running longer than this is failed, not waited for
+NOTEBOOK_TIMEOUT_S ?= 240
 NPM           ?= npm
 CHROMIUM      ?= /usr/bin/chromium
 BENCH_FLAGS   ?=
 
 BIN   := $(VENV)/bin
+NOTEBOOK_ENV := LMCOURSE_NOTEBOOK_BUDGET_S=$(NOTEBOOK_BUDGET_S) \
+                LMCOURSE_NOTEBOOK_TIMEOUT_S=$(NOTEBOOK_TIMEOUT_S) TQDM_DISABLE=1
 STAMP := $(VENV)/.lmcourse-setup
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -53,17 +57,16 @@ lint: setup
 # Unit tests and notebooks in one pytest run: xdist spreads whole files over $(JOBS)
 # workers (--dist loadscope keeps a notebook's cells on one kernel).
 test: setup lint browser book $(SLIDES_JS)
-	LMCOURSE_CHROMIUM=$(CHROMIUM) LMCOURSE_NOTEBOOK_BUDGET_S=$(NOTEBOOK_BUDGET_S) TQDM_DISABLE=1 \
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
-	  --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
+	LMCOURSE_CHROMIUM=$(CHROMIUM) $(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
+	  --nbval-lax --nbval-current-env --nbval-cell-timeout=$(NOTEBOOK_TIMEOUT_S) \
 	  tests chapters labs
 
 unit: setup
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope tests
 
 notebooks: setup
-	TQDM_DISABLE=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
-	  --nbval-lax --nbval-current-env --nbval-cell-timeout=300 chapters labs
+	$(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
+	  --nbval-lax --nbval-current-env --nbval-cell-timeout=$(NOTEBOOK_TIMEOUT_S) chapters labs
 
 student: setup
 	$(BIN)/python tools/nbtools.py student

@@ -1,15 +1,22 @@
-"""Course-wide pytest hooks: a per-notebook timing table and the CPU time budget.
+"""Course-wide pytest hooks: a per-notebook timing table, the CPU budget and a hard timeout.
 
 Every notebook must execute in at most ``LMCOURSE_NOTEBOOK_BUDGET_S`` seconds
 (120 by default; 0 turns the budget off) on a laptop CPU. The sum of a
 notebook's cell times (kernel start included) is printed after the run, and a
 notebook over budget fails the session with its name and time.
+
+A notebook that runs away is stopped: once it has spent
+``LMCOURSE_NOTEBOOK_TIMEOUT_S`` seconds (twice the budget by default; 0 turns it off),
+its remaining cells fail at once instead of running. A single hanging cell is stopped
+by nbval's ``--nbval-cell-timeout``.
 """
 
 from __future__ import annotations
 
 import os
 from collections import defaultdict
+
+import pytest
 
 _seconds: dict[str, float] = defaultdict(float)
 _failed: set[str] = set()
@@ -19,9 +26,28 @@ def _budget() -> float:
     return float(os.environ.get("LMCOURSE_NOTEBOOK_BUDGET_S", "120"))
 
 
+def _timeout() -> float:
+    return float(os.environ.get("LMCOURSE_NOTEBOOK_TIMEOUT_S", 2 * _budget()))
+
+
+def _notebook(nodeid: str) -> str | None:
+    path = nodeid.split("::", 1)[0]
+    return path if path.endswith(".ipynb") else None
+
+
+def pytest_runtest_setup(item):
+    """Fail the remaining cells of a notebook that has used up its hard timeout."""
+    path, limit = _notebook(item.nodeid), _timeout()
+    if path and limit and _seconds[path] > limit:
+        pytest.fail(f"{path} has already run {_seconds[path]:.0f} s, over its "
+                    f"{limit:g} s timeout (LMCOURSE_NOTEBOOK_TIMEOUT_S); its remaining "
+                    "cells are not run. Shrink its lmcourse.budget(cpu=...) sizes.",
+                    pytrace=False)
+
+
 def pytest_runtest_logreport(report):
-    path = report.nodeid.split("::", 1)[0]
-    if path.endswith(".ipynb"):
+    path = _notebook(report.nodeid)
+    if path:
         _seconds[path] += report.duration
         if report.failed:
             _failed.add(path)

@@ -47,7 +47,7 @@ import torch.nn.functional as F
 import lmcourse
 from lmcourse import show
 from lmcourse.autograd import Value, topological_order
-from lmcourse.check import evaluate, expression_str, random_case, random_expression
+from lmcourse.check_autograd import evaluate, expression_str, random_case, random_expression
 from lmcourse.dropout import dropout
 from lmcourse.viz import draw_dag, draw_graph
 
@@ -454,6 +454,13 @@ assert z[1] == x1.grad == t1.grad.item() and z[2] == x2.grad == t2.grad.item()
 #
 # Both inputs get 16, each as a sum of two paths. Now the engine.
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Do this one on the board with the class before running the cells. Draw the graph
+# (a = x + y, b = a·x, c = y², f = b·c), fill in the forward values at (1, 2): 3, 3, 4, 12,
+# then go backward from ∂f/∂f = 1. Ask: why does x receive a gradient along two paths, and
+# what do we do with the two contributions? (We add them: that is the multivariate chain
+# rule, and the whole of backpropagation.)
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A scalar autograd engine
 #
@@ -638,7 +645,7 @@ assert (x.grad - vjp).abs().max() < 1e-12 and (x.grad - ours).abs().max() < 1e-1
 # is set to 0 with probability $p$, independently, with a fresh random mask at every step.
 # No unit can rely on a particular partner being present, so units learn features that are
 # useful on their own (Srivastava et al., 2014, found $p = 0.5$ for hidden units a good
-# default; BERT uses $p = 0.1$).
+# default; BERT uses a much smaller rate, read from its configuration below).
 #
 # Zeroing units shrinks the layer's output on average by a factor $1-p$. **Inverted
 # dropout** compensates during training, so that nothing changes at test time:
@@ -652,8 +659,22 @@ assert (x.grad - vjp).abs().max() < 1e-12 and (x.grad - ours).abs().max() < 1e-1
 # training, multiply the weights by $1-p$ at test time); the two agree in expectation, and
 # the inverted form is what PyTorch's `torch.nn.functional.dropout` computes.
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# A common confusion: "at test time we multiply by p". Ask which factor PyTorch applies,
+# when, and to what (kept units are divided by 1 − p during training; evaluation is the
+# identity). The histogram answers it in one picture; five minutes is enough.
+
 # %% slideshow={"slide_type": "-"}
 show(dropout)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+from transformers import BertConfig
+
+bert = BertConfig()  # the defaults are BERT-base's published configuration
+print(f"BERT-base dropout: hidden layers p = {bert.hidden_dropout_prob}, "
+      f"attention weights p = {bert.attention_probs_dropout_prob} "
+      "(Srivastava et al.'s default for hidden units: p = 0.5)")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Checks against PyTorch: in evaluation mode it is the identity; with the same random state

@@ -306,6 +306,11 @@ for tau in (0.5, 1.0):
 # argument `keep` multiplies what flows from $h_t$ back to $h_{t-1}$ (all ones: full BPTT),
 # which is all we need to express truncation in a moment.
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Write the product of Jacobians ∏ diag(φ')·W_hh on the board and leave it there for
+# the rest of the lecture: exploding and vanishing gradients, clipping, and chapter 03's
+# gates are all about that product.
+
 # %% slideshow={"slide_type": "-"}
 show(bptt)
 
@@ -551,6 +556,11 @@ plt.show()
 # inputs push $\tanh$ into saturation, where its slope is small). The dotted line is the
 # linear prediction $\rho^{T-t}$. The cell is pluggable: chapter 03 adds the LSTM and GRU to
 # the same widget.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Live demo: with the linear nonlinearity set ρ to 0.9, 1.0 and 1.1 and ask the class
+# to predict each curve before you move the slider; then switch to tanh and ask why it can
+# only make the gradient smaller (|tanh'| ≤ 1).
 
 # %% slideshow={"slide_type": "-"}
 show(rnn_cell)

@@ -102,6 +102,11 @@ if not lmcourse.on_gpu():
 # small layer that looks at the current input and the previous hidden state, so *what* is
 # written, kept and shown is decided afresh at every step, from the data.
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Contrast with chapter 02's product of Jacobians (still on the board if you left it):
+# the cell update c_t = f_t ⊙ c_{t−1} + i_t ⊙ c̃_t is a sum, so along the cell the gradient
+# is multiplied by f_t only, a number the network can learn to keep near 1.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The LSTM, one gate per line
 #
@@ -431,15 +436,17 @@ for label, norms in chains.items():
 # gradient's fate something the network controls with a bias it can learn.
 #
 # The widget of chapter 02 now offers the gated chains too (registered with a gate bias
-# of 1). Its static view shows the LSTM chain at three spectral radii: $\rho$ still matters
-# (it drives the candidate and the paths through $h$), but after 60 steps the spread is
-# two orders of magnitude, where chapter 02's linear RNN went from $0.8^{60} \approx 10^{-6}$
-# to $1.2^{60} \approx 6\cdot 10^{4}$. With a kernel, pick the cell, $\rho$, the nonlinearity
-# and the length, and compare with the RNN at the same settings.
+# of 1). Its static view puts the three cells side by side at two spectral radii,
+# $\rho = 0.8$ and $\rho = 1.2$. For the plain RNN, $\rho$ decides almost everything (chapter
+# 02's linear chain went from $0.8^{60} \approx 10^{-6}$ to $1.2^{60} \approx 6\cdot 10^{4}$);
+# for the gated cells $\rho$ still matters (it drives the candidate and the paths through
+# $h$) but much less than the gates do. With a kernel, pick the cell, $\rho$, the
+# nonlinearity and the length, and compare the three at the same settings.
 
 # %% slideshow={"slide_type": "-"}
 gradient_flow_widget(radius=1.0, nonlinearity="tanh", seq_len=60, cells=["rnn", "lstm", "gru"],
-                     static_settings=[dict(cell="lstm", radius=r) for r in (0.8, 1.0, 1.2)])
+                     static_settings=[dict(cell=c, radius=r) for c in ("rnn", "lstm", "gru")
+                                      for r in (0.8, 1.2)])
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The same task for three cells: character language models
@@ -447,6 +454,11 @@ gradient_flow_widget(radius=1.0, nonlinearity="tanh", seq_len=60, cells=["rnn", 
 # Now real models on real text, the setting of chapter 02: the **Lee corpus** (300 news
 # articles shipped with gensim), lowercased, one token per character, the last 10% held
 # out for validation.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# These cells train three models; on a laptop run the notebook before class (or talk
+# through the gate equations while they train). Numbers differ a little between CPU and
+# GPU runs: ask the class which differences are large enough to matter.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT

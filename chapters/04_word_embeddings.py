@@ -155,6 +155,11 @@ print("most frequent:", " ".join(corpus.words[:12]))
 # Row $X_w$ is then a $|V|$-dimensional description of $w$. $X$ is symmetric, and very
 # sparse: most pairs of words never meet.
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# One-minute warm-up: read a sentence with one word blanked ("a cup of ___ with milk")
+# and let the class guess. Everyone guesses from the neighbours alone: that is the
+# distributional hypothesis the rest of the chapter turns into vectors.
+
 # %% slideshow={"slide_type": "-"}
 show(cooccurrence)
 
@@ -833,6 +838,11 @@ plt.show()
 # stemmed, so the test words are stemmed with the same Porter stemmer. Stemming merges
 # many analogy words (*walk : walks* becomes `walk : walk`): questions whose four stems are
 # not distinct cannot be answered and are left out too.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Be upfront: on 300 thousand words every method scores near zero on the similarity and
+# analogy sets, gensim included. The meaningful comparison here is the neighbour agreement
+# next to gensim's agreement with itself under another seed.
 
 # %% slideshow={"slide_type": "-"}
 show(word_similarity)

@@ -79,6 +79,10 @@ if not lmcourse.on_gpu():
 # the characters of one word into a vector $x_k$; two stacks of LSTMs (one per reading
 # direction) on top; and a softmax shared by both directions that predicts words.
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Recap before starting: chapter 03 gave us (Bi)LSTMs, chapter 04 one vector per word
+# *type*. ELMo's point fits in one question: how many vectors should "bank" have?
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The character-CNN token encoder
 #
@@ -218,6 +222,31 @@ print(f"forward before 4: max change {change_f[:4].max().item():.1e}; "
       f"backward after 4: {change_b[5:].max().item():.1e}  (must be exactly 0)")
 assert change_f[:4].max() == 0 and change_b[5:].max() == 0
 
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Check the joint loss** against the equation, term by term: for every position $k$ read
+# $\log p(t_k \mid t_1..t_{k-1})$ off the forward LM's log-softmax at $k-1$ and
+# $\log p(t_k \mid t_{k+1}..t_N)$ off the backward LM's at $k+1$, sum over $k$ in a plain
+# loop, and compare with `bilm_losses` (which averages each direction's $N-1$ terms). An
+# untrained model should also be close to guessing: each mean cross-entropy near
+# $\log V$.
+
+# %% slideshow={"slide_type": "-"}
+word_ids = torch.randint(0, 50, (1, len(words)), generator=torch.Generator().manual_seed(1))
+with torch.no_grad():
+    loss_f, loss_b = bilm_losses(probe_lm, a, word_ids)
+    logp_f, logp_b = (logits.log_softmax(-1)[0] for logits in probe_lm(a))
+    N, t = len(words), word_ids[0]
+    forward_ll = sum(logp_f[k - 1, t[k]] for k in range(1, N))   # log p(t_k | t_<k)
+    backward_ll = sum(logp_b[k + 1, t[k]] for k in range(N - 1))  # log p(t_k | t_>k)
+diff = max(abs(loss_f.item() + forward_ll.item() / (N - 1)),
+           abs(loss_b.item() + backward_ll.item() / (N - 1)))
+print(f"joint log-likelihood by the loop: {(forward_ll + backward_ll).item():.4f}; "
+      f"-(N-1)(loss_f + loss_b) = {-(N - 1) * (loss_f + loss_b).item():.4f}; "
+      f"max difference of the means {diff:.1e} (tolerance 1e-5)")
+print(f"untrained: loss_f = {loss_f.item():.3f}, loss_b = {loss_b.item():.3f}, "
+      f"log V = {np.log(50):.3f}")
+assert diff < 1e-5
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Data: words of the Lee news corpus, read as characters
 #
@@ -345,6 +374,10 @@ assert d_mean < 1e-6
 # (the Reserve Bank, the National Australia Bank). "fire" is similar: **gunfire** ("opened
 # fire", "cease fire") versus **flames** (the bushfires of December 2001). How often do
 # they occur?
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Ask the class for other ambiguous words from news text ("fire", "charge", "party",
+# "court") and, if time allows, rerun the cell with one of them.
 
 # %% slideshow={"slide_type": "-"}
 counts = Counter(tokens)

@@ -225,6 +225,21 @@ for name, out, w in (("additive", out_add, w_add), ("dot-product", out_dot, w_do
           f"rows sum to 1: {torch.allclose(w.sum(-1), torch.ones((), dtype=f64))}")
 print("additive parameters:", {n: tuple(p.shape) for n, p in additive.named_parameters()})
 
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Check** the additive scores against the equation, one query–key pair at a time:
+# $e_{ij} = w^\top \tanh(W_q q_i + W_k k_j)$ in a plain loop with the module's own weight
+# matrices, then softmax over $j$ and the weighted sum of values.
+
+# %% slideshow={"slide_type": "-"}
+with torch.no_grad():
+    Wq, Wk, w_vec = additive.W_q.weight, additive.W_k.weight, additive.w.weight[0]
+    e = torch.tensor([[[w_vec @ torch.tanh(Wq @ q6[b, i] + Wk @ k4[b, j]) for j in range(5)]
+                       for i in range(3)] for b in range(2)], dtype=f64)
+    loop_out = e.softmax(dim=-1) @ v7
+diff = max((w_add - e.softmax(dim=-1)).abs().max().item(), (out_add - loop_out).abs().max().item())
+print(f"max |additive attention - loop over pairs| = {diff:.1e}  (tolerance 1e-12)")
+assert diff < 1e-12
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### What each costs
 #
@@ -284,6 +299,11 @@ print(f"measured here: additive {t_add:.2f} ms, dot-product {t_dot:.2f} ms "
 #
 # The scores' standard deviation grows like $\sqrt d$; dividing by $\sqrt d$ brings it back
 # to 1 whatever the size. Sampling says the same:
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Do the variance on the board first: with independent zero-mean, unit-variance entries,
+# Var(q·k) = Σ Var(q_i k_i) = d. Then show the measurement: unscaled scores make the softmax
+# almost one-hot, and its gradient almost zero.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -407,6 +427,10 @@ for lead in ((2,), (2, 4)):
 # $$
 # a_{ij} = \frac{\exp(s_{ij})\,[\mathrm{mask}_{ij}]}{\sum_{p}\exp(s_{ip})\,[\mathrm{mask}_{ip}]} .
 # $$
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Warn about the bug lab 05 checks for: applying the mask *after* the softmax. Ask what
+# goes wrong (the rows no longer sum to 1, and masked keys still took probability mass).
 
 # %% slideshow={"slide_type": "-"}
 show(padding_mask)

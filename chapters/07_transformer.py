@@ -75,6 +75,11 @@ if dev.type == "cpu":
 # "dog bites man" and "man bites dog" would get the same set of vectors. **Check** with a
 # random multi-head attention layer (no mask) and a random permutation:
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Quick demo to run live: permute the input positions and show that the outputs are
+# permuted the same way. Ask what a model that cannot see order would get wrong in "dog
+# bites man" vs "man bites dog".
+
 # %% slideshow={"slide_type": "-"}
 torch.manual_seed(0)
 mha = MultiHeadAttention(16, 4, batch_first=True).double()
@@ -221,6 +226,29 @@ assert d < 1e-12
 # %% slideshow={"slide_type": "-"}
 show(FeedForward)
 
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Check.** The equation written out with the block's own weight matrices, position by
+# position in a Python loop, must give what the module computes for the whole batch at once
+# (float64, GELU this time). And the claim "each position separately": changing the input at
+# one position must leave the output at every other position untouched.
+
+# %% slideshow={"slide_type": "-"}
+torch.manual_seed(0)
+ffn = FeedForward(8, 32, activation="gelu").double()
+x_ffn = torch.randn(2, 5, 8, dtype=torch.float64)
+W1, b1 = ffn.linear1.weight, ffn.linear1.bias
+W2, b2 = ffn.linear2.weight, ffn.linear2.bias
+with torch.no_grad():
+    by_hand = torch.stack([torch.stack([W2 @ torch.nn.functional.gelu(W1 @ x_ffn[b, t] + b1) + b2
+                                        for t in range(5)]) for b in range(2)])
+    out = ffn(x_ffn)
+    moved = x_ffn.clone()
+    moved[:, 2] += 1.0  # change position 2 only
+    leak = (ffn(moved) - out)[:, [0, 1, 3, 4]].abs().max().item()
+print(f"max |FFN(x) - W2 act(W1 x + b1) + b2| = {(out - by_hand).abs().max().item():.1e}"
+      f"  (tolerance 1e-12); change at other positions = {leak:.1e} (must be 0)")
+assert (out - by_hand).abs().max() < 1e-12 and leak == 0.0
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The encoder layer, checked against PyTorch
 #
@@ -342,6 +370,10 @@ assert before == 0.0 and after > 1e-6
 # minibatch; the transformer has no state and sees only its 32-character window. We report
 # wall time too: equal steps are not equal seconds.
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# This cell trains two models (run the notebook before class on a laptop). Stress that
+# equal steps are not equal seconds; exercise 5 asks for the equal-wall-time comparison.
+
 # %% slideshow={"slide_type": "-"}
 text = "\n".join(load_corpus("lee")).lower()
 vocab = Vocab(list(text))
@@ -384,6 +416,68 @@ ax.set(yscale="log", xlabel="optimizer steps", ylabel="perplexity (log scale)",
        title="Same data, same steps: RNN vs transformer")
 ax.legend()
 plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## What learned positions learn
+#
+# The same transformer again, on the same minibatches, but with a **learned** table
+# $P \in \mathbb{R}^{32\times 64}$ in place of the sinusoids. Nothing tells the table that
+# position 7 is next to position 8; if neighbouring rows end up similar, the data taught it.
+# We compare the cosine similarity of every pair of positions for the two kinds of encoding
+# (for the sinusoids this is the offset curve above, laid out as a matrix).
+
+# %% slideshow={"slide_type": "-"}
+lmcourse.seed_everything(0)
+tlm_learned = TransformerLM(len(vocab), d_model=64, nhead=4, num_layers=2,
+                            dim_feedforward=128, max_len=T, positions="learned").to(dev)
+learned_hist = fit_lm(tlm_learned, batches, epochs=epochs, lr=3e-3, clip=1.0,
+                      carry_state=False, val_batches=val_batches, desc="learned positions")
+print(f"validation perplexity: sinusoidal {tf_hist.val_perplexity[-1]:.2f}, "
+      f"learned {learned_hist.val_perplexity[-1]:.2f}")
+
+
+def position_similarity(table: torch.Tensor) -> np.ndarray:
+    """Cosine similarity of every pair of rows of a ``T x d`` position table."""
+    unit = torch.nn.functional.normalize(table.detach().double().cpu(), dim=1)
+    return (unit @ unit.T).numpy()
+
+
+def neighbours_and_far(sim: np.ndarray) -> tuple[float, float]:
+    """Mean cosine of adjacent positions, and of positions 8 or more apart."""
+    n = len(sim)
+    return (np.mean([sim[t, t + 1] for t in range(n - 1)]),
+            np.mean([sim[t, u] for t in range(n) for u in range(n) if abs(t - u) >= 8]))
+
+
+torch.manual_seed(0)
+at_init = position_similarity(LearnedPositions(T, 64)(T))
+learned_sim = position_similarity(tlm_learned.positions(T))
+sinus_sim = position_similarity(sinusoidal_positions(T, 64))
+for name, sim in (("learned, at initialisation", at_init), ("learned, trained", learned_sim),
+                  ("sinusoidal", sinus_sim)):
+    near, far = neighbours_and_far(sim)
+    print(f"{name:>26}: mean cosine of neighbours {near:5.2f}, of positions 8+ apart {far:5.2f}")
+
+fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+for ax, sim, title in ((axes[0], sinus_sim, "sinusoidal (fixed)"),
+                       (axes[1], learned_sim, "learned (after training)")):
+    im = ax.imshow(sim, cmap="RdBu", vmin=-1, vmax=1)
+    ax.set(xlabel="position", ylabel="position", title=title)
+fig.colorbar(im, ax=axes, fraction=0.046, label="cosine similarity")
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The learned table starts as random noise: its rows are nearly orthogonal (the first line
+# printed). Gradient descent alone arranged it, and it arranged it by *order*: neighbouring
+# positions became similar and distant ones dissimilar, with no formula telling it that
+# position 7 comes before position 8. It did not invent clocks, though. In this run the
+# trained table is dominated by one smooth direction that runs from the start of the window
+# to its end (the two large blocks of opposite sign), which is what a causal model with a
+# 32-character window most needs to know: how much context it has. The sinusoids carry every
+# offset at many frequencies. Here the learned version ends a little behind after the same
+# steps (perplexities printed above: it has 2,048 more parameters to fit from scratch);
+# Vaswani et al. found the two nearly identical at full scale. And the learned table cannot
+# say anything about position 33, which it has never seen.
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # With the same number of steps on the same minibatches, the small transformer reaches a
@@ -436,9 +530,9 @@ attention_widget(attentions, list(sentence), layer=0)
 # 2. *(short)* Count the parameters of BERT-base ($d = 768$, 12 heads, $d_{ff} = 3072$, 12
 #    layers, 30,522-token vocabulary, 512 learned positions) with `encoder_layer_parameters`
 #    and compare with the 110M reported by Devlin et al. (2019).
-# 3. *(medium)* Train the tiny transformer with `positions="learned"` and with no positional
-#    encoding at all (replace `pe` by zeros). How much does validation perplexity suffer
-#    without positions, and why is it still better than a unigram model?
+# 3. *(medium)* Train the tiny transformer with no positional encoding at all (replace `pe`
+#    by zeros). How much does validation perplexity suffer without positions, and why is it
+#    still better than a unigram model?
 # 4. *(medium)* Compare post-norm and pre-norm for a 6-layer tiny LM: train both with
 #    learning rates 1e-3, 3e-3 and 1e-2 and plot the final perplexities. Which one tolerates
 #    the larger learning rate?

@@ -36,7 +36,8 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from lmcourse import check, seed_everything
+from lmcourse import check_autograd as check
+from lmcourse import seed_everything
 from lmcourse.viz import draw_graph
 
 _ = seed_everything(0)

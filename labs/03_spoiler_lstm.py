@@ -36,9 +36,10 @@
 # > seeded program wrote from templates (`data/make_goodreads_sample.py`; `data/README.md`
 # > says how and compares its statistics with the real data). It has **exactly the real
 # > file's schema**, so everything below runs unchanged on the real data: download it once
-# > with `lmcourse.data.goodreads.download_reviews(...)` (about 1.4M reviews; see
-# > `data/README.md` for the checksum) and pass its path instead of `sample_path()`, with
-# > `limit=` to read only the first reviews.
+# > with `lmcourse.data.goodreads.download_reviews(...)` (about 1.4M reviews; `data/README.md`
+# > explains the checksum you must supply, since the course cannot pin one it has never
+# > downloaded) and pass its path instead of `sample_path()`, with `limit=` to read only the
+# > first reviews.
 #
 # After each exercise, run the check cell below it: it computes the right answer itself and,
 # if yours differs, names the mistake when it recognises it. Fill in the places that say

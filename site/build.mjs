@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { inlineLargeOutputs, renderPage, siteContext, slugPath, STUDENT_ZIP } from './render.mjs';
+import { inlineLargeOutputs, renderPage, siteContext, slugPath, STUDENT_LABS, STUDENT_ZIP } from './render.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODULES = path.join(HERE, 'node_modules');
@@ -57,22 +57,41 @@ export function favicon() {
 /** Optional extras built by other make targets, found beside _build/html. */
 export function findExtras(buildRoot) {
   const zip = path.join(buildRoot, 'student', 'lmcourse-labs.zip');
+  const listing = (dir, suffix) =>
+    fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(suffix)) : [];
   const slidesDir = path.join(buildRoot, 'slides');
-  const decks = fs.existsSync(slidesDir)
-    ? fs.readdirSync(slidesDir).filter((f) => f.endsWith('.slides.html'))
-    : [];
-  return { studentZip: fs.existsSync(zip) ? zip : null, slidesDir, decks };
+  const studentDir = path.join(buildRoot, 'student', 'labs');
+  return {
+    studentZip: fs.existsSync(zip) ? zip : null,
+    slidesDir,
+    decks: listing(slidesDir, '.slides.html'),
+    studentDir,
+    studentLabs: listing(studentDir, '.ipynb'),
+  };
 }
 
-/** Map page slug -> deck file name, through each page's source notebook. */
-export function slidesBySlug(pages, decks) {
+/** Map page slug -> the file among `files` named after the page's source notebook. */
+export function filesBySlug(pages, files, suffix) {
   const out = {};
   for (const [slug, page] of Object.entries(pages)) {
     const stem = path.basename(page.location ?? '', '.ipynb');
-    const deck = `${stem}.slides.html`;
-    if (stem && decks.includes(deck)) out[slug] = deck;
+    const file = `${stem}${suffix}`;
+    if (stem && files.includes(file)) out[slug] = file;
   }
   return out;
+}
+
+/** The per-page extras render.mjs links: slide decks, and student copies of the labs. */
+export function pageExtras(pages, found) {
+  return {
+    studentZip: found.studentZip,
+    slides: filesBySlug(pages, found.decks, '.slides.html'),
+    studentLabs: filesBySlug(
+      Object.fromEntries(Object.entries(pages).filter(([slug]) => slug.startsWith('labs.'))),
+      found.studentLabs,
+      '.ipynb',
+    ),
+  };
 }
 
 function write(file, data) {
@@ -104,8 +123,7 @@ async function main() {
   }
 
   const found = findExtras(path.dirname(out));
-  const extras = { studentZip: found.studentZip, slides: slidesBySlug(pages, found.decks) };
-  const ctx = siteContext(config, { base, extras });
+  const ctx = siteContext(config, { base, extras: pageExtras(pages, found) });
 
   for (const slug of slugs) {
     const file = slug === project.index ? 'index.html' : path.join(slugPath(slug), 'index.html');
@@ -118,6 +136,9 @@ async function main() {
   for (const [src, dest] of vendorFiles()) write(path.join(out, dest), fs.readFileSync(src));
   write(path.join(out, 'favicon.ico'), favicon());
   if (found.studentZip) write(path.join(out, STUDENT_ZIP), fs.readFileSync(found.studentZip));
+  for (const lab of found.studentLabs) {
+    write(path.join(out, STUDENT_LABS, lab), fs.readFileSync(path.join(found.studentDir, lab)));
+  }
   if (found.decks.length) fs.cpSync(found.slidesDir, path.join(out, 'slides'), { recursive: true });
 
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

@@ -12,6 +12,9 @@ import { all } from 'mdast-util-to-hast';
 import { mystToHast } from 'myst-to-html';
 
 export const STUDENT_ZIP = 'downloads/lmcourse-labs.zip';
+/** Where a lab's student copy (no solutions) is offered, beside the zip. */
+export const STUDENT_LABS = 'downloads/labs';
+const SOLUTION_MARKER = '# BEGIN SOLUTION';
 
 // ---- small hast helpers -------------------------------------------------------------
 
@@ -193,6 +196,20 @@ function highlight(value, lang) {
   );
 }
 
+/** Cells a reader opens on purpose: a lab's solution (so the page does not give it away)
+ * and an instructor's speaker notes (cells of slide type `notes`). */
+export function foldedAs(block) {
+  if (block.data?.slideshow?.slide_type === 'notes') {
+    return { className: 'speaker-notes', label: 'Instructor notes' };
+  }
+  const hasSolution = (n) =>
+    (n.type === 'code' && (n.value ?? '').includes(SOLUTION_MARKER)) || (n.children ?? []).some(hasSolution);
+  if (block.kind === 'notebook-code' && hasSolution(block)) {
+    return { className: 'solution', label: 'Solution (try the exercise first)' };
+  }
+  return null;
+}
+
 /** Keep cells/outputs marked removed out; fold hidden ones into a <details>. */
 function visible(node, hast, label) {
   if (node.visibility === 'remove') return null;
@@ -243,6 +260,10 @@ function makeHandlers(ctx) {
         { className: ['cell', kind, ...tags.map((t) => `tag-${t}`)], id: node.html_id || undefined },
         all(h, node),
       );
+      const folded = foldedAs(node);
+      if (folded) {
+        return el('details', { className: [folded.className] }, [el('summary', {}, [text(folded.label)]), div]);
+      }
       return visible(node, div, 'Show cell');
     },
     outputs: (h, node) =>
@@ -369,8 +390,13 @@ function onThisPage(page, ctx) {
 
 function downloadsHtml(page, slug, ctx) {
   const links = [];
+  const student = ctx.extras.studentLabs?.[slug];
+  if (student) {
+    // a lab's own notebook holds the solutions: offer the student copy instead
+    links.push(`<a href="${ctx.base}/${STUDENT_LABS}/${student}" download="${escape(student)}">⬇ Lab notebook (.ipynb, without solutions)</a>`);
+  }
   for (const exp of page.frontmatter?.exports ?? []) {
-    if (exp.format === 'ipynb' && exp.url) {
+    if (exp.format === 'ipynb' && exp.url && !slug.startsWith('labs.')) {
       links.push(`<a href="${ctx.asset(exp.url)}" download="${escape(exp.filename)}">⬇ Notebook (.ipynb)</a>`);
     }
   }

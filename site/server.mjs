@@ -7,14 +7,15 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { favicon, findExtras, slidesBySlug, vendorFiles } from './build.mjs';
-import { inlineLargeOutputs, renderPage, siteContext, STUDENT_ZIP } from './render.mjs';
+import { favicon, findExtras, pageExtras, vendorFiles } from './build.mjs';
+import { inlineLargeOutputs, renderPage, siteContext, STUDENT_LABS, STUDENT_ZIP } from './render.mjs';
 
 const { HOST = 'localhost', PORT = '3000', CONTENT_CDN_PORT = '3100' } = process.env;
 const CDN = `http://localhost:${CONTENT_CDN_PORT}`;
 const BUILD_ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '_build');
 const TYPES = { '.css': 'text/css', '.woff2': 'font/woff2', '.woff': 'font/woff', '.ttf': 'font/ttf',
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.zip': 'application/zip' };
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.zip': 'application/zip',
+  '.ipynb': 'application/x-ipynb+json' };
 
 async function getJson(url) {
   const resp = await fetch(url);
@@ -38,9 +39,10 @@ async function handle(req, res) {
   }
   const extras = findExtras(BUILD_ROOT);
   if (url === `/${STUDENT_ZIP}` && extras.studentZip) return send(200, TYPES['.zip'], fs.readFileSync(extras.studentZip));
-  if (url.startsWith('/slides/')) {
-    const file = path.join(extras.slidesDir, path.normalize(url.slice('/slides/'.length)));
-    if (file.startsWith(extras.slidesDir) && fs.existsSync(file) && fs.statSync(file).isFile()) {
+  for (const [prefix, dir] of [['/slides/', extras.slidesDir], [`/${STUDENT_LABS}/`, extras.studentDir]]) {
+    if (!url.startsWith(prefix)) continue;
+    const file = path.join(dir, path.normalize(url.slice(prefix.length)));
+    if (file.startsWith(dir) && fs.existsSync(file) && fs.statSync(file).isFile()) {
       return send(200, TYPES[path.extname(file)] ?? 'application/octet-stream', fs.readFileSync(file));
     }
   }
@@ -53,7 +55,7 @@ async function handle(req, res) {
     async (p) => (await fetch(`${CDN}${p}`)).text());
   const ctx = siteContext(config, {
     asset: (p) => `/build${p}`,
-    extras: { studentZip: extras.studentZip, slides: slidesBySlug({ [slug]: page }, extras.decks) },
+    extras: pageExtras({ [slug]: page }, extras),
   });
   return send(200, TYPES['.html'], renderPage(page, slug, ctx));
 }

@@ -36,6 +36,22 @@ def test_unknown_corpus_name_raises():
         load_corpus("wikipedia")
 
 
+def test_missing_gensim_says_how_to_install_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gensim.test.utils", None)  # import now fails
+    with pytest.raises(ImportError, match="gensim is not installed.*make lab"):
+        load_corpus("lee")
+
+
+def test_missing_corpus_file_says_how_to_repair_gensim(monkeypatch, tmp_path):
+    import gensim.test.utils
+
+    monkeypatch.setattr(gensim.test.utils, "datapath", lambda name: str(tmp_path / name))
+    with pytest.raises(FileNotFoundError, match="force-reinstall"):
+        load_corpus("lee")
+
+
 def test_tokenize_lowercases_and_drops_punctuation():
     assert tokenize("It's 9pm. The END!") == ["it's", "9pm", "the", "end"]
 

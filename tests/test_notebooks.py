@@ -83,6 +83,10 @@ def test_chapter_structure(notebook):
     assert images >= 2, f"{path.name}: a chapter needs at least two figures"
     assert any("# NBVAL_CHECK_OUTPUT" in c.source for c in nb.cells), (
         f"{path.name}: no cell is output-checked by nbval")
+    notes = [c for c in nb.cells if c.metadata.get("slideshow", {}).get("slide_type") == "notes"]
+    assert notes and all(c.cell_type == "markdown" for c in notes), (
+        f"{path.name}: an instructor presents it as slides; give it at least one markdown "
+        "cell with slide_type 'notes' (speaker notes)")
 
 
 def test_outputs_stay_small(notebook):

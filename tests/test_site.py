@@ -163,6 +163,49 @@ def test_student_copies_are_offered_for_download():
             assert nbtools.BEGIN not in text, f"{name}: a student copy still holds a solution"
 
 
+def _outside_details(html: str, css_class: str) -> str:
+    """The page with every ``<details class="css_class">`` element cut out."""
+    return re.sub(rf'<details class="{css_class}">.*?</details>', "", html, flags=re.S)
+
+
+def test_lab_pages_fold_solutions_and_offer_the_student_copy():
+    _need_site()
+    labs = sorted((ROOT / "labs").glob("*.ipynb"))
+    if not labs:
+        pytest.skip("no labs yet")
+    for (href, source) in _pages():
+        if not source.startswith("labs/"):
+            continue
+        html = (SITE / href.strip("/") / "index.html").read_text()
+        name = source.split("/")[-1]
+        assert nbtools.BEGIN in html, f"{href}: the solutions should be on the page, folded"
+        assert nbtools.BEGIN not in _outside_details(html, "solution"), (
+            f"{href}: a solution is shown unfolded")
+        link = f'href="/downloads/labs/{name}"'
+        assert link in html, f"{href}: no link to the student copy {name}"
+        copy = (SITE / "downloads" / "labs" / name).read_text()
+        assert nbtools.BEGIN not in copy, f"the downloadable {name} holds a solution"
+        notebooks = re.findall(r'href="([^"]+\.ipynb)"', html)
+        assert notebooks == [f"/downloads/labs/{name}"], (
+            f"{href}: offers {notebooks}; only the student copy should be downloadable")
+
+
+def test_speaker_notes_are_folded_on_chapter_pages():
+    _need_site()
+    for (href, source) in _pages():
+        if not source.startswith("chapters/"):
+            continue
+        nb = nbformat.read(ROOT / source, as_version=4)
+        notes = [c for c in nb.cells
+                 if c.metadata.get("slideshow", {}).get("slide_type") == "notes"]
+        html = (SITE / href.strip("/") / "index.html").read_text()
+        assert html.count('<details class="speaker-notes">') == len(notes), href
+        for cell in notes:
+            words = cell.source.split()[:6]  # the note's first words, as rendered
+            assert " ".join(words) not in _outside_details(html, "speaker-notes"), (
+                f"{href}: a speaker note is shown unfolded")
+
+
 # ---- in the browser -----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -94,6 +94,12 @@ def build(twin: Path, run: bool = True) -> None:
     jupytext.write(nb, twin, fmt="py:percent")
 
 
+def _cell_key(cell: nbformat.NotebookNode) -> tuple:
+    """What a twin must agree on: type, source, and the metadata slides and the site read."""
+    return (cell.cell_type, cell.source.strip(), cell.metadata.get("slideshow"),
+            tuple(cell.metadata.get("tags", ())))
+
+
 def out_of_sync(root: Path = ROOT) -> list[str]:
     """Notebooks whose ``.py`` twin is missing or whose cells differ from it."""
     problems = []
@@ -103,8 +109,7 @@ def out_of_sync(root: Path = ROOT) -> list[str]:
             problems.append(f"{path.relative_to(root)}: no jupytext twin {twin.name}")
             continue
         a, b = nbformat.read(path, as_version=4), jupytext.read(twin)
-        cells_a = [(c.cell_type, c.source.strip()) for c in a.cells]
-        cells_b = [(c.cell_type, c.source.strip()) for c in b.cells]
+        cells_a, cells_b = [_cell_key(c) for c in a.cells], [_cell_key(c) for c in b.cells]
         if cells_a != cells_b:
             first = next((i for i, (x, y) in enumerate(zip(cells_a, cells_b, strict=False))
                           if x != y),

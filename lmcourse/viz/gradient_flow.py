@@ -183,13 +183,15 @@ def plot_gradient_flow(settings: Sequence[dict] | None = None, *, reference: boo
     radii = sorted({s.get("radius", 1.0) for s in settings})
     cmap = plt.get_cmap("coolwarm")
     styles = {"linear": "--", "tanh": "-", "relu": ":"}
+    markers = {"lstm": "o", "gru": "^"}  # colour = radius, line = nonlinearity, marker = cell
     for s in settings:
         kwargs = {"seq_len": 60, **common, **s}
         flow = gradient_flow(**kwargs)
         r = flow.settings["radius"]
         color = cmap(0.5 if len(radii) == 1 else radii.index(r) / (len(radii) - 1))
         ax.plot(flow.steps_back, flow.norms, styles.get(flow.settings["nonlinearity"], "-"),
-                color=color, lw=2 if len(settings) == 1 else 1.5, label=_label(flow))
+                color=color, lw=2 if len(settings) == 1 else 1.5, label=_label(flow),
+                marker=markers.get(flow.settings["cell"]), markevery=6, markersize=4)
         if reference:
             k = flow.steps_back
             ax.plot(k, float(r) ** k, ":", color="grey", lw=1, label=f"ρ^(T−t), ρ = {r:g}")

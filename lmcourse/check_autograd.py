@@ -1,0 +1,380 @@
+"""Lab 01 auto-checks: a scalar autograd engine, checked against PyTorch.
+
+The lab's engine is any class with the micrograd-style contract of
+``lmcourse.autograd.Value``. Each check passes with the measured figure or fails with a
+hint naming the mistake (see :mod:`lmcourse.check` for the machinery).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from lmcourse.check import attempt, close, expect, fail, passed
+
+# The lab's engine is any class with the micrograd-style contract of
+# ``lmcourse.autograd.Value``: ``Value(data)`` has ``.data``, ``.grad``, ``._parents``
+# and ``._backward`` (a closure that adds the node's contribution to its parents'
+# grads), and ``.backward()`` fills every grad. References are computed here with
+# PyTorch (float64) or by hand-derived formulas evaluated at the test point.
+
+#: One node of a random expression: ("x", i) an input, ("const", c) a plain number,
+#: (op, a, b) for op in + - * /, ("**", a, k), or (f, a) for f in tanh exp log relu.
+Expr = tuple
+
+_UPSTREAM, _SEED_GRAD = 0.7, 0.25  # out.grad during a local check; grads already there
+
+
+def random_expression(rng: Any, n_inputs: int = 3, depth: int = 5) -> Expr:
+    """A random expression over x0..x{n-1} with + - * / ** tanh exp log relu.
+
+    Inputs are reused, and now and then a whole subexpression is reused, so the graph
+    is a DAG, not a tree. Numbers appear on either side of an operator. Domains are
+    safe by construction: log, fractional and negative powers and divisions by an
+    expression only see ``u*u + c`` with ``c > 0``.
+    """
+    made: list[Expr] = []
+
+    def positive(u: Expr) -> Expr:
+        return ("+", ("*", u, u), ("const", rng.choice((0.5, 1.0, 2.0))))
+
+    def grow(d: int) -> Expr:
+        if d == 0 or (d < depth and rng.random() < 0.25):
+            return ("x", rng.randrange(n_inputs))
+        if made and rng.random() < 0.15:
+            return rng.choice(made)  # a shared subexpression
+        if rng.random() < 0.55:
+            op = rng.choice(("+", "-", "*", "/"))
+            a, b = grow(d - 1), grow(d - 1)
+            if rng.random() < 0.3:  # a plain number on the left or on the right
+                c = ("const", rng.choice((-2.0, -0.5, 0.5, 1.5, 3.0)))
+                a, b = (c, b) if rng.random() < 0.5 else (a, c)
+            if op == "/" and b[0] != "const":  # numbers are never 0; expressions might be
+                b = positive(b)
+            node = (op, a, b)
+        else:
+            f = rng.choice(("tanh", "exp", "log", "relu", "**"))
+            a = grow(d - 1)
+            if f == "**":
+                k = rng.choice((2, 3, -1, 0.5, 1.5))
+                node = ("**", a if k in (2, 3) else positive(a), k)
+            else:
+                node = (f, positive(a) if f == "log" else a)
+        made.append(node)
+        return node
+
+    return grow(depth)
+
+
+def evaluate(expr: Expr, inputs: Any) -> Any:
+    """Evaluate ``expr`` with ``inputs[i]`` for x_i: ``Value`` nodes or torch tensors.
+
+    A subexpression shared in the tree is computed once, so it is one node of the graph.
+    """
+    cache: dict[int, Any] = {}
+
+    def ev(e: Expr) -> Any:
+        if id(e) in cache:
+            return cache[id(e)]
+        tag = e[0]
+        if tag == "x":
+            r = inputs[e[1]]
+        elif tag == "const":
+            r = e[1]
+        elif tag in ("+", "-", "*", "/"):
+            a, b = ev(e[1]), ev(e[2])
+            r = a + b if tag == "+" else a - b if tag == "-" else a * b if tag == "*" else a / b
+        elif tag == "**":
+            r = ev(e[1]) ** e[2]
+        else:
+            r = getattr(ev(e[1]), tag)()
+        cache[id(e)] = r
+        return r
+
+    return ev(expr)
+
+
+def expression_str(expr: Expr) -> str:
+    """``expr`` as a formula, e.g. ``tanh(x0 * x1) + 0.5``."""
+    tag = expr[0]
+    if tag == "x":
+        return f"x{expr[1]}"
+    if tag == "const":
+        return f"{expr[1]:g}"
+    if tag in ("+", "-", "*", "/"):
+        return f"({expression_str(expr[1])} {tag} {expression_str(expr[2])})"
+    if tag == "**":
+        return f"{expression_str(expr[1])}**{expr[2]:g}"
+    return f"{tag}({expression_str(expr[1])})"
+
+
+def torch_gradients(fn: Expr | Callable[..., Any], xs: list[float]) -> tuple[float, list[float]]:
+    """Value and gradient of an expression (or a function of scalars) at ``xs``, by
+    torch.autograd in float64."""
+
+    ts = [torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in xs]
+    out = evaluate(fn, ts) if isinstance(fn, tuple) else fn(*ts)
+    out.backward()
+    return out.item(), [0.0 if t.grad is None else t.grad.item() for t in ts]
+
+
+def random_case(rng: Any, n_inputs: int = 3, depth: int = 5,
+                bound: float = 1e6) -> tuple[Expr, list[float]]:
+    """A random expression and inputs at which its value and gradient are moderate."""
+
+    while True:
+        expr = random_expression(rng, n_inputs, depth)
+        xs = [round(rng.uniform(-2.0, 2.0), 3) for _ in range(n_inputs)]
+        value, grads = torch_gradients(expr, xs)
+        if all(math.isfinite(v) and abs(v) < bound for v in (value, *grads)):
+            return expr, xs
+
+
+def _rel(a: float, b: float) -> float:
+    return abs(a - b) / max(1.0, abs(b))
+
+
+def _reference_order(root: Any) -> list[Any]:
+    """Our own topological order (parents first), so checks don't trust the student's."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif id(node) not in seen:
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((p, False) for p in node._parents)
+    return order
+
+
+def _local_case(name: str, Value: Any, what: str, build: Callable[..., Any],
+                data: list[float], forward: float, local: list[float],
+                wrong: list[tuple[list[float], str]]) -> float:
+    """Run one node's ``_backward`` and compare the grads it leaves with the chain rule.
+
+    Parents start with grad ``_SEED_GRAD`` (as if another child had already pushed
+    its share) and ``out.grad = _UPSTREAM``, so the correct result is
+    ``_SEED_GRAD + _UPSTREAM * local``. ``wrong`` lists the local derivatives of
+    typical mistakes with the hint for each. Returns the largest error.
+    """
+    xs = [Value(d) for d in data]
+    out = attempt(name, build, *xs)
+    expect(hasattr(out, "_backward") and hasattr(out, "data"), name,
+           f"{what} should return a new Value, got {type(out).__name__}")
+    expect(close(out.data, forward, 1e-12), name,
+           f"the forward value of {what} is {out.data}, expected {forward:.6g}; "
+           "the forward code was given, did it change?")
+    for x in xs:
+        x.grad = _SEED_GRAD
+    out.grad = _UPSTREAM
+    attempt(name, out._backward)
+    got = [x.grad for x in xs]
+    want = [_SEED_GRAD + _UPSTREAM * g for g in local]
+
+    def same(values: list[float]) -> bool:
+        return all(close(a, b, 1e-9) for a, b in zip(got, values, strict=True))
+
+    if same(want):
+        return max(_rel(a, b) for a, b in zip(got, want, strict=True))
+    expect(not same([_SEED_GRAD] * len(xs)), name,
+           f"{what}: calling out._backward() left the parents' grads unchanged; does the "
+           "closure add to `self.grad`/`other.grad`, and is it stored in `out._backward`?")
+    if same([_UPSTREAM * g for g in local]):
+        fail(name, f"in {what}, the parents' grads were overwritten: use `+=`, not `=`. "
+                   "A node can feed several children, and each child adds its share "
+                   "z^j * df^j/dx^i to the parent's grad.")
+    if same([_SEED_GRAD + g for g in local]):
+        fail(name, f"in {what}, multiply the local derivative by `out.grad` (chain rule: "
+                   "z^i += z^out * d out / d x^i); with out.grad = 1 you would not notice.")
+    for w, hint in wrong:
+        if same([_SEED_GRAD + _UPSTREAM * g for g in w]):
+            fail(name, f"in {what}: {hint}")
+    fail(name, f"in {what}, with out.grad = {_UPSTREAM} the parents' grads went from "
+               f"{_SEED_GRAD} to {[round(g, 6) for g in got]}, expected "
+               f"{[round(g, 6) for g in want]} (local derivative(s) "
+               f"{[round(g, 6) for g in local]}).")
+    return 0.0  # unreachable
+
+
+def autograd_ops(Value: Any) -> None:
+    """Lab 01, exercise 1: each operation's ``_backward`` applies its local derivative."""
+
+    name = "local derivatives"
+    a, b, x, k = 2.0, -3.0, 0.8, 3
+    t = math.tanh(x)
+    cases = [
+        ("a + b", lambda p, q: p + q, [a, b], a + b, [1.0, 1.0], []),
+        ("x + x", lambda p: p + p, [x], 2 * x, [2.0],
+         [([1.0 - _SEED_GRAD / _UPSTREAM], "x + x should give x.grad = 2 (times out.grad): the "
+                                           "same parent appears twice, so use `+=`, not `=`.")]),
+        ("a * b", lambda p, q: p * q, [a, b], a * b, [b, a],
+         [([a, b], "the factors are swapped: d(a*b)/da = b (other.data) and d(a*b)/db = a "
+                   "(self.data).")]),
+        ("x * x", lambda p: p * p, [x], x * x, [2 * x],
+         [([x - _SEED_GRAD / _UPSTREAM], "x * x should give x.grad = 2x (times out.grad): both "
+                                         "factors are x, so use `+=`, not `=`.")]),
+        (f"x ** {k}", lambda p: p**k, [x], x**k, [k * x ** (k - 1)],
+         [([k * x**k], "the power rule is d(x**k)/dx = k * x**(k-1), not k * x**k."),
+          ([x ** (k - 1)], "the power rule is d(x**k)/dx = k * x**(k-1): the factor k is "
+                           "missing."),
+          ([(k - 1) * x ** (k - 1)], "the power rule is d(x**k)/dx = k * x**(k-1), not "
+                                     "(k-1) * x**(k-1).")]),
+        ("x ** -1", lambda p: p**-1, [x], 1 / x, [-1 / x**2], []),
+        ("x ** 0.5", lambda p: p**0.5, [x], x**0.5, [0.5 * x**-0.5], []),
+        ("x.tanh()", lambda p: p.tanh(), [x], t, [1 - t * t],
+         [([1 - x * x], "d tanh(x)/dx = 1 - tanh(x)², not 1 - x²: square the output "
+                        "(the tanh value t), not the input."),
+          ([1 - t], "d tanh(x)/dx = 1 - tanh(x)²: the square is missing."),
+          ([t * (1 - t)], "t(1 - t) is the derivative of the sigmoid; for tanh it is 1 - t².")]),
+        ("x.exp()", lambda p: p.exp(), [x], math.exp(x), [math.exp(x)],
+         [([x], "d e^x/dx = e^x, which is the output `out.data`, not the input x."),
+          ([1.0], "d e^x/dx = e^x (that is `out.data`), not 1.")]),
+    ]
+    worst = max(_local_case(name, Value, *case) for case in cases)
+    passed(name, f"+ * ** tanh exp on {len(cases)} cases, max relative error {worst:.1e} "
+                 "against the chain rule")
+
+
+def autograd_topological_order(topological_order: Callable[[Any], Any], Value: Any) -> None:
+    """Lab 01, exercise 2: every node once, each after all of its parents."""
+    name = "topological order"
+    single = Value(3.0)
+    got = attempt(name, topological_order, single)
+    expect(isinstance(got, (list, tuple)) and len(got) == 1 and got[0] is single, name,
+           "for a graph with a single node, return a list with just that node; got "
+           f"{got!r}")
+    a, b = Value(0.5), Value(-1.0)
+    c = a * b
+    d = c + a
+    e = d.tanh()
+    g = e * c
+    f = g + b
+    for node, label in zip((a, b, c, d, e, g, f), "abcdegf", strict=True):
+        node.label = label
+    nodes = [a, b, c, d, e, g, f]
+    got = attempt(name, topological_order, f)
+    expect(isinstance(got, (list, tuple)), name,
+           f"return a list of nodes, got {type(got).__name__}")
+    got = list(got)
+    ids = [id(n) for n in got]
+    expect(len(ids) == len(set(ids)), name,
+           "a node appears more than once: keep a `visited` set and skip nodes you have "
+           "already seen (here c is a parent of both d and g, a of both c and d).")
+    missing = [n.label for n in nodes if id(n) not in set(ids)]
+    expect(not missing, name,
+           f"missing node(s) {missing}: visit every parent of every node, recursively, "
+           "all the way to the inputs.")
+    expect(len(got) == len(nodes), name,
+           f"{len(got)} nodes returned but the graph has {len(nodes)}: return only nodes "
+           "the output depends on.")
+    where = {id(n): i for i, n in enumerate(got)}
+    if got[0] is f:
+        fail(name, "the output comes first: this lists each node before its parents. "
+                   "Append a node only after all its parents are in the list (post-order).")
+    for node in got:
+        for p in node._parents:
+            expect(where[id(p)] < where[id(node)], name,
+                   f"node {node.label!r} is listed before its parent {p.label!r}: append a "
+                   "node only after visiting all of its parents.")
+    passed(name, f"{len(nodes)} nodes, each once, every one after its parents")
+
+
+def autograd_backward(Value: Any) -> None:
+    """Lab 01, exercise 3: ``backward`` = reset, z^ω = 1, then reverse topological order."""
+    name = "backward"
+    xs0 = [0.5, -1.5]
+
+    def build(x: Any, y: Any) -> Any:
+        u = x * y + x
+        return u.tanh() * y + x * x + (y * u).exp() + x
+
+    _, ref = torch_gradients(build, xs0)  # the same code runs on torch tensors
+    x, y = Value(xs0[0]), Value(xs0[1])
+    out = build(x, y)
+    attempt(name, out.backward)
+    got, out_grad = [x.grad, y.grad], out.grad
+    if all(g == 0 for g in got) and out_grad != 1.0:
+        fail(name, "every grad is 0: set the output's grad to 1 (the base case "
+                   "z^ω = dω/dω = 1) after resetting the grads, then call each node's "
+                   "_backward.")
+    if not all(close(g, r, 1e-9) for g, r in zip(got, ref, strict=True)):
+        order = _reference_order(out)
+        for node in order:
+            node.grad = 0.0
+        out.grad = 1.0
+        for node in order:  # what visiting the nodes in forward order would give
+            node._backward()
+        forward = [x.grad, y.grad]
+        if all(close(g, r, 1e-12) for g, r in zip(got, forward, strict=True)):
+            fail(name, "the nodes were visited in forward order: call _backward in "
+                       "REVERSE topological order, so a node's grad is complete before it "
+                       "is passed on to its parents.")
+        fail(name, f"x.grad, y.grad = {got[0]:.6g}, {got[1]:.6g} but torch gives "
+                   f"{ref[0]:.6g}, {ref[1]:.6g}: reset all grads to 0, set out.grad = 1, "
+                   "then call _backward on every node in reverse topological order.")
+    expect(close(out_grad, 1.0, 1e-12), name,
+           f"after backward the output's grad is {out_grad}, it should be 1.")
+    attempt(name, out.backward)
+    again = [x.grad, y.grad]
+    expect(all(close(g, r, 1e-9) for g, r in zip(again, ref, strict=True)), name,
+           f"calling backward a second time changed the grads (x.grad {got[0]:.6g} -> "
+           f"{again[0]:.6g}, y.grad {got[1]:.6g} -> {again[1]:.6g}): reset every node's grad "
+           "to 0 at the start of backward; the closures accumulate with +=, so old grads "
+           "would be added to.")
+    worst = max(_rel(g, r) for g, r in zip(got, ref, strict=True))
+    passed(name, f"grads match torch.autograd (max relative difference {worst:.1e}); "
+                 "a second call gives the same grads")
+
+
+def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
+                           tol: float = 1e-9) -> None:
+    """Lab 01, final check: ``n`` random expressions, values and grads vs torch.autograd."""
+
+    name = "random expressions vs torch"
+    rng = random.Random(seed)
+    worst, sizes = 0.0, []
+    for i in range(n):
+        expr, xs = random_case(rng)
+        value, ref = torch_gradients(expr, xs)
+        ins = [Value(v) for v in xs]
+        out = attempt(name, evaluate, expr, ins)
+        attempt(name, out.backward)
+        sizes.append(len(_reference_order(out)))
+        ours = [out.data] + [v.grad for v in ins]
+        errs = [_rel(a, b) for a, b in zip(ours, [value, *ref], strict=True)]
+        if max(errs) > tol:
+            fail(name, f"expression #{i}: f = {expression_str(expr)} at x = {xs}: ours gives "
+                       f"f = {ours[0]:.10g}, grad = {[float(f'{g:.10g}') for g in ours[1:]]}, "
+                       f"torch gives f = {value:.10g}, grad = "
+                       f"{[float(f'{g:.10g}') for g in ref]}. Which operations does it use? "
+                       "Test them one by one on small examples.")
+        worst = max(worst, *errs)
+    passed(name, f"{n} random expressions ({min(sizes)}-{max(sizes)} nodes), max |ours - torch|"
+                 f" / max(1, |torch|) = {worst:.1e} (tolerance {tol:.0e})")
+
+
+def autograd_worked_example(Value: Any) -> None:
+    """Lab 01, sanity check: f(x, y) = (x + y) x y² at (1, 2), by hand and by torch."""
+    name = "worked example"
+    x0, y0 = 1.0, 2.0
+
+    def f_of(x: Any, y: Any) -> Any:
+        return (x + y) * x * y**2
+
+    value, ref = torch_gradients(f_of, [x0, y0])
+    by_hand = [y0**2 * (2 * x0 + y0), 2 * x0**2 * y0 + 3 * x0 * y0**2]
+    x, y = Value(x0), Value(y0)
+    f = attempt(name, f_of, x, y)
+    attempt(name, f.backward)
+    expect(close(f.data, value, 1e-12), name,
+           f"f(1, 2) = {f.data}, should be (1 + 2) * 1 * 2² = {value:g}")
+    expect(close(x.grad, ref[0], 1e-9) and close(y.grad, ref[1], 1e-9), name,
+           f"(df/dx, df/dy) = ({x.grad:g}, {y.grad:g}), torch gives ({ref[0]:g}, {ref[1]:g})")
+    passed(name, f"f(1, 2) = {f.data:g} (torch {value:g}); df/dx = {x.grad:g} (torch "
+                 f"{ref[0]:g}, y²(2x + y) = {by_hand[0]:g}); df/dy = {y.grad:g} (torch "
+                 f"{ref[1]:g}, 2x²y + 3xy² = {by_hand[1]:g})")
