@@ -99,3 +99,28 @@ def test_widget_accepts_a_single_layer_tensor():
     plt.close("all")
     with pytest.raises(ValueError, match="B x heads"):
         attention_widget([torch.zeros(1, 1, 1, 2, 2)], ["a", "b"])
+
+
+def test_widget_takes_a_real_hugging_face_models_attentions():
+    """Any model that returns attentions works: here the real MiniLM checkpoint, read from
+    disk with transformers (eager attention, which returns the weights)."""
+    from transformers import BertModel
+
+    from lmcourse.pretrained import load_hf_tokenizer, minilm_path
+
+    tokenizer = load_hf_tokenizer()
+    model = BertModel.from_pretrained(str(minilm_path()), local_files_only=True,
+                                      attn_implementation="eager").eval()
+    enc = tokenizer("the bank raised interest rates", return_tensors="pt")
+    with torch.no_grad():
+        attentions = model(**enc, output_attentions=True).attentions
+    tokens = tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+    assert len(attentions) == model.config.num_hidden_layers
+    box = attention_widget(attentions, tokens, layer=2)
+    fig = box.static_figure
+    heatmaps = [ax for ax in fig.axes if ax.images]
+    assert len(heatmaps) == model.config.num_attention_heads
+    shown = heatmaps[5].images[0].get_array()
+    np.testing.assert_allclose(shown, attentions[2][0, 5].numpy(), atol=1e-6)
+    assert [t.get_text() for t in heatmaps[0].get_xticklabels()] == tokens
+    plt.close("all")

@@ -15,6 +15,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from lmcourse.viz.figures import display_figure
+
 __all__ = ["attention_widget", "plot_attention", "plot_heads_grid"]
 
 ALL_HEADS = "all heads"
@@ -120,17 +122,6 @@ def plot_heads_grid(attentions, tokens: Sequence[str], layer: int = -1, *,
     return fig
 
 
-def _display(fig: plt.Figure) -> None:
-    """Show ``fig`` as a static image in Jupyter (nothing elsewhere), then release it."""
-    try:
-        from IPython import get_ipython
-        from IPython.display import display
-    except ImportError:  # pragma: no cover - IPython comes with the course
-        get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
-        display(fig)
-    plt.close(fig)
-
 
 def attention_widget(attentions, tokens: Sequence[str], *, layer: int = -1,
                      batch_index: int = 0, query_tokens: Sequence[str] | None = None):
@@ -146,7 +137,7 @@ def attention_widget(attentions, tokens: Sequence[str], *, layer: int = -1,
     layers = _as_layers(attentions)
     static = plot_heads_grid(layers, tokens, layer, batch_index=batch_index,
                              query_tokens=query_tokens)
-    _display(static)
+    display_figure(static)
 
     num_heads = layers[0].shape[1]
     layer_w = widgets.Dropdown(options=list(range(len(layers))),
@@ -165,7 +156,7 @@ def attention_widget(attentions, tokens: Sequence[str], *, layer: int = -1,
                 fig = plot_attention(layers[layer_w.value][batch_index, head_w.value], tokens,
                                      query_tokens, vmax=1.0,
                                      title=f"layer {layer_w.value}, head {head_w.value}")
-            _display(fig)
+            display_figure(fig)
 
     layer_w.observe(redraw, names="value")
     head_w.observe(redraw, names="value")

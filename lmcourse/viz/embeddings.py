@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from lmcourse.models.embeddings import analogy, most_similar
+from lmcourse.viz.figures import display_figure
 
 __all__ = ["neighbours_widget", "pca_2d", "plot_neighbours", "plot_projection"]
 
@@ -70,16 +71,6 @@ def plot_neighbours(embeddings: Mapping[str, np.ndarray], words: Sequence[str], 
     return fig
 
 
-def _display(fig: plt.Figure) -> None:
-    try:
-        from IPython import get_ipython
-        from IPython.display import display
-    except ImportError:  # pragma: no cover - IPython comes with the course
-        get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
-        display(fig)
-    plt.close(fig)
-
 
 def neighbours_widget(embeddings: Mapping[str, np.ndarray], words: Sequence[str],
                       choices: Sequence[str], query: str, k: int = 8,
@@ -88,7 +79,7 @@ def neighbours_widget(embeddings: Mapping[str, np.ndarray], words: Sequence[str]
     embedding answers side by side. Draws the static view of ``query`` first."""
     import ipywidgets as widgets
 
-    _display(plot_neighbours(embeddings, words, query, k))
+    display_figure(plot_neighbours(embeddings, words, query, k))
     word_w = widgets.Dropdown(options=list(choices), value=query, description="word")
     a_w, b_w, c_w = (widgets.Text(value=v, layout=widgets.Layout(width="110px"))
                      for v in analogy_of)
@@ -99,7 +90,7 @@ def neighbours_widget(embeddings: Mapping[str, np.ndarray], words: Sequence[str]
     def show_neighbours(*_):
         with out:
             out.clear_output(wait=True)
-            _display(plot_neighbours(embeddings, words, word_w.value, k))
+            display_figure(plot_neighbours(embeddings, words, word_w.value, k))
 
     def show_analogy(*_):
         with out:
@@ -109,7 +100,7 @@ def neighbours_widget(embeddings: Mapping[str, np.ndarray], words: Sequence[str]
             if missing:
                 print(f"not in the vocabulary: {missing}")
                 return
-            _display(plot_neighbours(embeddings, words, c, k, analogy_of=(a, b, c)))
+            display_figure(plot_neighbours(embeddings, words, c, k, analogy_of=(a, b, c)))
 
     word_w.observe(show_neighbours, names="value")
     go.on_click(show_analogy)

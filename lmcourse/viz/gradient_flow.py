@@ -25,6 +25,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from lmcourse.viz.figures import display_figure
+
 __all__ = [
     "CELLS",
     "Cell",
@@ -206,17 +208,6 @@ def plot_gradient_flow(settings: Sequence[dict] | None = None, *, reference: boo
     return fig
 
 
-def _display(fig: plt.Figure) -> None:
-    """Show ``fig`` as a static image in Jupyter (nothing elsewhere), then release it."""
-    try:
-        from IPython import get_ipython
-        from IPython.display import display
-    except ImportError:  # pragma: no cover - IPython comes with the course
-        get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
-        display(fig)
-    plt.close(fig)
-
 
 def gradient_flow_widget(radius: float = 1.0, nonlinearity: str = "tanh", seq_len: int = 60,
                          hidden_size: int = 64, seed: int = 0, input_scale: float = 0.1, *,
@@ -234,7 +225,7 @@ def gradient_flow_widget(radius: float = 1.0, nonlinearity: str = "tanh", seq_le
     common = dict(seq_len=seq_len, hidden_size=hidden_size, seed=seed, input_scale=input_scale)
     static = plot_gradient_flow(static_settings, title="Gradient norm through time (static view)",
                                 **common)
-    _display(static)
+    display_figure(static)
 
     cells = list(CELLS) if cells is None else list(cells)
     radius_w = widgets.FloatSlider(value=radius, min=0.5, max=2.0, step=0.05,
@@ -255,7 +246,7 @@ def gradient_flow_widget(radius: float = 1.0, nonlinearity: str = "tanh", seq_le
                            cell=cell_w.value, input_scale=scale_w.value)
             fig = plot_gradient_flow([setting], seq_len=length_w.value,
                                      hidden_size=hidden_size, seed=seed, reference=True)
-            _display(fig)
+            display_figure(fig)
 
     controls = [radius_w, nonlin_w, length_w, scale_w] + ([cell_w] if len(cells) > 1 else [])
     for w in controls:
