@@ -49,7 +49,8 @@ $(STAMP): pyproject.toml requirements-lock.txt
 setup: $(STAMP)
 
 lab: setup
-	$(BIN)/jupyter lab $(ROOT_FLAG) chapters/01_backprop.ipynb
+	@# root_dir: the file browser shows chapters/ and labs/, not only the folder of chapter 1
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" chapters/01_backprop.ipynb
 
 lint: setup
 	$(BIN)/ruff check .
