@@ -85,7 +85,7 @@ class Browser:
                 route.abort()
 
         page.route("**/*", route)
-        page.on("pageerror", lambda err: self.errors.append(str(err)))
+        page.on("pageerror", lambda err: self.errors.append(f"{err}\n{err.stack or ''}"))
         page.on("requestfailed", lambda req: self.failed.append(req.url))
         page.on("response", lambda resp: resp.status >= 400 and self.failed.append(
             f"{resp.status} {resp.url}"))
