@@ -83,6 +83,7 @@ from lmcourse.models.embeddings import (
     tfidf,
     train_glove,
     train_word2vec,
+    window_reach,
     word_similarity,
 )
 from lmcourse.viz.embeddings import neighbours_widget, plot_projection
@@ -512,6 +513,7 @@ plt.show()
 # builds the pairs with one array operation per offset $o = 1..L$.
 
 # %% slideshow={"slide_type": "-"}
+show(window_reach)
 show(skipgram_pairs)
 
 # %% slideshow={"slide_type": "-"}

@@ -255,6 +255,12 @@ def subsample(docs: Sequence[np.ndarray], keep: np.ndarray, rng: np.random.Gener
     return [d[rng.random(len(d)) < keep[d]] for d in docs]
 
 
+def window_reach(n: int, window: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """How far each of ``n`` positions looks: ``window`` everywhere, or with ``rng``
+    word2vec's *dynamic window*, a fresh ``b ~ Uniform{1..window}`` per position."""
+    return np.full(n, window) if rng is None else rng.integers(1, window + 1, size=n)
+
+
 def skipgram_pairs(docs: Sequence[np.ndarray], window: int,
                    rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """All (center, context) pairs with ``1 <= |offset| <= window`` inside each document,
@@ -269,8 +275,7 @@ def skipgram_pairs(docs: Sequence[np.ndarray], window: int,
         n = len(doc)
         if n < 2:
             continue
-        reach = (np.full(n, window) if rng is None
-                 else rng.integers(1, window + 1, size=n))
+        reach = window_reach(n, window, rng)
         pos, ctx = [], []
         for o in range(1, min(window, n - 1) + 1):
             right = np.nonzero(reach[:-o] >= o)[0]       # center i sees i + o
@@ -297,8 +302,7 @@ def cbow_windows(docs: Sequence[np.ndarray], window: int,
         n = len(doc)
         if n < 2:
             continue
-        reach = (np.full(n, window) if rng is None
-                 else rng.integers(1, window + 1, size=n))
+        reach = window_reach(n, window, rng)
         pos = np.arange(n)[:, None] + np.array(offsets)[None, :]
         valid = (pos >= 0) & (pos < n) & (np.abs(np.array(offsets))[None, :] <= reach[:, None])
         ctx = np.where(valid, doc[np.clip(pos, 0, n - 1)], -1)
