@@ -10,6 +10,7 @@ PYTHON        ?= python3
 VENV          ?= .venv
 TORCH_VERSION ?= 2.13.0
 TORCH_INDEX   ?=
+RISE_VERSION  ?= 0.43.1
 JOBS          ?= 2
 NOTEBOOK_BUDGET_S ?= 120
 # hard stop: a notebook (or one cell) running longer than this is failed, not waited for
@@ -43,7 +44,11 @@ $(STAMP): pyproject.toml requirements-lock.txt
 	$(BIN)/python -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),)
 	@echo "== installing the course and its pinned dependencies"
 	$(BIN)/python -m pip install -q -c requirements-lock.txt -e ".[dev]"
-	$(BIN)/python -m ipykernel install --user --name lmcourse --display-name "Python 3 (lmcourse)" >/dev/null
+	@# RISE (live slides in JupyterLab 4) without its dependency jupyterlab-mathjax3, a
+	@# JupyterLab 3 extension that Lab 4 reports as unsatisfied; RISE brings its own MathJax.
+	$(BIN)/python -m pip install -q --no-deps "jupyterlab_rise==$(RISE_VERSION)"
+	@# the kernel lives inside .venv (--sys-prefix): two clones never share one by accident
+	$(BIN)/python -m ipykernel install --sys-prefix --name lmcourse --display-name "Python 3 (lmcourse)" >/dev/null
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -60,17 +65,19 @@ lint: setup
 test: setup lint browser book $(SLIDES_JS)
 	LMCOURSE_CHROMIUM=$(CHROMIUM) $(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --nbval-lax --nbval-current-env --nbval-cell-timeout=$(NOTEBOOK_TIMEOUT_S) \
-	  tests chapters labs
+	  tests benchmarks chapters labs
 
+# the fast inner loop: unit tests without the browser, student-kernel, install and
+# data-regeneration tests (marked slow) and without executing notebooks
 unit: setup
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope tests
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope -m "not slow" tests benchmarks
 
 notebooks: setup
 	$(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --nbval-lax --nbval-current-env --nbval-cell-timeout=$(NOTEBOOK_TIMEOUT_S) chapters labs
 
 student: setup
-	$(BIN)/python tools/nbtools.py student
+	$(BIN)/python -m tools.nbtools student
 
 $(SITE_JS): site/package.json site/package-lock.json
 	cd site && $(NPM) ci --ignore-scripts --no-audit --no-fund
@@ -83,15 +90,15 @@ $(SLIDES_JS): site/reveal/package.json site/reveal/package-lock.json
 # own template (site/), which starts no server; the student zip and any slide decks already
 # in _build/ are linked from the pages.
 book: setup student $(SITE_JS)
-	$(BIN)/python site/toc.py --check || echo "== new notebooks stay off the site (and tests/test_site.py fails) until you run make toc"
+	$(BIN)/python -m tools.toc --check || echo "== new notebooks stay off the site (and tests/test_site.py fails) until you run make toc"
 	$(BIN)/jupyter-book build --html
 	@echo "== site in _build/html (serve it: $(BIN)/python -m http.server -d _build/html)"
 
 toc: setup
-	$(BIN)/python site/toc.py
+	$(BIN)/python -m tools.toc
 
 slides: setup $(SLIDES_JS)
-	$(BIN)/python site/slides.py
+	$(BIN)/python -m tools.slides
 
 bench: setup
 	$(BIN)/python -m benchmarks $(BENCH_FLAGS)

@@ -1,6 +1,6 @@
 """Time our scaled dot-product attention against PyTorch's fused kernel.
 
-    python benchmarks/attention.py            # a few sizes, a table with the ratios
+    python -m benchmarks.attention            # a few sizes, a table with the ratios
 
 Ours (``lmcourse.models.attention.scaled_dot_product_attention``) computes the scores,
 the softmax and the weighted sum as three separate operations and keeps the ``T x S``
@@ -13,38 +13,18 @@ ours / torch is what to read, the absolute times depend on the machine and its l
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 
 import torch
 import torch.nn.functional as F
 
+import lmcourse
 from lmcourse.models.attention import causal_mask, scaled_dot_product_attention
+from lmcourse.timing import compare
 
 #: (batch, heads, sequence length, head dimension)
 DEFAULT_SIZES = ((8, 8, 64, 64), (8, 8, 256, 64), (4, 8, 512, 64), (2, 8, 1024, 64))
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def time_it(fn: Callable[[], object], device: torch.device, repeats: int = 10,
-            warmup: int = 2) -> float:
-    """Median wall time of ``fn()`` in milliseconds, over ``repeats`` runs after a warm-up."""
-    for _ in range(warmup):
-        fn()
-    _sync(device)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        _sync(device)
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
 
 
 def run(sizes: Sequence[tuple[int, int, int, int]] = DEFAULT_SIZES, *, causal: bool = False,
@@ -52,7 +32,7 @@ def run(sizes: Sequence[tuple[int, int, int, int]] = DEFAULT_SIZES, *, causal: b
         repeats: int = 10, seed: int = 0) -> list[dict]:
     """One row per size: ``B, H, T, d``, ``ours_ms``, ``torch_ms``, ``ratio`` (ours / torch)
     and ``max_diff`` (largest difference of the outputs, a sanity check)."""
-    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = torch.device(device) if device else lmcourse.device()
     g = torch.Generator().manual_seed(seed)
     rows = []
     for B, H, T, d in sizes:
@@ -60,13 +40,13 @@ def run(sizes: Sequence[tuple[int, int, int, int]] = DEFAULT_SIZES, *, causal: b
                    for _ in range(3))
         mask = causal_mask(T, device=device) if causal else None
         with torch.no_grad():
-            ours = time_it(partial(scaled_dot_product_attention, q, k, v, mask), device,
-                           repeats)
-            ref = time_it(partial(F.scaled_dot_product_attention, q, k, v, attn_mask=mask),
-                          device, repeats)
+            ours, ref = compare(partial(scaled_dot_product_attention, q, k, v, mask),
+                                partial(F.scaled_dot_product_attention, q, k, v, attn_mask=mask),
+                                repeats=repeats, warmup=2, device=device)
             diff = (scaled_dot_product_attention(q, k, v, mask)[0]
                     - F.scaled_dot_product_attention(q, k, v, attn_mask=mask)).abs().max()
-        rows.append(dict(B=B, H=H, T=T, d=d, ours_ms=ours, torch_ms=ref, ratio=ours / ref,
+        rows.append(dict(B=B, H=H, T=T, d=d, ours_ms=1e3 * ours, torch_ms=1e3 * ref,
+                         ratio=ours / ref,
                          max_diff=float(diff)))
     return rows
 
@@ -84,11 +64,13 @@ def format_table(rows: Sequence[dict]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--causal", action="store_true", help="use a causal mask")
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if any)")
+    parser.add_argument("--device", default=None,
+                        help="cpu or cuda (default: lmcourse.device(), i.e. LMCOURSE_DEVICE "
+                             "or cuda when there is one)")
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args(argv)
     rows = run(causal=args.causal, device=args.device, repeats=args.repeats)
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = args.device or lmcourse.device()
     print(f"scaled dot-product attention on {device}, float32, "
           f"{torch.get_num_threads()} threads{', causal' if args.causal else ''}")
     print(format_table(rows))

@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,21 +15,14 @@ from benchmarks.registry import Result, benchmark
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _nbtools():
-    sys.path.insert(0, str(ROOT / "tools"))
-    import nbtools
-
-    return nbtools
-
-
-@benchmark("notebooks", "Notebook execution times", group="notebooks",
-           requires=("nbclient",))
+@benchmark("notebooks", "Notebook execution times", group="notebooks")
 def notebooks(paths: list[Path] | None = None, budget: float = 120.0) -> Result:
     """Execute each notebook top to bottom in a fresh kernel (the committed file is not
     touched) and time it, as the test suite does."""
     import nbformat
 
-    nbtools = _nbtools()
+    from tools import nbtools  # needs the dev extras (nbclient)
+
     paths = paths or nbtools.notebooks()
     rows = []
     for path in paths:
@@ -52,8 +44,7 @@ def notebooks(paths: list[Path] | None = None, budget: float = 120.0) -> Result:
         rows=rows, ours_s=total)
 
 
-@benchmark("setup", "Setup from a fresh clone", group="setup", default=False,
-           requires=())
+@benchmark("setup", "Setup from a fresh clone", group="setup", default=False)
 def setup_time(python: str = "python3") -> Result:
     """``git clone`` the repository into a temporary folder and time ``make setup`` there
     (a new .venv with CPU torch and the pinned dependencies); the folder is removed."""

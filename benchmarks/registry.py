@@ -2,20 +2,17 @@
 
 A benchmark is a function returning a :class:`Result`: rows for a detail table and, when
 it compares our implementation with a reference, the headline times and their ratio.
-``requires`` names the modules (``lmcourse.models.bert``) or attributes
-(``lmcourse.models.bert:BertModel``) it needs; when one is missing the benchmark is
-recorded as "not yet available" with the missing name, and the run goes on.
+It imports what it measures inside its body: when that code does not exist yet, the
+``ImportError`` records the benchmark as "not yet available" with the missing name, and
+the run goes on. Times are taken with the course's one timer, :mod:`lmcourse.timing`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import importlib
-import importlib.util
 import json
 import os
 import platform
-import statistics
 import time
 import traceback
 from collections.abc import Callable
@@ -49,7 +46,6 @@ class Benchmark:
     title: str
     group: str  # "implementations", "efficiency", "notebooks", "setup"
     fn: Callable[..., Result]
-    requires: tuple[str, ...] = ()
     default: bool = True  # run without being asked for (setup time is opt-in)
 
 
@@ -57,62 +53,16 @@ REGISTRY: dict[str, Benchmark] = {}
 
 
 def benchmark(name: str, title: str, *, group: str = "implementations",
-              requires: tuple[str, ...] = (), default: bool = True):
+              default: bool = True):
     """Register ``fn`` as benchmark ``name``."""
 
     def register(fn: Callable[..., Result]) -> Callable[..., Result]:
         if name in REGISTRY:
             raise ValueError(f"benchmark {name!r} registered twice")
-        REGISTRY[name] = Benchmark(name, title, group, fn, tuple(requires), default)
+        REGISTRY[name] = Benchmark(name, title, group, fn, default)
         return fn
 
     return register
-
-
-def missing_requirement(requires: tuple[str, ...]) -> str | None:
-    """The first requirement that does not exist yet (``module`` or ``module:attribute``)."""
-    for req in requires:
-        module, _, attr = req.partition(":")
-        try:
-            if importlib.util.find_spec(module) is None:
-                return f"{module} does not exist yet"
-        except ModuleNotFoundError:
-            return f"{module} does not exist yet"
-        if attr:
-            try:
-                if not hasattr(importlib.import_module(module), attr):
-                    return f"{module}.{attr} does not exist yet"
-            except ImportError as err:
-                return f"{module} cannot be imported yet ({err})"
-    return None
-
-
-def timeit(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> float:
-    """Median wall time of ``fn()`` in seconds after ``warmup`` untimed calls."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def compare(ours: Callable[[], object], reference: Callable[[], object], repeats: int = 5,
-            warmup: int = 1) -> tuple[float, float]:
-    """Median wall times (seconds) of two functions timed in alternation, so that a change
-    in the machine's load during the measurement hits both alike."""
-    for _ in range(warmup):
-        ours()
-        reference()
-    a, b = [], []
-    for _ in range(repeats):
-        for fn, times in ((ours, a), (reference, b)):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-    return statistics.median(a), statistics.median(b)
 
 
 def machine() -> dict:
@@ -147,9 +97,6 @@ def run_one(bench: Benchmark, **kwargs) -> dict:
     record = {"name": bench.name, "title": bench.title, "group": bench.group,
               "measured_at": dt.datetime.now().isoformat(timespec="seconds"),
               "machine": machine()}
-    missing = missing_requirement(bench.requires)
-    if missing:
-        return {**record, "status": MISSING, "message": missing}
     start = time.perf_counter()
     try:
         result = bench.fn(**kwargs)

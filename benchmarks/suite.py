@@ -9,7 +9,8 @@ from __future__ import annotations
 import io
 import warnings
 
-from benchmarks.registry import Result, benchmark, compare
+from benchmarks.registry import Result, benchmark
+from lmcourse.timing import compare
 
 
 def _torch():
@@ -19,9 +20,7 @@ def _torch():
     return torch
 
 
-@benchmark("attention", "Scaled dot-product attention vs F.scaled_dot_product_attention",
-           requires=("lmcourse.models.attention:scaled_dot_product_attention",
-                     "benchmarks.attention"))
+@benchmark("attention", "Scaled dot-product attention vs F.scaled_dot_product_attention")
 def attention() -> Result:
     from benchmarks.attention import run
 
@@ -71,23 +70,22 @@ def _recurrent(kind: str) -> Result:
               "the whole sequence in one fused kernel.")
 
 
-@benchmark("lstm", "LSTM vs torch.nn.LSTM", requires=("lmcourse.models.gated:LSTM",))
+@benchmark("lstm", "LSTM vs torch.nn.LSTM")
 def lstm() -> Result:
     return _recurrent("LSTM")
 
 
-@benchmark("gru", "GRU vs torch.nn.GRU", requires=("lmcourse.models.gated:GRU",))
+@benchmark("gru", "GRU vs torch.nn.GRU")
 def gru() -> Result:
     return _recurrent("GRU")
 
 
-@benchmark("skipgram", "word2vec skip-gram (negative sampling) vs gensim Word2Vec",
-           requires=("lmcourse.models.embeddings:train_word2vec", "gensim"))
+@benchmark("skipgram", "word2vec skip-gram (negative sampling) vs gensim Word2Vec")
 def skipgram() -> Result:
     from gensim.models import Word2Vec
 
-    from lmcourse.data import load_corpus, tokenize
-    from lmcourse.models.embeddings import WordCorpus, train_word2vec
+    from lmcourse.data import WordCorpus, load_corpus, tokenize
+    from lmcourse.models.embeddings import train_word2vec
 
     docs = [tokenize(d) for d in load_corpus("lee")]
     settings = dict(dim=50, window=5, negative=5, epochs=2, min_count=5)
@@ -132,8 +130,7 @@ def _sentences(batch: int = 4, length: int = 64):
     return enc["input_ids"], enc["attention_mask"]
 
 
-@benchmark("bert", "BertModel vs Hugging Face BertModel (MiniLM weights)",
-           requires=("lmcourse.models.bert:BertModel", "lmcourse.pretrained:minilm_path"))
+@benchmark("bert", "BertModel vs Hugging Face BertModel (MiniLM weights)")
 def bert() -> Result:
     torch = _torch()
     from transformers import BertModel as HFBert
@@ -174,8 +171,7 @@ def _state_bytes(model) -> int:
 
 
 @benchmark("distillation", "DistilBERT vs BERT-base: size and CPU latency",
-           group="efficiency",
-           requires=("lmcourse.models.presets:build", "lmcourse.models.compress:count_params"))
+           group="efficiency")
 def distillation() -> Result:
     torch = _torch()
     from lmcourse.models.compress import count_params
@@ -201,7 +197,7 @@ def distillation() -> Result:
 
 
 @benchmark("quantization", "Dynamic int8 quantization of MiniLM: size, latency, agreement",
-           group="efficiency", requires=("lmcourse.pretrained:minilm_path", "transformers"))
+           group="efficiency")
 def quantization() -> Result:
     torch = _torch()
     from torch import nn

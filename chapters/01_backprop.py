@@ -47,7 +47,7 @@ import torch.nn.functional as F
 import lmcourse
 from lmcourse import show
 from lmcourse.autograd import Value, topological_order
-from lmcourse.check_autograd import evaluate, expression_str, random_case, random_expression
+from lmcourse.checks.autograd import evaluate, expression_str, random_case, random_expression
 from lmcourse.dropout import dropout
 from lmcourse.viz import draw_dag, draw_graph
 

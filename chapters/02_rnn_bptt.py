@@ -39,7 +39,6 @@
 
 # %% slideshow={"slide_type": "-"}
 import copy
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -58,6 +57,7 @@ from lmcourse.models.rnn import (
     regular_truncation,
     rnn_step,
 )
+from lmcourse.timing import measure
 from lmcourse.train import clip_gradients, fit_lm, lm_loss, perplexity
 from lmcourse.viz import gradient_flow, gradient_flow_widget
 from lmcourse.viz.gradient_flow import matrix_power_norms, recurrent_matrix, rnn_cell
@@ -415,14 +415,17 @@ g_full = flat(grads)
 g_regular, prod_regular = bptt(*args, keep=regular_truncation(Tn, 10))
 rng = torch.Generator().manual_seed(0)
 draws, prods, chains = [], [], []
-start = time.perf_counter()
-for _ in range(200):
+
+
+def one_draw():
     keep = randomized_truncation(Tn, 0.1, rng)
     g, p = bptt(*args, keep=keep)
     draws.append(flat(g))
     prods.append(p)
     chains.append(longest_chain(keep))
-ms = 1000 * (time.perf_counter() - start) / 200
+
+
+ms = 1000 * measure(one_draw, repeats=200, warmup=0)
 draws = torch.stack(draws)
 single = np.array([compare(d, g_full) for d in draws])
 rows = [

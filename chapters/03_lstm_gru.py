@@ -39,7 +39,6 @@
 
 # %% slideshow={"slide_type": "-"}
 import copy
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -49,6 +48,7 @@ from torch import nn
 import lmcourse
 from lmcourse import show
 from lmcourse.data import Vocab, lm_batches, load_corpus
+from lmcourse.models.compress import count_params
 from lmcourse.models.gated import (
     GRU,
     LSTM,
@@ -57,16 +57,21 @@ from lmcourse.models.gated import (
     LSTMCell,
     gru_gates,
     gru_step,
-    hidden_gradient_norms,
-    lstm_gate_trace,
     lstm_gates,
     lstm_step,
     param_count_formula,
 )
 from lmcourse.models.rnn import generate
+from lmcourse.timing import measure
 from lmcourse.train import fit_lm
 from lmcourse.viz import gradient_flow, gradient_flow_widget
-from lmcourse.viz.gates import gru_chain, lstm_chain, plot_gate_heatmap
+from lmcourse.viz.gates import (
+    gru_chain,
+    hidden_gradient_norms,
+    lstm_chain,
+    lstm_gate_trace,
+    plot_gate_heatmap,
+)
 
 generator = lmcourse.seed_everything(0)
 dev = lmcourse.device()
@@ -355,7 +360,7 @@ show(param_count_formula)
 # NBVAL_CHECK_OUTPUT
 I, H = 56, 128
 for cell, module in (("rnn", nn.RNN(I, H)), ("gru", GRU(I, H)), ("lstm", LSTM(I, H))):
-    counted = sum(p.numel() for p in module.parameters())
+    counted = count_params(module)
     formula = param_count_formula(cell, I, H)
     print(f"{cell.upper():<4} layer: counted {counted:>7,}   formula {formula:>7,}   "
           f"ratio to the RNN {counted / param_count_formula('rnn', I, H):.0f}x")
@@ -503,7 +508,7 @@ for cell in ("rnn", "lstm", "gru"):
 print(f"{'cell':<5} {'parameters':>10} {'(formula + head)':>17} {'train PPL':>9} "
       f"{'val PPL':>8} {'seconds':>8} {'s per epoch':>11}")
 for cell, model in models.items():
-    n = sum(p.numel() for p in model.parameters())
+    n = count_params(model)
     formula = param_count_formula(cell, V, H) + H * V + V  # recurrent layer + linear head
     hist = histories[cell]
     assert n == formula
@@ -738,11 +743,11 @@ timings = {}
 for impl in ("ours", "torch"):
     lmcourse.seed_everything(0)
     model = GatedLM(V, H, cell="lstm", impl=impl)
-    start = time.perf_counter()
-    for _ in range(3):
+
+    def forward_backward(model=model):
         logits, _ = model(x_demo)
         logits.sum().backward()
-    timings[impl] = (time.perf_counter() - start) / 3
+    timings[impl] = measure(forward_backward, repeats=3, warmup=1)
 print(f"LSTM forward + backward, {B} x {T} characters: ours {timings['ours'] * 1e3:.0f} ms, "
       f"torch {timings['torch'] * 1e3:.0f} ms ({timings['ours'] / timings['torch']:.1f}x)")
 

@@ -54,9 +54,8 @@ from gensim.parsing.porter import PorterStemmer
 
 import lmcourse
 from lmcourse import show
-from lmcourse.data import load_corpus, tokenize
+from lmcourse.data import WordCorpus, load_corpus, tokenize
 from lmcourse.models.embeddings import (
-    WordCorpus,
     analogy,
     analogy_accuracy,
     analogy_ranks,

@@ -47,6 +47,7 @@ import torch
 import lmcourse
 from lmcourse import show
 from lmcourse.data import Vocab, load_corpus, tokenize
+from lmcourse.models.compress import count_params
 from lmcourse.models.elmo import (
     BiLM,
     CharCNN,
@@ -288,7 +289,7 @@ show(fit_bilm)
 # %% slideshow={"slide_type": "-"}
 lmcourse.seed_everything(0)
 model = BiLM(vocab_size=V, dim=64, hidden=64, num_layers=2).to(lmcourse.device())
-print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
+print(f"{count_params(model):,} parameters")
 epochs = lmcourse.budget(cpu=4, gpu=16)
 history = fit_bilm(model, train_batches, epochs, lr=5e-3, val=val_batches)
 for key, values in history.items():
@@ -619,8 +620,8 @@ with torch.device("meta"):
 parts = {"char CNN + highway + projection": big.encoder,
          "forward LSTMs": big.forward_lstms, "backward LSTMs": big.backward_lstms}
 for name, module in parts.items():
-    print(f"{name:>32s}: {sum(p.numel() for p in module.parameters()) / 1e6:6.2f}M")
-total = sum(sum(p.numel() for p in m.parameters()) for m in parts.values())
+    print(f"{name:>32s}: {count_params(module) / 1e6:6.2f}M")
+total = sum(count_params(m) for m in parts.values())
 ours = sum(p.numel() for n_, p in model.named_parameters() if not n_.startswith("softmax"))
 print(f"{'ours at the paper configuration':>32s}: {total / 1e6:6.2f}M   (paper: 93.6M)")
 print(f"{'our tiny biLM (same count)':>32s}: {ours / 1e6:6.2f}M")

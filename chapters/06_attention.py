@@ -38,9 +38,7 @@
 
 # %% slideshow={"slide_type": "-"}
 import math
-import sys
-import time
-from pathlib import Path
+from functools import partial
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -65,6 +63,8 @@ from lmcourse.models.attention import (
     softmax_jacobian,
     split_heads,
 )
+from lmcourse.models.compress import count_params
+from lmcourse.timing import compare
 from lmcourse.train import fit_lm
 from lmcourse.viz import attention_widget, plot_attention
 
@@ -265,18 +265,10 @@ qa, ka, va = (torch.randn(1, T, d) for _ in range(3))
 additive_big = AdditiveAttention(d, d, h)
 
 
-def best_ms(fn, repeats=5):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * min(times)
-
-
-with torch.no_grad():
-    t_add = best_ms(lambda: additive_big(qa, ka, va))
-    t_dot = best_ms(lambda: scaled_dot_product_attention(qa, ka, va))
+with torch.no_grad():  # lmcourse.timing.compare: medians of runs timed in alternation
+    t_add, t_dot = compare(partial(additive_big, qa, ka, va),
+                           partial(scaled_dot_product_attention, qa, ka, va))
+t_add, t_dot = 1e3 * t_add, 1e3 * t_dot
 print(f"measured here: additive {t_add:.2f} ms, dot-product {t_dot:.2f} ms "
       f"(additive / dot = {t_add / t_dot:.0f}x)")
 
@@ -631,17 +623,13 @@ print("state dict:", {n: tuple(p.shape) for n, p in ours.state_dict().items()})
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
-def n_params(module: nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
-
 print("model          d_model  heads   d_k computed (paper)   params ours   params torch"
       "   4d^2+4d")
 for name, d_model, heads, paper_dk in (("Transformer", 512, 8, 64), ("BERT-base", 768, 12, 64),
                                        ("BERT-large", 1024, 16, 64)):
     d_k = d_model // heads
-    ours, ref = n_params(MultiHeadAttention(d_model, heads)), n_params(
-        nn.MultiheadAttention(d_model, heads))
+    ours = count_params(MultiHeadAttention(d_model, heads))
+    ref = count_params(nn.MultiheadAttention(d_model, heads))
     print(f"{name:<12} {d_model:>8} {heads:>6}   {d_k:>11} ({paper_dk})   {ours:>12,}"
           f"   {ref:>12,}   {4 * d_model**2 + 4 * d_model:>8,}")
     assert d_k == paper_dk and ours == ref == 4 * d_model**2 + 4 * d_model
@@ -741,17 +729,24 @@ plt.show()
 # Our `scaled_dot_product_attention` runs three separate operations (matrix product,
 # softmax, matrix product) and keeps the $T\times S$ weights so we can look at them.
 # PyTorch's `F.scaled_dot_product_attention` dispatches to fused kernels (FlashAttention-style
-# on GPUs, Dao et al., 2022) that never store the full weight matrix. The benchmark script
-# `benchmarks/attention.py` times both in the same process on the same inputs; the ratio is
-# what to read, the absolute times depend on the machine and its load.
+# on GPUs, Dao et al., 2022) that never store the full weight matrix. The course's one timer,
+# `lmcourse.timing.compare`, times both in alternation in the same process on the same inputs
+# (`make bench` does the same over more sizes); the ratio is what to read, the absolute times
+# depend on the machine and its load.
 
 # %% slideshow={"slide_type": "-"}
-sys.path.insert(0, str(Path.cwd().parent))  # the repository root, for benchmarks/
-from benchmarks.attention import format_table, run  # noqa: E402
-
-rows = run(sizes=((8, 8, 64, 64), (4, 8, 256, 64), (2, 8, 512, 64)), device=dev, repeats=5)
 print(f"{dev}, float32, {torch.get_num_threads()} thread(s)")
-print(format_table(rows))
+print(f"{'B':>3} {'H':>3} {'T':>5} {'d':>4} {'ours (ms)':>10} {'torch (ms)':>11} "
+      f"{'ours/torch':>11}")
+rows = []
+for B, H, T, d in ((8, 8, 64, 64), (4, 8, 256, 64), (2, 8, 512, 64)):
+    q, k, v = (torch.randn(B, H, T, d, device=dev) for _ in range(3))
+    with torch.no_grad():
+        ours, ref = compare(partial(scaled_dot_product_attention, q, k, v),
+                            partial(F.scaled_dot_product_attention, q, k, v), device=dev)
+    rows.append({"ratio": ours / ref})
+    print(f"{B:>3} {H:>3} {T:>5} {d:>4} {1e3 * ours:>10.2f} {1e3 * ref:>11.2f} "
+          f"{ours / ref:>10.2f}x")
 print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch's, on average")
 
 # %% [markdown] slideshow={"slide_type": "slide"}

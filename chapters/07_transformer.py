@@ -45,9 +45,9 @@ import lmcourse
 from lmcourse import show
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.models.attention import MultiHeadAttention, causal_mask
+from lmcourse.models.compress import count_params
 from lmcourse.models.rnn import RNNLM
 from lmcourse.models.transformer import (
-    FeedForward,
     LearnedPositions,
     TransformerEncoderLayer,
     TransformerLM,
@@ -221,23 +221,26 @@ assert d < 1e-12
 # $$\mathrm{FFN}(x) = W_2\, \mathrm{act}(W_1 x + b_1) + b_2, \qquad
 # W_1\in\mathbb{R}^{d_{ff}\times d},\; W_2\in\mathbb{R}^{d\times d_{ff}},$$
 #
-# with ReLU in the paper (GELU in BERT and GPT) and a hidden width $d_{ff} = 4d$.
+# with ReLU in the paper (GELU in BERT and GPT) and a hidden width $d_{ff} = 4d$. In our
+# encoder layer it is the method `_ff_block`, the code that really runs in the layer below
+# (PyTorch's layer has a method of the same name and the same weights `linear1`, `linear2`):
 
 # %% slideshow={"slide_type": "-"}
-show(FeedForward)
+show(TransformerEncoderLayer._ff_block)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **Check.** The equation written out with the block's own weight matrices, position by
-# position in a Python loop, must give what the module computes for the whole batch at once
+# position in a Python loop, must give what the block computes for the whole batch at once
 # (float64, GELU this time). And the claim "each position separately": changing the input at
 # one position must leave the output at every other position untouched.
 
 # %% slideshow={"slide_type": "-"}
 torch.manual_seed(0)
-ffn = FeedForward(8, 32, activation="gelu").double()
+layer_ffn = TransformerEncoderLayer(8, 2, dim_feedforward=32, activation="gelu").double()
+ffn = layer_ffn._ff_block
 x_ffn = torch.randn(2, 5, 8, dtype=torch.float64)
-W1, b1 = ffn.linear1.weight, ffn.linear1.bias
-W2, b2 = ffn.linear2.weight, ffn.linear2.bias
+W1, b1 = layer_ffn.linear1.weight, layer_ffn.linear1.bias
+W2, b2 = layer_ffn.linear2.weight, layer_ffn.linear2.bias
 with torch.no_grad():
     by_hand = torch.stack([torch.stack([W2 @ torch.nn.functional.gelu(W1 @ x_ffn[b, t] + b1) + b2
                                         for t in range(5)]) for b in range(2)])
@@ -306,17 +309,13 @@ for norm_first in (False, True):
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
-def count(module: torch.nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
-
 base = TransformerEncoderLayer(512, 8, 2048)
-print(f"one encoder layer: our module {count(base):,}, formula "
+print(f"one encoder layer: our module {count_params(base):,}, formula "
       f"{encoder_layer_parameters(512, 2048):,}")
-assert count(base) == encoder_layer_parameters(512, 2048)
-decoder_layer = count(torch.nn.TransformerDecoderLayer(512, 8, 2048))
+assert count_params(base) == encoder_layer_parameters(512, 2048)
+decoder_layer = count_params(torch.nn.TransformerDecoderLayer(512, 8, 2048))
 embeddings = 37_000 * 512
-total = 6 * count(base) + 6 * decoder_layer + embeddings
+total = 6 * count_params(base) + 6 * decoder_layer + embeddings
 print(f"one decoder layer (torch): {decoder_layer:,}")
 print(f"6 encoder + 6 decoder layers + shared 37K x 512 embedding = {total / 1e6:.1f}M "
       "(computed)")
@@ -401,7 +400,7 @@ tf_hist = fit_lm(tlm, batches, epochs=epochs, lr=3e-3, clip=1.0, carry_state=Fal
                  val_batches=val_batches, desc="transformer")
 print(f"{epochs * per_epoch} optimizer steps each on the same minibatches")
 for name, model, h in (("RNN (ch. 02)", rnn, rnn_hist), ("transformer", tlm, tf_hist)):
-    print(f"{name:>13}: {count(model):>7,} parameters, validation perplexity "
+    print(f"{name:>13}: {count_params(model):>7,} parameters, validation perplexity "
           f"{h.val_perplexity[-1]:.2f}, wall time {h.seconds:.1f} s")
 
 # %% slideshow={"slide_type": "-"}

@@ -36,8 +36,8 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from lmcourse import check_autograd as check
 from lmcourse import seed_everything
+from lmcourse.checks import autograd as check
 from lmcourse.viz import draw_graph
 
 _ = seed_everything(0)

@@ -20,7 +20,7 @@
 # Here you build and train one yourself, on real English text (the Lee news corpus that
 # gensim ships), one character at a time. You will write:
 #
-# 1. **the RNN step**, $h_t = \tanh(x_t W_{xh} + h_{t-1} W_{hh} + b_h)$;
+# 1. **the RNN step**, $h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})$;
 # 2. **a truncated-BPTT training step**: the hidden state is carried from one minibatch to
 #    the next (sequential partitioning) but the gradient is cut at the boundary;
 # 3. **temperature sampling**, to make the trained model write.
@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 
 import lmcourse
-from lmcourse import check_char_rnn as check
+from lmcourse.checks import char_rnn as check
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.train import clip_gradients
 
@@ -81,22 +81,24 @@ for x, y in zip(X[:2], Y[:2], strict=True):
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 1: one step of the RNN
 #
-# We use row vectors, as in the lecture: a minibatch of inputs is a matrix whose rows are
-# examples. With $x_t$ of shape `batch x V` (one-hot characters), $h_{t-1}$ of shape
-# `batch x H`, $W_{xh}$ of shape `V x H`, $W_{hh}$ of shape `H x H` and $b_h$ of length `H`,
+# A minibatch of inputs is a matrix whose rows are examples: $x_t$ is `batch x V` (one-hot
+# characters) and $h_{t-1}$ is `batch x H`. We store the weights the way PyTorch's `nn.RNN`
+# does, output features first: $W_{ih}$ is `H x V`, $W_{hh}$ is `H x H`, and there are two
+# biases $b_{ih}, b_{hh}$ of length `H`. With rows as examples the step is
 #
 # $$
-# h_t = \tanh\left(x_t W_{xh} + h_{t-1} W_{hh} + b_h\right).
+# h_t = \tanh\left(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh}\right).
 # $$
 #
-# Every row of the result is one example's new state. Mind the order of the factors: the
-# input is on the **left**.
+# Every row of the result is one example's new state. Mind the transposes: a weight stored as
+# (out x in) multiplies a row vector from the right as its transpose. This is exactly the step
+# chapter 02 builds into `lmcourse.models.rnn.rnn_step`, which the check compares you with.
 
 # %% slideshow={"slide_type": "-"}
-def rnn_step(x, h, W_xh, W_hh, b_h):
-    """h_t = tanh(x W_xh + h W_hh + b_h) for a minibatch of row vectors."""
+def rnn_step(x, h, W_ih, W_hh, b_ih, b_hh):
+    """h_t = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) for a minibatch of row vectors."""
     # BEGIN SOLUTION
-    return torch.tanh(x @ W_xh + h @ W_hh + b_h)
+    return torch.tanh(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)
     # END SOLUTION
 
 
@@ -119,20 +121,19 @@ def init_params(vocab_size: int, hidden: int, generator: torch.Generator) -> dic
     def uniform(*shape):
         return (torch.rand(*shape, generator=generator) * 2 - 1) * bound
 
-    params = {"W_xh": uniform(vocab_size, hidden), "W_hh": uniform(hidden, hidden),
-              "b_h": torch.zeros(hidden),
+    params = {"W_ih": uniform(hidden, vocab_size), "W_hh": uniform(hidden, hidden),
+              "b_ih": torch.zeros(hidden), "b_hh": torch.zeros(hidden),
               "W_hq": uniform(hidden, vocab_size), "b_q": torch.zeros(vocab_size)}
     return {k: v.requires_grad_() for k, v in params.items()}
 
 
 def rnn_forward(params: dict, X: torch.Tensor, state: torch.Tensor | None = None):
     """Logits (batch x T x V) for token ids X (batch x T), and the last hidden state."""
-    W_xh = params["W_xh"]
-    h = X.new_zeros(X.shape[0], params["W_hh"].shape[0], dtype=W_xh.dtype) if state is None \
-        else state
+    W_ih, W_hh = params["W_ih"], params["W_hh"]
+    h = X.new_zeros(X.shape[0], W_hh.shape[0], dtype=W_ih.dtype) if state is None else state
     outputs = []
-    for x_t in F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype):  # step through time
-        h = rnn_step(x_t, h, W_xh, params["W_hh"], params["b_h"])
+    for x_t in F.one_hot(X.T, W_ih.shape[1]).to(W_ih.dtype):  # step through time
+        h = rnn_step(x_t, h, W_ih, W_hh, params["b_ih"], params["b_hh"])
         outputs.append(h)
     hidden = torch.stack(outputs, dim=1)  # batch x T x H
     return hidden @ params["W_hq"] + params["b_q"], h

@@ -54,8 +54,8 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 import lmcourse
-from lmcourse import check_spoilers as check
 from lmcourse import metrics
+from lmcourse.checks import spoilers as check
 from lmcourse.data import Vocab, tokenize
 from lmcourse.data.goodreads import load_reviews, sample_path, sentences, split_reviews, summary
 

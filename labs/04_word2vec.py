@@ -43,10 +43,9 @@ import torch.nn.functional as F
 from torch import nn
 
 import lmcourse
-from lmcourse import check_word2vec as check
-from lmcourse.data import load_corpus, tokenize
+from lmcourse.checks import word2vec as check
+from lmcourse.data import WordCorpus, load_corpus, tokenize
 from lmcourse.models.embeddings import (
-    WordCorpus,
     keep_probability,
     most_similar,
     noise_distribution,

@@ -45,7 +45,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import lmcourse
-from lmcourse import check_attention as check
+from lmcourse.checks import attention as check
 from lmcourse.viz import plot_attention, plot_heads_grid
 
 generator = lmcourse.seed_everything(0)

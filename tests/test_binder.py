@@ -8,7 +8,7 @@ import os
 
 import yaml
 
-from conftest import ROOT
+from tools.nbtools import ROOT
 
 BINDER = ROOT / "binder"
 

@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmcourse import check_attention as check
-from lmcourse.check import CheckFailed
+from lmcourse.checks import CheckFailed
+from lmcourse.checks import attention as check
 
 
 def fails_with(fn, *args, hint: str) -> str:

@@ -10,9 +10,9 @@ import math
 
 import pytest
 
-from lmcourse import check_autograd as check
 from lmcourse.autograd import Value, topological_order
-from lmcourse.check import CheckFailed
+from lmcourse.checks import CheckFailed
+from lmcourse.checks import autograd as check
 
 
 def binary(forward, rule, op: str):

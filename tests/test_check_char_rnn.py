@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lmcourse import check_char_rnn as check
-from lmcourse.check import CheckFailed
+from lmcourse.checks import CheckFailed
+from lmcourse.checks import char_rnn as check
 from lmcourse.data import Vocab, load_corpus
 from lmcourse.train import clip_gradients
 
@@ -24,18 +24,18 @@ def fails_with(fn, *args, hint: str) -> str:
 
 # ---- the lab's solution (the same code as labs/02_char_rnn.py) ----------------------------
 
-def rnn_step(x, h, W_xh, W_hh, b_h):
-    return torch.tanh(x @ W_xh + h @ W_hh + b_h)
+def rnn_step(x, h, W_ih, W_hh, b_ih, b_hh):
+    return torch.tanh(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)
 
 
 def make_forward(step):
     def rnn_forward(params, X, state=None):
-        W_xh = params["W_xh"]
-        h = (X.new_zeros(X.shape[0], params["W_hh"].shape[0], dtype=W_xh.dtype)
+        W_ih, W_hh = params["W_ih"], params["W_hh"]
+        h = (X.new_zeros(X.shape[0], W_hh.shape[0], dtype=W_ih.dtype)
              if state is None else state)
         outputs = []
-        for x_t in F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype):
-            h = step(x_t, h, W_xh, params["W_hh"], params["b_h"])
+        for x_t in F.one_hot(X.T, W_ih.shape[1]).to(W_ih.dtype):
+            h = step(x_t, h, W_ih, W_hh, params["b_ih"], params["b_hh"])
             outputs.append(h)
         return torch.stack(outputs, dim=1) @ params["W_hq"] + params["b_q"], h
     return rnn_forward
@@ -80,13 +80,18 @@ def test_rnn_step_accepts_the_right_answer(capsys):
 
 
 @pytest.mark.parametrize("wrong, hint", [
-    (lambda x, h, Wx, Wh, b: x @ Wx + h @ Wh + b, "the tanh is missing"),
-    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + h @ Wh.T + b), "W_hh is transposed"),
-    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + (Wh @ h.T).T + b), "W_hh is transposed"),
-    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + Wh @ h + b), "the input on the left"),
-    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + h @ Wh), "the bias b_h is missing"),
-    (lambda x, h, Wx, Wh, b: torch.sigmoid(x @ Wx + h @ Wh + b), "not the sigmoid"),
-    (lambda x, h, Wx, Wh, b: torch.tanh(x @ Wx + b), "the previous state h is not used"),
+    (lambda x, h, Wi, Wh, bi, bh: x @ Wi.T + bi + h @ Wh.T + bh, "the tanh is missing"),
+    (lambda x, h, Wi, Wh, bi, bh: torch.tanh(x @ Wi.T + bi + h @ Wh + bh),
+     "W_hh is not transposed"),
+    (lambda x, h, Wi, Wh, bi, bh: torch.tanh(x @ Wi + bi + h @ Wh.T + bh),
+     "W_ih is not transposed"),
+    (lambda x, h, Wi, Wh, bi, bh: torch.tanh(x @ Wi.T + bi + Wh @ h + bh), "x @ W_ih.T"),
+    (lambda x, h, Wi, Wh, bi, bh: torch.tanh(x @ Wi.T + h @ Wh.T), "the biases are missing"),
+    (lambda x, h, Wi, Wh, bi, bh: torch.tanh(x @ Wi.T + h @ Wh.T + bi), "b_hh is missing"),
+    (lambda x, h, Wi, Wh, bi, bh: torch.sigmoid(x @ Wi.T + bi + h @ Wh.T + bh),
+     "not the sigmoid"),
+    (lambda x, h, Wi, Wh, bi, bh: torch.tanh(x @ Wi.T + bi + bh),
+     "the previous state h is not used"),
 ])
 def test_rnn_step_rejects_typical_mistakes(wrong, hint):
     fails_with(check.rnn_step, wrong, hint=hint)
@@ -200,7 +205,8 @@ def bigram_params(train, V):
     counts = torch.ones(V, V).index_put_((t[:-1], t[1:]), torch.ones(len(t) - 1),
                                          accumulate=True)
     log_p = (counts / counts.sum(1, keepdim=True)).log()
-    return {"W_xh": 20 * torch.eye(V), "W_hh": torch.zeros(V, V), "b_h": torch.zeros(V),
+    return {"W_ih": 20 * torch.eye(V), "W_hh": torch.zeros(V, V), "b_ih": torch.zeros(V),
+            "b_hh": torch.zeros(V),
             "W_hq": log_p / math.tanh(20), "b_q": torch.zeros(V)}
 
 
@@ -214,8 +220,10 @@ def test_beats_unigram_accepts_a_bigram_model(corpus, capsys):
 def test_beats_unigram_rejects_an_untrained_model(corpus):
     train, val, V = corpus
     g = torch.Generator().manual_seed(0)
-    untrained = {"W_xh": torch.randn(V, 16, generator=g), "W_hh": torch.randn(16, 16, generator=g),
-                 "b_h": torch.zeros(16), "W_hq": torch.randn(16, V, generator=g),
+    untrained = {"W_ih": torch.randn(16, V, generator=g),
+                 "W_hh": torch.randn(16, 16, generator=g),
+                 "b_ih": torch.zeros(16), "b_hh": torch.zeros(16),
+                 "W_hq": torch.randn(16, V, generator=g),
                  "b_q": torch.zeros(V)}
     fails_with(check.beats_unigram, rnn_forward, untrained, train, val, V,
                hint="is not below the unigram baseline")

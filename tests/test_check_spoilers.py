@@ -9,9 +9,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from lmcourse import check_spoilers as check
 from lmcourse import metrics
-from lmcourse.check import CheckFailed
+from lmcourse.checks import CheckFailed
+from lmcourse.checks import spoilers as check
 from lmcourse.data.goodreads import load_reviews, sample_path, sentences, split_reviews
 
 

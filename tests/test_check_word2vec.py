@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lmcourse import check_word2vec as check
-from lmcourse.check import CheckFailed
+from lmcourse.checks import CheckFailed
+from lmcourse.checks import word2vec as check
 
 
 def fails_with(fn, *args, hint: str) -> str:

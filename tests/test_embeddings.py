@@ -11,7 +11,9 @@ import scipy.sparse as sp
 import torch
 from scipy.stats import spearmanr
 
+from lmcourse.data import WordCorpus
 from lmcourse.models import embeddings as E
+from lmcourse.models.embeddings import evaluate
 
 TOY = [
     "the cat sat on the mat the cat ran".split(),
@@ -23,13 +25,13 @@ TOY = [
 
 @pytest.fixture
 def toy():
-    return E.WordCorpus.from_documents(TOY)
+    return WordCorpus.from_documents(TOY)
 
 
 # ---- the corpus ------------------------------------------------------------------------------
 
 def test_corpus_orders_by_frequency_and_drops_rare_words():
-    corpus = E.WordCorpus.from_documents(TOY, min_count=2)
+    corpus = WordCorpus.from_documents(TOY, min_count=2)
     counts = Counter(w for d in TOY for w in d)
     assert corpus.words == sorted((w for w, c in counts.items() if c >= 2),
                                   key=lambda w: (-counts[w], w))
@@ -71,7 +73,7 @@ def test_tfidf_matches_loops(toy):
 
 
 def test_tfidf_of_a_word_in_every_document_is_zero():
-    corpus = E.WordCorpus.from_documents([["x", "a"], ["x", "b"], ["x", "x", "c"]])
+    corpus = WordCorpus.from_documents([["x", "a"], ["x", "b"], ["x", "x", "c"]])
     got = E.tfidf(E.term_document(corpus.docs, len(corpus))).toarray()
     assert np.all(got[corpus.index["x"]] == 0)
     assert got[corpus.index["a"], 0] == pytest.approx(math.log(3))
@@ -251,7 +253,7 @@ def _two_topics(seed=0, n_docs=60, segments=6, length=15):
             prefix = "a" if (d + s) % 2 else "b"
             doc += [f"{prefix}{k}" for k in rng.integers(0, 8, size=length)]
         docs.append(doc)
-    return E.WordCorpus.from_documents(docs), words
+    return WordCorpus.from_documents(docs), words
 
 
 def _same_topic_share(vectors, corpus, k=3):
@@ -368,10 +370,10 @@ def test_neighbour_agreement():
 def test_evaluation_sets_load_completely():
     pairs_ws, pairs_sl = E.load_word_pairs("wordsim353.tsv"), E.load_word_pairs("simlex999.txt")
     questions = E.load_analogies()
-    lines = E._test_data("questions-words.txt").read_text().splitlines()
+    lines = evaluate._test_data("questions-words.txt").read_text().splitlines()
     assert len(questions) == sum(1 for x in lines if x.strip() and not x.startswith(":"))
     assert len({q[0] for q in questions}) == sum(1 for x in lines if x.startswith(":"))
     for name, pairs in (("wordsim353.tsv", pairs_ws), ("simlex999.txt", pairs_sl)):
-        text = E._test_data(name).read_text().splitlines()
+        text = evaluate._test_data(name).read_text().splitlines()
         assert len(pairs) == sum(1 for x in text if x.strip() and not x.startswith("#"))
     assert all(isinstance(s, float) for *_, s in pairs_ws + pairs_sl)

@@ -10,7 +10,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from conftest import ROOT
+from tools.nbtools import ROOT
 
 
 def _pyproject() -> dict[str, Requirement]:
@@ -61,3 +61,13 @@ def test_lock_file_satisfies_pyproject():
             continue
         assert name in locked, f"{name} is not in requirements-lock.txt; run `make lock`"
         assert locked[name] in req.specifier, f"{name}=={locked[name]} violates {req}"
+
+
+def test_no_jupyterlab_3_extension_and_no_user_wide_kernel():
+    """jupyterlab-mathjax3 targets JupyterLab 3 (Lab 4 reports it unsatisfied); a kernel
+    registered with --user would point every clone on the machine at the last one set up."""
+    lock = (ROOT / "requirements-lock.txt").read_text().lower()
+    assert "jupyterlab-mathjax3" not in lock and "jupyterlab_mathjax3" not in lock
+    makefile = (ROOT / "Makefile").read_text()
+    installs = [line for line in makefile.splitlines() if "ipykernel install" in line]
+    assert installs and all("--sys-prefix" in line and "--user" not in line for line in installs)

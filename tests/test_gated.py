@@ -15,11 +15,10 @@ from lmcourse.models.gated import (
     GatedLM,
     GRUCell,
     LSTMCell,
-    hidden_gradient_norms,
-    lstm_gate_trace,
     param_count_formula,
 )
 from lmcourse.train import fit_lm
+from lmcourse.viz.gates import hidden_gradient_norms, lstm_gate_trace
 
 PAIRS = {"lstm": (LSTM, nn.LSTM), "gru": (GRU, nn.GRU)}
 CONFIGS = list(itertools.product(("lstm", "gru"), (1, 2), (False, True), (False, True),

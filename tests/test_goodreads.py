@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from lmcourse.data import download as download_module
 from lmcourse.data import goodreads as gr
 from lmcourse.data.goodreads import (
     DownloadError,
@@ -30,8 +31,7 @@ from lmcourse.data.goodreads import (
     split_reviews,
     summary,
 )
-
-from conftest import ROOT
+from tools.nbtools import ROOT
 
 
 def record(i: int, spoiler: bool = False, book: str = "18245960") -> dict:
@@ -208,6 +208,7 @@ def test_split_reviews_by_review_and_by_book():
 
 # ---- the generated sample -----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_sample_is_reproducible_from_the_generator(tmp_path):
     out = tmp_path / "again.jsonl.gz"
     run = subprocess.run([sys.executable, str(ROOT / "data" / "make_goodreads_sample.py"),
@@ -295,7 +296,7 @@ def test_download_good_file(server, tmp_path, monkeypatch):
         renames.append((Path(src).name, Path(dst).name))
         real_replace(src, dst)
 
-    monkeypatch.setattr(gr.os, "replace", spy)
+    monkeypatch.setattr(download_module.os, "replace", spy)
     got = download_reviews(dest, f"{server}/good.json.gz", sha256=DIGEST, progress=False,
                            chunk_size=4096)
     assert got == dest and dest.read_bytes() == PAYLOAD

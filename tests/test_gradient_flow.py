@@ -139,3 +139,14 @@ def test_widget_builds_headless_with_a_static_figure():
     assert isinstance(box.children[-1], widgets.Output)
     radius = next(w for w in controls if w.description.startswith("ρ"))
     radius.value = 1.3  # redraws without a kernel and without error
+
+
+def test_the_cell_menu_does_not_depend_on_import_order():
+    """A fresh interpreter that imports only the gradient-flow module offers every cell."""
+    import subprocess
+    import sys
+
+    code = "from lmcourse.viz.gradient_flow import CELLS; print(sorted(CELLS))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "['gru', 'lstm', 'rnn']"

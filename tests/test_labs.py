@@ -7,8 +7,8 @@ import zipfile
 import nbformat
 import pytest
 
-import nbtools
-from conftest import ROOT
+from tools import nbtools
+from tools.nbtools import ROOT
 
 LABS = sorted((ROOT / "labs").glob("*.ipynb"))
 
@@ -40,6 +40,7 @@ def test_lab_has_solutions_and_checks(lab):
     assert all("check." in c.source for c in checks)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lab", LABS, ids=[p.name for p in LABS])
 def test_student_copy_fails_every_check(lab):
     """The handed-out copy must not pass: every check cell fails with CheckFailed."""
@@ -60,6 +61,7 @@ def test_student_copy_fails_every_check(lab):
             f"{cell.source}")
 
 
+@pytest.mark.slow
 def test_make_student_writes_copies_and_zip(tmp_path):
     written = nbtools.make_student(tmp_path)
     assert [p.name for p in written] == [p.name for p in LABS]

@@ -6,7 +6,9 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT
+import pytest
+
+from tools.nbtools import ROOT
 
 # Each "cell" of the fake notebook is a test that sleeps; nodeids ending in .ipynb are
 # what the hooks time. The fake file is collected by a plugin that mimics nbval's items.
@@ -44,6 +46,7 @@ def run_suite(tmp_path, budget: str, timeout: str) -> subprocess.CompletedProces
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_within_budget_passes_and_prints_the_timing_table(tmp_path):
     result = run_suite(tmp_path, budget="60", timeout="120")
     assert result.returncode == 0, result.stdout
@@ -51,6 +54,7 @@ def test_within_budget_passes_and_prints_the_timing_table(tmp_path):
     assert "slow.ipynb" in result.stdout and "ok" in result.stdout
 
 
+@pytest.mark.slow
 def test_over_budget_fails_the_run_but_runs_every_cell(tmp_path):
     result = run_suite(tmp_path, budget="1", timeout="0")
     assert result.returncode == 1, result.stdout
@@ -58,6 +62,7 @@ def test_over_budget_fails_the_run_but_runs_every_cell(tmp_path):
     assert "OVER BUDGET" in result.stdout and "over the 1 s budget" in result.stdout
 
 
+@pytest.mark.slow
 def test_hard_timeout_stops_the_remaining_cells(tmp_path):
     result = run_suite(tmp_path, budget="0.5", timeout="0.7")
     assert result.returncode == 1, result.stdout

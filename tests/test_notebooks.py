@@ -8,8 +8,8 @@ import jupytext
 import nbformat
 import pytest
 
-import nbtools
-from conftest import ROOT
+from tools import nbtools
+from tools.nbtools import ROOT
 
 NOTEBOOKS = nbtools.notebooks()
 IDS = [str(p.relative_to(ROOT)) for p in NOTEBOOKS]
@@ -93,3 +93,24 @@ def test_outputs_stay_small(notebook):
     path, _ = notebook
     size = path.stat().st_size
     assert size < 3_000_000, f"{path.name} is {size / 1e6:.1f} MB; keep outputs small"
+
+
+def test_committed_notebooks_hold_no_live_widget_views(notebook):
+    """An unexecuted (untrusted) notebook cannot draw a widget view: JupyterLab would show its
+    text repr. Each widget cell keeps only the static figure the widget displays first."""
+    path, nb = notebook
+    assert "widgets" not in nb.metadata, f"{path.name}: stored widget state"
+    views = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+             for o in c.outputs if nbtools.WIDGET_VIEW in o.get("data", {})]
+    assert not views, f"{path.name}: widget views in cells {views}; rebuild with nbtools"
+
+
+def test_drop_widget_views_keeps_the_static_figure():
+    figure = nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain":
+                                                          "<Figure>"})
+    view = nbformat.v4.new_output("display_data", data={
+        nbtools.WIDGET_VIEW: {"model_id": "abc"}, "text/plain": "VBox(children=(...))"})
+    cell = nbformat.v4.new_code_cell("widget()", outputs=[figure, view])
+    nb = nbformat.v4.new_notebook(cells=[cell], metadata={"widgets": {"state": {}}})
+    nbtools.drop_widget_views(nb)
+    assert nb.cells[0].outputs == [figure] and "widgets" not in nb.metadata

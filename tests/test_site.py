@@ -8,7 +8,6 @@ skipped with a message until ``make book`` has run.
 from __future__ import annotations
 
 import re
-import sys
 import urllib.request
 import zipfile
 from html.parser import HTMLParser
@@ -16,13 +15,10 @@ from html.parser import HTMLParser
 import nbformat
 import pytest
 import yaml
-
-import nbtools
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "site"))
-import toc  # noqa: E402  (site/toc.py: the toc generator)
 from headless import Browser, serve  # noqa: E402
+
+from tools import nbtools, toc
+from tools.nbtools import ROOT
 
 SITE = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
@@ -277,6 +273,7 @@ def _check_page(browser, site_url, href, source):
         raise
 
 
+@pytest.mark.slow
 def test_landing_page_in_the_browser(browser, site_url):
     page = _check_page(browser, site_url, "/", "index.md")
     assert page.locator("nav.toc a").count() >= 1 + len(nbtools.notebooks())
@@ -285,6 +282,7 @@ def test_landing_page_in_the_browser(browser, site_url):
     assert not browser.errors, browser.errors
 
 
+@pytest.mark.slow
 def test_every_page_in_the_browser(browser, site_url):
     pages = _pages()[1:]
     chapters = [s for _, s in pages if s.startswith("chapters/")]
@@ -305,6 +303,7 @@ def test_every_page_in_the_browser(browser, site_url):
     assert not browser.remote_hosts(), f"requests left 127.0.0.1: {browser.remote_hosts()}"
 
 
+@pytest.mark.slow
 def test_toc_and_page_links_resolve(site_url):
     checked = set()
     for href, _ in _pages():
@@ -322,6 +321,7 @@ def test_toc_and_page_links_resolve(site_url):
     assert len(checked) > len(_pages()), "too few links checked"
 
 
+@pytest.mark.slow
 def test_no_request_left_127_0_0_1(browser, site_url):
     page = browser.page()
     page.goto(site_url + "/", wait_until="load")

@@ -7,16 +7,12 @@ slide.
 
 from __future__ import annotations
 
-import sys
-
 import nbformat
 import pytest
-
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "site"))
-import slides  # noqa: E402  (site/slides.py)
 from headless import Browser, serve  # noqa: E402
+
+from tools import slides
+from tools.nbtools import ROOT
 
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 
@@ -54,6 +50,7 @@ def test_remote_references_are_detected():
     assert not slides.REMOTE.search('<script src="vendor/requirejs/require.js">')
 
 
+@pytest.mark.slow
 def test_tiny_deck_has_slides_notes_and_local_scripts(deck_dir, tmp_path):
     path = tmp_path / "tiny.ipynb"
     nbformat.write(_tiny_notebook(), path)
@@ -71,6 +68,7 @@ def _reveal(page):
                                                   R => { window.R = R; done(); }))""")
 
 
+@pytest.mark.slow
 def test_chapter_deck_steps_through_offline(deck_dir):
     if not CHAPTERS:
         pytest.skip("no chapters yet")

@@ -1,12 +1,15 @@
 """Notebook tooling: build (pair + execute) chapters and labs, and make student copies.
 
-    python tools/nbtools.py build chapters/01_backprop.py [...]   # .py twin -> executed .ipynb
-    python tools/nbtools.py sync                                   # report twins out of sync
-    python tools/nbtools.py student [--out _build/student]        # lab copies without solutions
+    python -m tools.nbtools build chapters/01_backprop.py [...]   # .py twin -> executed .ipynb
+    python -m tools.nbtools sync                                   # report twins out of sync
+    python -m tools.nbtools student [--out _build/student]        # lab copies without solutions
 
 The jupytext ``py:percent`` twin is what you edit and review; ``build`` writes the paired
 ``.ipynb``, fills in default slide metadata, executes it top to bottom in a fresh
-kernel (storing widget state) and writes both files back so they stay in sync.
+kernel and writes both files back so they stay in sync. Widget views are dropped from the
+committed outputs: an untrusted notebook cannot draw them (JupyterLab shows their text
+repr, ``VBox(children=...``), so a student sees each widget's static figure until the cell
+is run, and the site shows the same figure.
 """
 
 from __future__ import annotations
@@ -74,10 +77,24 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 600) -> float:
     os.environ.update(EXEC_ENV)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(cwd)}},
-                            store_widget_state=True)
+                            store_widget_state=True)  # nbclient needs it for Output widgets
     start = time.perf_counter()
     client.execute()
+    drop_widget_views(nb)
     return time.perf_counter() - start
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def drop_widget_views(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Remove live-widget outputs (and stored widget state): they need a kernel to draw,
+    and each widget of the course displays a static figure just before them."""
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
+    return nb
 
 
 def build(twin: Path, run: bool = True) -> None:
@@ -114,7 +131,7 @@ def out_of_sync(root: Path = ROOT) -> list[str]:
             first = next((i for i, (x, y) in enumerate(zip(cells_a, cells_b, strict=False))
                           if x != y),
                          min(len(cells_a), len(cells_b)))
-            fix = f"python tools/nbtools.py build {twin.relative_to(root)}"
+            fix = f"python -m tools.nbtools build {twin.relative_to(root)}"
             problems.append(f"{path.relative_to(root)}: differs from {twin.name} at cell "
                             f"{first}; run `{fix}`")
     return problems

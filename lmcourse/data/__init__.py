@@ -3,10 +3,12 @@
 from lmcourse.data.batching import lm_batches, random_partition, sequential_partition
 from lmcourse.data.corpora import CORPORA, corpus_path, load_corpus, tokenize
 from lmcourse.data.vocab import Vocab
+from lmcourse.data.words import WordCorpus
 
 __all__ = [
     "CORPORA",
     "Vocab",
+    "WordCorpus",
     "corpus_path",
     "lm_batches",
     "load_corpus",

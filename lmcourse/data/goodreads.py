@@ -19,32 +19,34 @@ or gzipped, and says exactly which line is wrong when one is. The course ships a
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
 import io
 import json
 import os
-import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
+import site
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from lmcourse.data.download import DownloadError, download
+
 __all__ = [
     "FIELDS",
     "GOODREADS_SPOILER_SHA256",
     "GOODREADS_SPOILER_URL",
+    "HELDOUT_WORDS",
     "DownloadError",
     "MalformedReviewError",
+    "SAMPLE_ENV",
     "Review",
     "Reviews",
     "Split",
     "download_reviews",
+    "heldout_phrasing",
     "load_reviews",
     "review_texts",
     "sample_path",
@@ -193,7 +195,7 @@ def load_reviews(path: str | os.PathLike, *, skip_malformed: bool = False,
     path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"no reviews file at {path}; the course's generated sample "
-                                f"is at {_SAMPLE}")
+                                f"{SAMPLE_NAME} is at lmcourse.data.goodreads.sample_path()")
     out = Reviews(path=path)
     lineno = 0
     with _open_binary(path) as f:
@@ -313,148 +315,96 @@ def split_reviews(reviews: Iterable[Review], by: str = "review_id",
     return Split(parts["train"], parts["validation"], parts["test"])
 
 
+# ---- the generated sample's held-out phrasings ---------------------------------------------
+
+#: Words that only the generated sample's held-out-phrasing test reviews use (see
+#: :func:`heldout_phrasing`): no training or validation review contains one, and every one
+#: is a whole word of MiniLM's WordPiece vocabulary. They are synonyms and rephrasings of
+#: the plot talk the training reviews use ("perished", "slain" for "dies"; "assassin" for
+#: "killer"; "double-crosses", "mole" for "betrays"; "finale", "climax" for "the ending")
+#: and the ordinary words those phrasings bring along. ``data/make_goodreads_sample.py``
+#: checks that this is exactly the list its templates imply.
+HELDOUT_WORDS = frozenset("""
+abandoned admits assassin become before betrayal biological blood changed climax comes
+conclusion conquered corpse couple crosses crowned decade decades deceased defeats
+defected defects demise desperate discovers disguise double engaged estranged executed
+exiled fatally finale finds forever grave guilty identity imprisoned informant joins
+killing kisses lied long marries mind mole murders nailed outcome passes peace perished
+proposes reigns ruler secretly shady share siege slain slaughtered sobbed sold stabbed
+strangled suspect suspected suspects their true wedding wept wounded
+""".split())
+
+
+def heldout_phrasing(review: Review | str) -> bool:
+    """Whether a review (or review id) of the generated sample tells its plot in held-out
+    phrasings: true for half of the test reviews of the default split, those whose hash
+    ``u`` (see :func:`split_of`) is in [0.95, 1), i.e. ``split_of(id, (0.8, 0.15, 0.05))
+    == "test"``.
+
+    In those reviews every spoiler sentence that states a plot fact, and every harmless
+    sentence that talks about plots ("I won't say who dies"), is told with
+    :data:`HELDOUT_WORDS` instead of the training reviews' words; labels and everything
+    else are drawn as in any review. The other test reviews use the training phrasings, so
+    ``[r for r in test if not heldout_phrasing(r)]`` is the in-distribution part of the test
+    set and the rest the held-out-phrasing part: a model that only knows the training
+    words is measured on both, and so is one that was pre-trained on general English. The
+    rule is specific to the sample (and to the default ``split_reviews`` fractions and
+    salt); on the real data it just picks 5% of the reviews.
+    """
+    review_id = review if isinstance(review, str) else review.review_id
+    return split_of(review_id, (0.8, 0.15, 0.05)) == "test"
+
+
 # ---- the shipped sample ---------------------------------------------------------------------
 
-_SAMPLE = Path(__file__).resolve().parents[2] / "data" / "goodreads_sample.jsonl.gz"
+SAMPLE_NAME = "goodreads_sample.jsonl.gz"
+#: Set this environment variable to the path of a sample (or of the full file) to use it.
+SAMPLE_ENV = "LMCOURSE_GOODREADS_SAMPLE"
+
+
+def _sample_candidates() -> list[Path]:
+    """Where the sample may be, in order: the environment variable, the repository's
+    ``data/`` folder (a checkout or an editable install), and the copy a wheel installs
+    as data files under ``<prefix>/share/lmcourse/`` (``pip install .``, Binder, conda)."""
+    found = [Path(os.environ[SAMPLE_ENV]).expanduser()] if os.environ.get(SAMPLE_ENV) else []
+    found.append(Path(__file__).resolve().parents[2] / "data" / SAMPLE_NAME)
+    prefixes = dict.fromkeys([sys.prefix, sys.base_prefix, site.getuserbase()])
+    found += [Path(prefix) / "share" / "lmcourse" / SAMPLE_NAME for prefix in prefixes]
+    return found
 
 
 def sample_path() -> Path:
-    """The generated sample the course ships (``data/goodreads_sample.jsonl.gz``)."""
-    if not _SAMPLE.is_file():
-        raise FileNotFoundError(
-            f"the Goodreads sample is missing at {_SAMPLE}; regenerate it with "
-            "`python data/make_goodreads_sample.py` from the repository root")
-    return _SAMPLE
+    """The generated sample the course ships (``data/goodreads_sample.jsonl.gz``), found
+    however the course is installed; a clear error lists where it looked."""
+    candidates = _sample_candidates()
+    if os.environ.get(SAMPLE_ENV) and not candidates[0].is_file():
+        raise FileNotFoundError(f"{SAMPLE_ENV}={os.environ[SAMPLE_ENV]} names no file; point "
+                                "it at a .jsonl or .jsonl.gz file in the Goodreads schema, or "
+                                "unset it to use the sample the course ships")
+    for path in candidates:
+        if path.is_file():
+            return path
+    looked = "\n  ".join(str(p) for p in candidates)
+    raise FileNotFoundError(
+        f"the Goodreads sample {SAMPLE_NAME} was not found; looked in:\n  {looked}\n"
+        "Fix: run from a checkout of the course (it is in data/), regenerate it with "
+        "`python data/make_goodreads_sample.py`, reinstall the course (`pip install .` "
+        f"ships it), or set {SAMPLE_ENV} to its path.")
 
 
 # ---- downloading the full data set ----------------------------------------------------------
-
-class DownloadError(OSError):
-    """A download failed (offline, HTTP error, cut short, checksum mismatch); no file was
-    written."""
-
-
-def _sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _offline_message(url: str, reason: object) -> str:
-    host = urllib.parse.urlsplit(url).netloc or url
-    return (f"could not reach {host} ({reason}): this machine seems to be offline, or the "
-            "server is down. Nothing was written. The course works offline with the "
-            "generated sample in the same schema: "
-            "`load_reviews(lmcourse.data.goodreads.sample_path())`.")
-
 
 def download_reviews(dest: str | os.PathLike, url: str = GOODREADS_SPOILER_URL,
                      sha256: str | None = GOODREADS_SPOILER_SHA256, *,
                      allow_unverified: bool = False, overwrite: bool = False,
                      timeout: float = 60.0, progress: bool = True,
                      chunk_size: int = 1 << 20) -> Path:
-    """Download the reviews file to ``dest`` (a file, or a directory: one that exists or
-    a path ending in ``/``, created if need be).
-
-    The body is streamed in ``chunk_size`` pieces into a temporary file in the same
-    directory, with a ``tqdm`` progress bar, hashed on the way, flushed to disk and only
-    then renamed onto ``dest`` (``os.replace`` is atomic): whatever goes wrong (offline,
-    an HTTP error, a transfer cut short, a SHA-256 mismatch, Ctrl-C) raises
-    :class:`DownloadError` or the interrupt and leaves no file behind.
-
-    The SHA-256 must be given (``sha256=``) unless you opt out explicitly with
-    ``allow_unverified=True``, in which case the digest is reported so you can pin it.
-    An existing ``dest`` is kept (and verified if ``sha256`` is known) unless
-    ``overwrite=True``. Returns the path of the file.
-    """
-    as_dir = str(dest).endswith(("/", os.sep))
-    dest = Path(dest).expanduser()
-    if as_dir or dest.is_dir():
-        dest = dest / (Path(urllib.parse.urlsplit(url).path).name or "reviews.json.gz")
-    if sha256 is None and not allow_unverified:
-        raise ValueError(
-            "no SHA-256 to verify the download against: pass sha256='<64 hex digits>' "
-            "(the digest you trust), or allow_unverified=True to download without checking "
-            "(the digest is then reported so you can pin it next time)")
-    if sha256 is not None:
-        sha256 = sha256.strip().lower()
-        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
-            raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}")
-    if dest.exists() and not overwrite:
-        if sha256 is not None and _sha256_file(dest) != sha256:
-            raise DownloadError(f"{dest} exists but its SHA-256 is not {sha256}; delete it or "
-                                "pass overwrite=True to download it again")
-        return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-
-    from tqdm.auto import tqdm
-
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            try:
-                response = urllib.request.urlopen(url, timeout=timeout)  # noqa: S310
-            except urllib.error.HTTPError as err:
-                raise DownloadError(f"the server answered {err.code} {err.reason} for {url}; "
-                                    "nothing was written") from err
-            except urllib.error.URLError as err:
-                raise DownloadError(_offline_message(url, err.reason)) from err
-            except (TimeoutError, ConnectionError) as err:
-                raise DownloadError(_offline_message(url, err)) from err
-            digest, received = hashlib.sha256(), 0
-            expected = _content_length(response)
-            with response, tqdm(total=expected, unit="B", unit_scale=True, unit_divisor=1024,
-                                desc=dest.name, disable=not progress) as bar:
-                try:
-                    for block in iter(lambda: response.read(chunk_size), b""):
-                        out.write(block)
-                        digest.update(block)
-                        received += len(block)
-                        bar.update(len(block))
-                except (OSError, ValueError) as err:  # IncompleteRead, reset, timeout
-                    raise DownloadError(f"the transfer from {url} broke off after {received:,} "
-                                        f"bytes ({err!r}); nothing was written") from err
-            if expected is not None and received != expected:
-                raise DownloadError(f"the transfer from {url} broke off: {received:,} of "
-                                    f"{expected:,} bytes arrived; nothing was written")
-            out.flush()
-            os.fsync(out.fileno())
-        got = digest.hexdigest()
-        if sha256 is not None and got != sha256:
-            raise DownloadError(f"SHA-256 mismatch for {url}: expected {sha256}, got {got}; "
-                                "the file is damaged or has changed; nothing was written")
-        os.replace(tmp, dest)
-        _fsync_dir(dest.parent)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    if sha256 is None:
-        print(f"downloaded {dest} ({received:,} bytes) WITHOUT a checksum to verify; its "
-              f"SHA-256 is {got}: pass sha256='{got}' from now on")
-    return dest
-
-
-def _content_length(response: Any) -> int | None:
-    value = response.headers.get("Content-Length")
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    """Download the full reviews file to ``dest`` with :func:`lmcourse.data.download.download`:
+    streamed with a progress bar, SHA-256 verified, renamed into place only when complete
+    (nothing is left behind on failure). Pass the digest you trust as ``sha256=`` or opt
+    out with ``allow_unverified=True``; offline, the error points at the shipped sample."""
+    return download(url, dest, sha256, allow_unverified=allow_unverified, overwrite=overwrite,
+                    timeout=timeout, progress=progress, chunk_size=chunk_size,
+                    offline_hint="The course works offline with the generated sample in the "
+                                 "same schema: "
+                                 "`load_reviews(lmcourse.data.goodreads.sample_path())`.")

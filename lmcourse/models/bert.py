@@ -16,7 +16,6 @@ DistilBERT's missing segment embeddings (``type_vocab_size=0``) and pooler (``po
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -25,8 +24,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmcourse.models.attention import merge_heads, scaled_dot_product_attention, split_heads
+from lmcourse.pretrained import load_state_dict_file, read_config
 
-__all__ = ["BertConfig", "BertModel", "BertOutput", "load_state_dict_file"]
+__all__ = ["BertConfig", "BertModel", "BertOutput"]
 
 
 @dataclass
@@ -257,12 +257,7 @@ class BertModel(nn.Module):
         ``model.safetensors`` (preferred) or ``pytorch_model.bin`` (read with
         ``weights_only=True``). Nothing is downloaded."""
         path = Path(path).expanduser()
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(
-                f"{path} is not a checkpoint directory (no config.json there); pass the "
-                "folder that holds config.json and the weights, e.g. "
-                "lmcourse.pretrained.minilm_path()")
-        values = json.loads((path / "config.json").read_text())
+        values = read_config(path)
         if values.get("model_type", "bert") != "bert":
             raise ValueError(f"{path} holds a {values['model_type']!r} model, not BERT")
         model = cls(BertConfig.from_dict(values))
@@ -275,16 +270,3 @@ class BertModel(nn.Module):
                              f"{missing[:5]}{' ...' if len(missing) > 5 else ''}, unexpected "
                              f"{unexpected[:5]}{' ...' if len(unexpected) > 5 else ''}")
         return model.eval()
-
-
-def load_state_dict_file(path: str | Path) -> dict[str, torch.Tensor]:
-    """Tensors of a checkpoint folder, read safely: safetensors, else ``torch.load`` with
-    ``weights_only=True`` (which refuses to run code stored in the file)."""
-    path = Path(path)
-    if (path / "model.safetensors").is_file():
-        from safetensors.torch import load_file
-
-        return load_file(path / "model.safetensors")
-    if (path / "pytorch_model.bin").is_file():
-        return torch.load(path / "pytorch_model.bin", map_location="cpu", weights_only=True)
-    raise FileNotFoundError(f"{path} has no model.safetensors or pytorch_model.bin")

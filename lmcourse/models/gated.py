@@ -27,13 +27,10 @@ them for every time step at once and only the recurrent halves run step by step.
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import torch
 from torch import nn
 
-from lmcourse.models.rnn import RNN, RNNLM, rnn_step
+from lmcourse.models.rnn import RNN, RNNLM, RecurrentModule
 
 __all__ = [
     "GRU",
@@ -43,8 +40,6 @@ __all__ = [
     "LSTMCell",
     "gru_gates",
     "gru_step",
-    "hidden_gradient_norms",
-    "lstm_gate_trace",
     "lstm_gates",
     "lstm_step",
     "param_count_formula",
@@ -112,7 +107,7 @@ def gru_step(x_part: torch.Tensor, h_prev: torch.Tensor, weight_hh: torch.Tensor
 
 # ---- single cells (the shapes and call conventions of nn.LSTMCell / nn.GRUCell) -------------
 
-class _Cell(nn.Module):
+class _Cell(RecurrentModule):
     """Parameters ``weight_ih (G*H x I)``, ``weight_hh (G*H x H)``, ``bias_ih``, ``bias_hh``."""
 
     gates = 1
@@ -126,12 +121,6 @@ class _Cell(nn.Module):
         self.bias_ih = nn.Parameter(torch.empty(size)) if bias else None
         self.bias_hh = nn.Parameter(torch.empty(size)) if bias else None
         self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """PyTorch's initialisation: every entry uniform in ``(-1/sqrt(H), 1/sqrt(H))``."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for p in self.parameters():
-            nn.init.uniform_(p, -bound, bound)
 
     def _zeros(self, x: torch.Tensor) -> torch.Tensor:
         return x.new_zeros(*x.shape[:-1], self.hidden_size)
@@ -176,7 +165,7 @@ class GRUCell(_Cell):
 State = tuple[torch.Tensor, ...]  # (h,) for a GRU, (h, c) for an LSTM
 
 
-class _GatedRNN(nn.Module):
+class _GatedRNN(RecurrentModule):
     """What the LSTM and the GRU share: parameters, shapes, layers and directions.
 
     A subclass sets ``gates`` (4 or 3), ``state_size`` (2 or 1) and ``step``, which maps
@@ -215,12 +204,6 @@ class _GatedRNN(nn.Module):
     def _suffixes(self, layer: int) -> list[str]:
         """``_l{layer}`` for the forward direction, ``_l{layer}_reverse`` for the backward one."""
         return [f"_l{layer}", f"_l{layer}_reverse"][: self.num_directions]
-
-    def reset_parameters(self) -> None:
-        """PyTorch's initialisation: every entry uniform in ``(-1/sqrt(H), 1/sqrt(H))``."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for p in self.parameters():
-            nn.init.uniform_(p, -bound, bound)
 
     def weights(self, layer: int, direction: int = 0) -> tuple[torch.Tensor | None, ...]:
         """``(weight_ih, weight_hh, bias_ih, bias_hh)`` of one layer and direction."""
@@ -410,54 +393,3 @@ class GatedLM(RNNLM):
                 for name, p in self.rnn.named_parameters():
                     if name.startswith("bias_ih"):  # blocks i, f, g, o: the second is f
                         p[hidden_size:2 * hidden_size] += forget_bias
-
-
-# ---- looking inside ------------------------------------------------------------------------
-
-def hidden_gradient_norms(model: GatedLM, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
-    """``||dL_T / dh_t||`` for ``t = 1..T``, averaged over the batch.
-
-    ``L_T`` is the cross-entropy of the *last* prediction only, so the curve shows how
-    much of that loss's gradient reaches each earlier hidden state. The first layer is
-    unrolled by hand (works for ours and PyTorch's modules: same parameter names); for
-    an LSTM the gradient also flows along ``c_t``, which is part of the state but not
-    of ``h_t``, so ``||dL/dh_t||`` is what reaches the hidden state itself.
-    """
-    rnn = model.rnn
-    w_ih, w_hh = rnn.weight_ih_l0, rnn.weight_hh_l0
-    b_ih, b_hh = getattr(rnn, "bias_ih_l0", None), getattr(rnn, "bias_hh_l0", None)
-    kind = model.cell
-    inputs = model.inputs(x).transpose(0, 1)  # T x B x I
-    h = inputs.new_zeros(inputs.shape[1], model.head.in_features)
-    c, hiddens = torch.zeros_like(h), []
-    for x_t in inputs:
-        if kind == "rnn":
-            h = rnn_step(x_t, h, w_ih, w_hh, b_ih, b_hh)
-        elif kind == "lstm":
-            h, c = lstm_step(_affine(x_t, w_ih, b_ih), h, c, w_hh, b_hh)
-        else:
-            h = gru_step(_affine(x_t, w_ih, b_ih), h, w_hh, b_hh)
-        hiddens.append(h)
-    loss = nn.functional.cross_entropy(model.head(h), y[:, -1], reduction="sum")
-    grads = torch.autograd.grad(loss, hiddens)
-    return np.array([float(g.norm(dim=-1).mean()) for g in grads])
-
-
-@torch.no_grad()
-def lstm_gate_trace(lstm: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Gates ``i, f, g, o`` and the cell ``c`` of the first layer at every step.
-
-    ``lstm`` is ours or ``nn.LSTM``; ``x`` is one sequence, ``T x input_size``. Returns
-    ``T x H`` tensors under the keys ``"i", "f", "g", "o", "c", "h"``.
-    """
-    w_ih, w_hh = lstm.weight_ih_l0, lstm.weight_hh_l0
-    b_ih, b_hh = getattr(lstm, "bias_ih_l0", None), getattr(lstm, "bias_hh_l0", None)
-    h = x.new_zeros(lstm.hidden_size)
-    c = torch.zeros_like(h)
-    trace: dict[str, list[torch.Tensor]] = {k: [] for k in "ifgoch"}
-    for x_part in _affine(x, w_ih, b_ih):
-        gates = lstm_gates(x_part, h, w_hh, b_hh)  # recorded; lstm_step recomputes them
-        h, c = lstm_step(x_part, h, c, w_hh, b_hh)
-        for key, value in zip("ifgoch", (*gates, c, h), strict=True):
-            trace[key].append(value)
-    return {k: torch.stack(v) for k, v in trace.items()}

@@ -25,9 +25,12 @@ import math
 import torch
 from torch import nn
 
+from lmcourse.train import lm_loss
+
 __all__ = [
     "RNN",
     "RNNLM",
+    "RecurrentModule",
     "bptt",
     "full_bptt",
     "generate",
@@ -53,7 +56,19 @@ def rnn_step(x_t: torch.Tensor, h_prev: torch.Tensor, weight_ih: torch.Tensor,
     return _ACTIVATIONS[nonlinearity](a_t)
 
 
-class RNN(nn.Module):
+class RecurrentModule(nn.Module):
+    """What every recurrent layer and cell of the course shares: PyTorch's initialisation,
+    every parameter uniform in ``(-1/sqrt(H), 1/sqrt(H))`` for hidden size ``H``."""
+
+    hidden_size: int
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            nn.init.uniform_(p, -bound, bound)
+
+
+class RNN(RecurrentModule):
     """A stack of Elman RNN layers with the arguments, parameters and outputs of ``nn.RNN``.
 
     ``forward(x, h0)`` takes ``x`` as ``T x B x input_size`` (``B x T x input_size``
@@ -79,12 +94,6 @@ class RNN(nn.Module):
                 self.register_parameter(f"bias_ih_l{layer}", nn.Parameter(torch.empty(hidden_size)))
                 self.register_parameter(f"bias_hh_l{layer}", nn.Parameter(torch.empty(hidden_size)))
         self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        """PyTorch's initialisation: every entry uniform in ``(-1/sqrt(H), 1/sqrt(H))``."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for p in self.parameters():
-            nn.init.uniform_(p, -bound, bound)
 
     def layer_weights(self, layer: int) -> tuple[torch.Tensor, ...]:
         """``(weight_ih, weight_hh, bias_ih, bias_hh)`` of one layer (biases may be None)."""
@@ -220,14 +229,10 @@ def lm_bptt_inputs(model: RNNLM, x_ids: torch.Tensor, y_ids: torch.Tensor
     with torch.no_grad():
         h, _ = model.rnn(x)                          # B x T x H, the cached states
     h.requires_grad_()
-    (grad_h,) = torch.autograd.grad(_lm_loss(model.head(h), y_ids), h)
+    (grad_h,) = torch.autograd.grad(lm_loss(model.head(h), y_ids), h)
     time_first = lambda a: a.detach().transpose(0, 1)  # noqa: E731
     return (time_first(x), time_first(h), torch.zeros_like(h[:, 0]),
             model.rnn.weight_hh_l0.detach(), time_first(grad_h))
-
-
-def _lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
 def bptt(x: torch.Tensor, h: torch.Tensor, h0: torch.Tensor, weight_hh: torch.Tensor,

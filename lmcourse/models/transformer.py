@@ -22,7 +22,6 @@ from torch import nn
 from lmcourse.models.attention import MultiHeadAttention, causal_mask
 
 __all__ = [
-    "FeedForward",
     "LearnedPositions",
     "TransformerEncoderLayer",
     "TransformerLM",
@@ -55,24 +54,6 @@ class LearnedPositions(nn.Module):
 
     def forward(self, T: int) -> torch.Tensor:
         return self.table(torch.arange(T, device=self.table.weight.device))
-
-
-class FeedForward(nn.Module):
-    """``FFN(x) = W_2 act(W_1 x + b_1) + b_2``, applied to every position separately.
-
-    The hidden layer is wider than the model (``dim_feedforward``, 4 x d in the paper).
-    """
-
-    def __init__(self, d_model: int, dim_feedforward: int, dropout: float = 0.0,
-                 activation: str = "relu"):
-        super().__init__()
-        self.linear1 = nn.Linear(d_model, dim_feedforward)
-        self.linear2 = nn.Linear(dim_feedforward, d_model)
-        self.dropout = nn.Dropout(dropout)
-        self.activation = _activation(activation)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(self.dropout(self.activation(self.linear1(x))))
 
 
 def _activation(name: str):
@@ -114,7 +95,9 @@ class TransformerEncoderLayer(nn.Module):
         return self.dropout1(out), weights
 
     def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
-        """``W_2 act(W_1 x + b_1) + b_2`` (with dropout)."""
+        """The feed-forward block ``FFN(x) = W_2 act(W_1 x + b_1) + b_2``, applied to every
+        position separately (``linear1`` widens to ``dim_feedforward``, 4 x d in the
+        paper); dropout inside and on the branch, as in PyTorch's layer."""
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(self, src: torch.Tensor, mask: torch.Tensor | None = None,

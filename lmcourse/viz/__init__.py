@@ -1,4 +1,10 @@
-"""Pictures: static matplotlib figures and ipywidgets that also draw a static figure."""
+"""Pictures: static matplotlib figures and ipywidgets that also draw a static figure.
+
+Importing :mod:`lmcourse.viz` registers every widget's options: the gradient-flow
+widget's cell menu (``rnn`` here, ``lstm`` and ``gru`` from :mod:`lmcourse.viz.gates`)
+is the same whichever chapter imports it first.
+"""
+from lmcourse.viz import gates as _gates  # noqa: F401  (registers the LSTM and GRU cells)
 from lmcourse.viz.attention_heads import (  # noqa: F401  (chapter 06)
     attention_widget,
     plot_attention,
@@ -15,3 +21,9 @@ from lmcourse.viz.gradient_flow import (  # noqa: F401  (chapter 02)
     plot_gradient_flow,
 )
 from lmcourse.viz.graph import draw_dag, draw_graph  # noqa: F401  (chapter 01)
+from lmcourse.viz.masking import (  # noqa: F401  (chapters 09, 10)
+    masking_figure,
+    masking_widget,
+    plot_masking,
+    plot_masking_rates,
+)

@@ -27,9 +27,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from lmcourse.models.gated import GatedLM, _affine, gru_step, lstm_gates, lstm_step
+from lmcourse.models.rnn import rnn_step
 from lmcourse.viz.gradient_flow import NONLINEARITIES, Cell, register_cell
 
-__all__ = ["gru_chain", "lstm_chain", "plot_gate_heatmap"]
+__all__ = ["gru_chain", "hidden_gradient_norms", "lstm_chain", "lstm_gate_trace",
+           "plot_gate_heatmap"]
 
 #: Gate biases of the cells registered for the widget (Gers et al. 2000 and Jozefowicz
 #: et al. 2015 recommend initialising the LSTM's forget-gate bias to 1).
@@ -81,13 +84,64 @@ register_cell("lstm", partial(lstm_chain, forget_bias=DEFAULT_GATE_BIAS))
 register_cell("gru", partial(gru_chain, update_bias=DEFAULT_GATE_BIAS))
 
 
+# ---- looking inside a trained model: what the pictures below draw ----------------------------
+
+def hidden_gradient_norms(model: GatedLM, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
+    """``||dL_T / dh_t||`` for ``t = 1..T``, averaged over the batch.
+
+    ``L_T`` is the cross-entropy of the *last* prediction only, so the curve shows how
+    much of that loss's gradient reaches each earlier hidden state. The first layer is
+    unrolled by hand (works for ours and PyTorch's modules: same parameter names); for
+    an LSTM the gradient also flows along ``c_t``, which is part of the state but not
+    of ``h_t``, so ``||dL/dh_t||`` is what reaches the hidden state itself.
+    """
+    rnn = model.rnn
+    w_ih, w_hh = rnn.weight_ih_l0, rnn.weight_hh_l0
+    b_ih, b_hh = getattr(rnn, "bias_ih_l0", None), getattr(rnn, "bias_hh_l0", None)
+    kind = model.cell
+    inputs = model.inputs(x).transpose(0, 1)  # T x B x I
+    h = inputs.new_zeros(inputs.shape[1], model.head.in_features)
+    c, hiddens = torch.zeros_like(h), []
+    for x_t in inputs:
+        if kind == "rnn":
+            h = rnn_step(x_t, h, w_ih, w_hh, b_ih, b_hh)
+        elif kind == "lstm":
+            h, c = lstm_step(_affine(x_t, w_ih, b_ih), h, c, w_hh, b_hh)
+        else:
+            h = gru_step(_affine(x_t, w_ih, b_ih), h, w_hh, b_hh)
+        hiddens.append(h)
+    loss = torch.nn.functional.cross_entropy(model.head(h), y[:, -1], reduction="sum")
+    grads = torch.autograd.grad(loss, hiddens)
+    return np.array([float(g.norm(dim=-1).mean()) for g in grads])
+
+
+@torch.no_grad()
+def lstm_gate_trace(lstm: torch.nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Gates ``i, f, g, o`` and the cell ``c`` of the first layer at every step.
+
+    ``lstm`` is ours or ``nn.LSTM``; ``x`` is one sequence, ``T x input_size``. Returns
+    ``T x H`` tensors under the keys ``"i", "f", "g", "o", "c", "h"``.
+    """
+    w_ih, w_hh = lstm.weight_ih_l0, lstm.weight_hh_l0
+    b_ih, b_hh = getattr(lstm, "bias_ih_l0", None), getattr(lstm, "bias_hh_l0", None)
+    h = x.new_zeros(lstm.hidden_size)
+    c = torch.zeros_like(h)
+    trace: dict[str, list[torch.Tensor]] = {k: [] for k in "ifgoch"}
+    for x_part in _affine(x, w_ih, b_ih):
+        gates = lstm_gates(x_part, h, w_hh, b_hh)  # recorded; lstm_step recomputes them
+        h, c = lstm_step(x_part, h, c, w_hh, b_hh)
+        for key, value in zip("ifgoch", (*gates, c, h), strict=True):
+            trace[key].append(value)
+    return {k: torch.stack(v) for k, v in trace.items()}
+
+
 def plot_gate_heatmap(trace: dict[str, torch.Tensor], text: str, units: Sequence[int],
                       gates: Sequence[str] = ("i", "f", "o"),
                       names: dict[str, str] | None = None) -> plt.Figure:
     """One heatmap per gate: rows are hidden units, columns the characters of ``text``.
 
     ``trace`` maps a gate's letter to a ``T x H`` tensor (as from
-    :func:`lmcourse.models.gated.lstm_gate_trace`); values in ``(0, 1)``.
+    :func:`lstm_gate_trace`); values in ``(0, 1)``.
     """
     names = names or {"i": "input gate i", "f": "forget gate f", "o": "output gate o",
                       "g": "candidate g", "c": "cell c", "h": "hidden h"}

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmcourse.check import CheckFailed, attempt, expect, fail, passed
+from lmcourse.checks import attempt, expect, fail, passed, run_student, same
 from lmcourse.models import attention as reference
 
 __all__ = ["attention", "causal_self_attention", "heads", "masked_attention", "masks",
@@ -30,35 +30,8 @@ __all__ = ["attention", "causal_self_attention", "heads", "masked_attention", "m
 _TOL = 1e-8
 
 
-def _same(a: Any, b: torch.Tensor, tol: float = _TOL) -> bool:
-    return (isinstance(a, torch.Tensor) and a.shape == b.shape
-            and bool(torch.allclose(a.double(), b.double(), atol=tol, rtol=tol)))
-
-
 def _randn(*shape: int, g: torch.Generator) -> torch.Tensor:
     return torch.randn(*shape, generator=g, dtype=torch.float64)
-
-
-def _call(name: str, fn: Callable[..., Any], *args: Any, shape_hint: str = "") -> Any:
-    """Run student code without autograd; shape errors get ``shape_hint``, other problems the
-    usual message."""
-    try:
-        with torch.no_grad():  # the checks compare values; no graph needed
-            return fn(*args)
-    except (CheckFailed, NotImplementedError):
-        return attempt(name, fn, *args)
-    except RuntimeError as err:
-        text = str(err)
-        if "view size is not compatible" in text:
-            fail(name, "`.view` failed: after a transpose the tensor is not contiguous in "
-                       "memory, so .view cannot regroup its axes. Use .reshape(...) (or "
-                       ".contiguous().view(...)).")
-        if shape_hint and any(w in text for w in ("shape", "size", "dimension", "match")):
-            fail(name, f"a shape error ({text.splitlines()[0]}). {shape_hint}")
-        fail(name, f"your code raised RuntimeError: {text.splitlines()[0]}")
-    except Exception as err:  # noqa: BLE001 - any crash in student code is a failed check
-        fail(name, f"your code raised {type(err).__name__}: {err}")
-    return None  # unreachable
 
 
 def _pair(name: str, result: Any) -> tuple[torch.Tensor, torch.Tensor]:
@@ -127,9 +100,9 @@ def _diagnose(name: str, got_out: torch.Tensor, got_w: torch.Tensor, q: torch.Te
            f"{what}: the output should be ... x T x d_v = {tuple(want_out.shape)}, got "
            f"{tuple(got_out.shape)}; multiply the weights by v (weights @ v).")
     for wrong, hint in _softmax_variants(q, k, mask):
-        if _same(got_w, wrong):
+        if same(got_w, wrong):
             fail(name, f"{what}: {hint}")
-    if _same(got_w, want_w):
+    if same(got_w, want_w):
         fail(name, f"{what}: the weights are right but the output is not weights @ v "
                    f"(max difference {float((got_out.double() - want_out).abs().max()):.3g}).")
     sums = got_w.double().sum(-1)
@@ -160,9 +133,9 @@ def attention(student: Callable[..., Any]) -> None:
     g = torch.Generator().manual_seed(0)
     worst = 0.0
     for what, (q, k, v) in _attention_cases(g):
-        got_out, got_w = _pair(name, _call(name, student, q, k, v, shape_hint=_SHAPE_HINT))
+        got_out, got_w = _pair(name, run_student(name, student, q, k, v, shape_hint=_SHAPE_HINT))
         want_out, want_w = reference.scaled_dot_product_attention(q, k, v)
-        if not (_same(got_out, want_out) and _same(got_w, want_w)):
+        if not (same(got_out, want_out) and same(got_w, want_w)):
             _diagnose(name, got_out, got_w, q, k, v, None, want_out, want_w, what)
         worst = max(worst, float((got_out.double() - want_out).abs().max()))
     ref = F.scaled_dot_product_attention(q, k, v)
@@ -176,7 +149,7 @@ def masks(student_padding: Callable[..., Any], student_causal: Callable[..., Any
     name = "padding_mask"
     for lengths, max_len in (([3, 1, 4], 5), ([2, 6], 6)):
         lengths = torch.tensor(lengths)
-        got = _call(name, student_padding, lengths, max_len,
+        got = run_student(name, student_padding, lengths, max_len,
                     shape_hint="compare a row of positions, torch.arange(max_len)[None, :], "
                                "with a column of lengths, lengths[:, None]: broadcasting gives "
                                "batch x max_len.")
@@ -202,7 +175,7 @@ def masks(student_padding: Callable[..., Any], student_causal: Callable[..., Any
                    f"\ngot\n{got.int()}")
     name = "causal_mask"
     for T in (4, 1):
-        got = _call(name, student_causal, T)
+        got = run_student(name, student_causal, T)
         want = reference.causal_mask(T)
         expect(isinstance(got, torch.Tensor) and got.shape == want.shape, name,
                f"causal_mask({T}) should be a {T} x {T} tensor, got "
@@ -233,8 +206,8 @@ def masked_attention(student: Callable[..., Any]) -> None:
     g = torch.Generator().manual_seed(1)
     q0, k0, v0 = _randn(2, 3, 8, g=g), _randn(2, 5, 8, g=g), _randn(2, 5, 3, g=g)
     plain_out, plain_w = reference.scaled_dot_product_attention(q0, k0, v0)
-    got = _call(name, student, q0, k0, v0, None, shape_hint=_SHAPE_HINT)
-    expect(_same(_pair(name, got)[1], plain_w), name,
+    got = run_student(name, student, q0, k0, v0, None, shape_hint=_SHAPE_HINT)
+    expect(same(_pair(name, got)[1], plain_w), name,
            "without a mask your attention is not right yet: pass the check of exercise 1 "
            "first.")
     x = _randn(1, 4, 8, g=g)
@@ -248,7 +221,7 @@ def masked_attention(student: Callable[..., Any]) -> None:
     ]
     worst = 0.0
     for what, (q, k, v, mask) in cases:
-        got_out, got_w = _pair(name, _call(name, student, q, k, v, mask,
+        got_out, got_w = _pair(name, run_student(name, student, q, k, v, mask,
                                            shape_hint="the mask broadcasts against the T x S "
                                                       "scores: use scores.masked_fill(~mask, "
                                                       "float('-inf'))."))
@@ -262,7 +235,7 @@ def masked_attention(student: Callable[..., Any]) -> None:
                    "all real then has nothing left: NaN). Fill where ~mask, not where mask.")
             fail(name, f"{what}: your weights contain NaN: some query had all its keys "
                        "filled with -inf. True = allowed: fill where ~mask.")
-        if not (_same(got_out, want_out) and _same(got_w, want_w)):
+        if not (same(got_out, want_out) and same(got_w, want_w)):
             _diagnose(name, got_out, got_w, q, k, v, mask, want_out, want_w, what)
         worst = max(worst, float((got_out.double() - want_out).abs().max()))
         ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
@@ -279,18 +252,18 @@ def heads(student_split: Callable[..., Any], student_merge: Callable[..., Any]) 
     D = E // H
     x = _randn(B, T, E, g=g)
     name = "split_heads"
-    got = _call(name, student_split, x, H)
+    got = run_student(name, student_split, x, H)
     want = reference.split_heads(x, H)
     expect(isinstance(got, torch.Tensor), name, f"return a tensor, got {type(got).__name__}")
-    if not _same(got, want, 0.0):
-        expect(not (got.shape == (B, T, H, D) and _same(got, x.view(B, T, H, D), 0.0)), name,
+    if not same(got, want, 0.0):
+        expect(not (got.shape == (B, T, H, D) and same(got, x.view(B, T, H, D), 0.0)), name,
                f"split_heads should return B x heads x T x E/heads = {(B, H, T, D)}, got "
                f"{tuple(got.shape)}: add .transpose(1, 2) after the view.")
-        expect(not _same(got, x.reshape(B, H, T, D), 0.0), name,
+        expect(not same(got, x.reshape(B, H, T, D), 0.0), name,
                "you reshaped straight to (B, heads, T, E/heads). That cuts the memory of "
                "each sequence into chunks that mix positions. View it as (B, T, heads, "
                "E/heads) first, then swap the axes with .transpose(1, 2).")
-        expect(not _same(got, x.view(B, T, D, H).permute(0, 3, 1, 2), 0.0), name,
+        expect(not same(got, x.view(B, T, D, H).permute(0, 3, 1, 2), 0.0), name,
                "each head must take a contiguous block of E/heads features (head h: "
                "features h*E/heads .. (h+1)*E/heads - 1, as in nn.MultiheadAttention); yours "
                "takes every heads-th feature. View as (B, T, heads, E/heads).")
@@ -301,13 +274,13 @@ def heads(student_split: Callable[..., Any], student_merge: Callable[..., Any]) 
                    ".transpose(1, 2).")
     name = "merge_heads"
     parts = reference.split_heads(x, H).contiguous()  # as attention returns it
-    got = _call(name, student_merge, parts)
-    if not _same(got, x, 0.0):
+    got = run_student(name, student_merge, parts)
+    if not same(got, x, 0.0):
         expect(isinstance(got, torch.Tensor), name, f"return a tensor, got {type(got).__name__}")
-        expect(not _same(got, parts.reshape(B, T, E), 0.0), name,
+        expect(not same(got, parts.reshape(B, T, E), 0.0), name,
                "you reshaped B x heads x T x D straight to B x T x E, which mixes positions: "
                "first .transpose(1, 2) back to B x T x heads x D, then .reshape(B, T, E).")
-        expect(not _same(got, parts.permute(0, 2, 3, 1).reshape(B, T, E), 0.0), name,
+        expect(not same(got, parts.permute(0, 2, 3, 1).reshape(B, T, E), 0.0), name,
                "the heads come out interleaved: after .transpose(1, 2) the tensor is "
                "B x T x heads x D; flatten its last two axes in that order.")
         expect(got.shape == x.shape, name,
@@ -316,8 +289,8 @@ def heads(student_split: Callable[..., Any], student_merge: Callable[..., Any]) 
         fail(name, "merge_heads(split_heads(x)) should give x back exactly.")
     for y, what in ((x.transpose(0, 1).contiguous(), "a 5 x 2 x 12 input"),
                     (_randn(1, 1, 8, g=g), "a 1 x 1 x 8 input")):
-        back = _call(name, student_merge, _call("split_heads", student_split, y, 2))
-        expect(_same(back, y, 0.0), name,
+        back = run_student(name, student_merge, run_student("split_heads", student_split, y, 2))
+        expect(same(back, y, 0.0), name,
                f"merge_heads(split_heads(x, 2)) does not give x back for {what}; do not "
                "hard-code sizes, read them from x.shape.")
     passed("heads", f"split {tuple(x.shape)} into {tuple(want.shape)} and back, exactly")
@@ -403,13 +376,13 @@ def multi_head_attention(student_cls: type) -> None:
               dict(key_padding_mask=~allowed[:, 0, 0, :]))]
     worst = 0.0
     for what, args, torch_masks in cases:
-        result = _call(name, ours, *args,
+        result = run_student(name, ours, *args,
                        shape_hint="inputs are batch-first (B x T x E); project, split the "
                                   "heads, attend, merge, project.")
         got_out, got_w = _pair(name, result)
         want_out, want_w = ref(*args[:3], **torch_masks, average_attn_weights=False)
         want_out, want_w = want_out.detach(), want_w.detach()
-        if _same(got_out, want_out) and _same(got_w, want_w):
+        if same(got_out, want_out) and same(got_w, want_w):
             worst = max(worst, float((got_out.double() - want_out).abs().max()))
             continue
         expect(got_w.shape == want_w.shape, name,
@@ -420,9 +393,9 @@ def multi_head_attention(student_cls: type) -> None:
                f"{tuple(got_out.shape)}")
         for knobs, hint in _MHA_MISTAKES:
             wrong_out, wrong_w = _mha_variant(ref, *args, **knobs)
-            if _same(got_out, wrong_out.detach()):
+            if same(got_out, wrong_out.detach()):
                 fail(name, f"{what}: {hint}")
-        if _same(got_w, want_w):
+        if same(got_w, want_w):
             fail(name, f"{what}: the weights are right but the output is not: merge the "
                        "heads back to B x T x E and apply out_proj.")
         fail(name, f"{what}: your output differs from nn.MultiheadAttention's by up to "
@@ -440,7 +413,7 @@ def causal_self_attention(student: Callable[..., Any], student_cls: type) -> Non
     mha.load_state_dict(ref.state_dict())
     g = torch.Generator().manual_seed(6)
     x = _randn(2, T, E, g=g)
-    got = _call(name, student, mha, x)
+    got = run_student(name, student, mha, x)
     if isinstance(got, tuple):
         got = got[0]
     expect(isinstance(got, torch.Tensor) and got.shape == x.shape, name,
@@ -450,7 +423,7 @@ def causal_self_attention(student: Callable[..., Any], student_cls: type) -> Non
            "mask must be True (a token may attend to itself).")
     changed = x.clone()
     changed[:, -1] += 1.0  # only the last token changes
-    got2 = _call(name, student, mha, changed)
+    got2 = run_student(name, student, mha, changed)
     got2 = got2[0] if isinstance(got2, tuple) else got2
     leak = float((got2[:, :-1] - got[:, :-1]).abs().max())
     expect(leak == 0.0, name,

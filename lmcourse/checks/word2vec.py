@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmcourse.check import attempt, expect, fail, passed
+from lmcourse.checks import attempt, expect, fail, passed
 
 __all__ = ["learns_clusters", "months_close", "ns_loss", "skipgram_pairs", "train_step"]
 

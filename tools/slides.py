@@ -1,7 +1,7 @@
 """reveal.js slide decks of the chapters that work offline.
 
-    python site/slides.py                      # every chapter -> _build/slides/NN_name.slides.html
-    python site/slides.py chapters/02_rnn_bptt.ipynb --out /tmp/decks
+    python -m tools.slides                      # every chapter -> _build/slides/NN_name.slides.html
+    python -m tools.slides chapters/02_rnn_bptt.ipynb --out /tmp/decks
 
 nbconvert's slides exporter links reveal.js, MathJax, require.js, jQuery, mermaid and the
 widget renderer from CDNs. Here reveal.js 4.0.2, MathJax 2.7.7 (trimmed to what the
@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
-HERE = Path(__file__).resolve().parent / "reveal"
+HERE = ROOT / "site" / "reveal"
 MODULES = HERE / "node_modules"
 TEMPLATE_DIR = HERE / "template"
 VENDOR = "vendor"

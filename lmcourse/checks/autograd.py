@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from lmcourse.check import attempt, close, expect, fail, passed
+from lmcourse.checks import attempt, close, expect, fail, passed
 
 # The lab's engine is any class with the micrograd-style contract of
 # ``lmcourse.autograd.Value``: ``Value(data)`` has ``.data``, ``.grad``, ``._parents``

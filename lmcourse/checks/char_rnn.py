@@ -1,12 +1,14 @@
 """Auto-checks for lab 02 (a character-level RNN trained with truncated BPTT).
 
-The lab's model uses the row-vector convention of the lecture,
+The lab's RNN step uses PyTorch's layout (the one ``nn.RNN`` and
+:func:`lmcourse.models.rnn.rnn_step` use), rows of a minibatch being examples,
 
-    h_t = tanh(x_t W_xh + h_{t-1} W_hh + b_h),     o_t = h_t W_hq + b_q,
+    h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh),     o_t = h_t W_hq + b_q,
 
-with parameters in a dict ``{"W_xh": I x H, "W_hh": H x H, "b_h": H, "W_hq": H x V,
-"b_q": V}``. Each check computes the right answer itself and, when the student's
-answer matches a typical mistake instead, says which one.
+with parameters in a dict ``{"W_ih": H x I, "W_hh": H x H, "b_ih": H, "b_hh": H,
+"W_hq": H x V, "b_q": V}``. Each check computes the right answer itself (the step with
+the course's own :func:`~lmcourse.models.rnn.rnn_step`) and, when the student's answer
+matches a typical mistake instead, says which one.
 """
 
 from __future__ import annotations
@@ -18,51 +20,47 @@ from typing import Any
 
 import torch
 
-from lmcourse.check import CheckFailed, attempt, expect, fail, passed
+from lmcourse.checks import CheckFailed, attempt, expect, fail, passed, same
+from lmcourse.models.rnn import rnn_step as reference_rnn_step
+from lmcourse.train import lm_loss
 
-__all__ = ["beats_unigram", "reference_rnn_step", "rnn_step", "sample_token",
-           "train_step", "unigram_perplexity"]
+__all__ = ["beats_unigram", "rnn_step", "sample_token", "train_step", "unigram_perplexity"]
 
-
-def reference_rnn_step(x: torch.Tensor, h: torch.Tensor, W_xh: torch.Tensor,
-                       W_hh: torch.Tensor, b_h: torch.Tensor) -> torch.Tensor:
-    """``h_t = tanh(x W_xh + h W_hh + b_h)``."""
-    return torch.tanh(x @ W_xh + h @ W_hh + b_h)
-
-
-def _same(a: Any, b: torch.Tensor, tol: float = 1e-9) -> bool:
-    return (isinstance(a, torch.Tensor) and a.shape == b.shape
-            and bool(torch.allclose(a.double(), b.double(), atol=tol, rtol=tol)))
+_STEP = "tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)"
 
 
 # ---- exercise 1: one step of the RNN ------------------------------------------------------
 
 def rnn_step(student: Callable[..., torch.Tensor]) -> None:
-    """Exercise 1: ``rnn_step(x, h, W_xh, W_hh, b_h)`` on a rectangular and a square case."""
+    """Exercise 1: ``rnn_step(x, h, W_ih, W_hh, b_ih, b_hh)`` on a rectangular and a square
+    case, against :func:`lmcourse.models.rnn.rnn_step`."""
     name = "rnn_step"
     g = torch.Generator().manual_seed(0)
     worst = 0.0
-    for batch, n_in, hidden in ((3, 5, 4), (2, 4, 4)):  # the square case catches W_xh^T
-        x = torch.randn(batch, n_in, generator=g, dtype=torch.float64)
-        h = torch.randn(batch, hidden, generator=g, dtype=torch.float64)
-        W_xh = torch.randn(n_in, hidden, generator=g, dtype=torch.float64)
-        W_hh = torch.randn(hidden, hidden, generator=g, dtype=torch.float64)
-        b_h = torch.randn(hidden, generator=g, dtype=torch.float64)
+    # the square case first: there a forgotten transpose of W_ih runs and can be named
+    for batch, n_in, hidden in ((2, 4, 4), (3, 5, 4)):
+        def rand(*shape):
+            return torch.randn(*shape, generator=g, dtype=torch.float64)
+        x, h = rand(batch, n_in), rand(batch, hidden)
+        W_ih, W_hh, b_ih, b_hh = rand(hidden, n_in), rand(hidden, hidden), rand(hidden), \
+            rand(hidden)
+        args = (x, h, W_ih, W_hh, b_ih, b_hh)
         try:
-            got = student(x, h, W_xh, W_hh, b_h)
+            got = student(*args)
         except NotImplementedError:
-            attempt(name, student, x, h, W_xh, W_hh, b_h)  # the standard reminder
+            attempt(name, student, *args)  # the standard reminder
             return
         except RuntimeError as err:
             if "shape" in str(err) or "size" in str(err):
-                fail(name, f"a shape error ({err}). With row vectors, x is batch x {n_in}, "
-                           f"W_xh is {n_in} x {hidden}, h is batch x {hidden}: write "
-                           "x @ W_xh and h @ W_hh (the input on the left), not W_xh @ x.")
+                fail(name, f"a shape error ({err}). x is batch x {n_in}, h is batch x {hidden}, "
+                           f"W_ih is {hidden} x {n_in} and W_hh is {hidden} x {hidden} "
+                           "(PyTorch's layout: output features first), so write "
+                           "x @ W_ih.T and h @ W_hh.T.")
             fail(name, f"your code raised RuntimeError: {err}")
         except Exception as err:  # noqa: BLE001 - any crash in student code is a failed check
             fail(name, f"your code raised {type(err).__name__}: {err}")
-        want = reference_rnn_step(x, h, W_xh, W_hh, b_h)
-        if _same(got, want):
+        want = reference_rnn_step(*args)
+        if same(got, want):
             worst = max(worst, float((got - want).abs().max()))
             continue
         expect(isinstance(got, torch.Tensor), name,
@@ -70,31 +68,33 @@ def rnn_step(student: Callable[..., torch.Tensor]) -> None:
         expect(got.shape == want.shape, name,
                f"the new state should be batch x hidden = {tuple(want.shape)}, got "
                f"{tuple(got.shape)}")
-        a_x, a_h = x @ W_xh, h @ W_hh
+        a_x, a_h, b = x @ W_ih.T, h @ W_hh.T, b_ih + b_hh
         mistakes = [
-            (a_x + a_h + b_h, "the tanh is missing: h_t = tanh(x W_xh + h W_hh + b_h); "
-                              "without a squashing function the state can grow without bound."),
-            (torch.tanh(a_x + h @ W_hh.T + b_h),
-             "W_hh is transposed (h @ W_hh.T, or W_hh @ h with columns): in the row-vector "
-             "convention the recurrent term is h @ W_hh."),
-            (torch.tanh(a_x + a_h), "the bias b_h is missing: add it inside the tanh."),
-            (torch.tanh(a_x + a_h) + b_h, "the bias goes inside the tanh: "
-                                          "tanh(x W_xh + h W_hh + b_h)."),
-            (torch.sigmoid(a_x + a_h + b_h), "use tanh, not the sigmoid, for the hidden state."),
-            (torch.relu(a_x + a_h + b_h), "use tanh, not ReLU, for this RNN's hidden state."),
-            (torch.tanh(a_x + b_h), "the previous state h is not used: add h @ W_hh."),
-            (torch.tanh(a_h + b_h), "the input x is not used: add x @ W_xh."),
+            (a_x + a_h + b, f"the tanh is missing: h_t = {_STEP}; without a squashing "
+                            "function the state can grow without bound."),
+            (torch.tanh(a_x + h @ W_hh + b),
+             "W_hh is not transposed: PyTorch stores it as (out x in), so the recurrent term "
+             "is h @ W_hh.T."),
+            (torch.tanh(a_x + a_h), "the biases are missing: add b_ih + b_hh inside the tanh."),
+            (torch.tanh(a_x + a_h + b_ih), "b_hh is missing: PyTorch's RNN has two biases."),
+            (torch.tanh(a_x + a_h + b_hh), "b_ih is missing: PyTorch's RNN has two biases."),
+            (torch.tanh(a_x + a_h) + b, f"the biases go inside the tanh: {_STEP}."),
+            (torch.sigmoid(a_x + a_h + b), "use tanh, not the sigmoid, for the hidden state."),
+            (torch.relu(a_x + a_h + b), "use tanh, not ReLU, for this RNN's hidden state."),
+            (torch.tanh(a_x + b), "the previous state h is not used: add h @ W_hh.T."),
+            (torch.tanh(a_h + b), "the input x is not used: add x @ W_ih.T."),
         ]
         if n_in == hidden:
-            mistakes.append((torch.tanh(x @ W_xh.T + a_h + b_h), "W_xh is transposed: in the "
-                             "row-vector convention the input term is x @ W_xh."))
+            mistakes.append((torch.tanh(x @ W_ih + a_h + b), "W_ih is not transposed: "
+                             "PyTorch stores it as (hidden x input), so the input term is "
+                             "x @ W_ih.T."))
         for wrong, hint in mistakes:
-            if _same(got, wrong):
+            if same(got, wrong):
                 fail(name, hint)
-        fail(name, f"for a {batch} x {n_in} input the new state differs from "
-                   f"tanh(x @ W_xh + h @ W_hh + b_h) by up to "
-                   f"{float((got.double() - want).abs().max()):.3g}.")
-    passed(name, f"matches tanh(x W_xh + h W_hh + b_h) on 2 cases, max difference {worst:.1e}")
+        fail(name, f"for a {batch} x {n_in} input the new state differs from {_STEP} by up "
+                   f"to {float((got.double() - want).abs().max()):.3g}.")
+    passed(name, f"matches lmcourse.models.rnn.rnn_step, {_STEP}, on 2 cases, "
+                 f"max difference {worst:.1e}")
 
 
 # ---- exercise 2: truncated BPTT -----------------------------------------------------------
@@ -113,8 +113,8 @@ class _CountingSGD(torch.optim.SGD):
 
 def _small_params(vocab: int, hidden: int, seed: int) -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
-    shapes = {"W_xh": (vocab, hidden), "W_hh": (hidden, hidden), "b_h": (hidden,),
-              "W_hq": (hidden, vocab), "b_q": (vocab,)}
+    shapes = {"W_ih": (hidden, vocab), "W_hh": (hidden, hidden), "b_ih": (hidden,),
+              "b_hh": (hidden,), "W_hq": (hidden, vocab), "b_q": (vocab,)}
     return {k: (0.5 * torch.randn(*s, generator=g, dtype=torch.float64)).requires_grad_()
             for k, s in shapes.items()}
 
@@ -122,8 +122,7 @@ def _small_params(vocab: int, hidden: int, seed: int) -> dict[str, torch.Tensor]
 def _loss(forward: Callable, params: dict, X: torch.Tensor, Y: torch.Tensor, state: Any
           ) -> tuple[torch.Tensor, Any]:
     logits, new_state = forward(params, X, state)
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                             Y.reshape(-1)), new_state
+    return lm_loss(logits, Y), new_state
 
 
 def _grads(loss: torch.Tensor, params: dict) -> list[torch.Tensor]:
@@ -215,7 +214,7 @@ def train_step(student: Callable[..., Any], forward: Callable[..., Any]) -> None
     expect(isinstance(new_state, torch.Tensor), name,
            "return the final hidden state (a tensor) as the second value, so the next "
            "minibatch can continue from it")
-    expect(_same(new_state, final), name,
+    expect(same(new_state, final), name,
            "the returned state is not the hidden state after the last position of this "
            "minibatch: return the state that forward() gives back (the next minibatch "
            "continues from it).")

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import torch
+
 
 class CheckFailed(AssertionError):
     """A lab check did not pass; the message is the hint for the student."""
@@ -49,3 +51,31 @@ def attempt(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
 def close(a: float, b: float, tol: float = 1e-6) -> bool:
     """``|a - b| <= tol * max(1, |b|)``: relative for large numbers, absolute near 0."""
     return abs(a - b) <= tol * max(1.0, abs(b))
+
+
+def same(a: Any, b: Any, tol: float = 1e-8) -> bool:
+    """``a`` is a tensor of ``b``'s shape and equal to it within ``tol`` (in float64)."""
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape
+            and bool(torch.allclose(a.double(), b.double(), atol=tol, rtol=tol)))
+
+
+def run_student(name: str, fn: Callable[..., Any], *args: Any, shape_hint: str = "") -> Any:
+    """Run student code without autograd; shape errors get ``shape_hint``, other problems the
+    usual message."""
+    try:
+        with torch.no_grad():  # the checks compare values; no graph needed
+            return fn(*args)
+    except (CheckFailed, NotImplementedError):
+        return attempt(name, fn, *args)
+    except RuntimeError as err:
+        text = str(err)
+        if "view size is not compatible" in text:
+            fail(name, "`.view` failed: after a transpose the tensor is not contiguous in "
+                       "memory, so .view cannot regroup its axes. Use .reshape(...) (or "
+                       ".contiguous().view(...)).")
+        if shape_hint and any(w in text for w in ("shape", "size", "dimension", "match")):
+            fail(name, f"a shape error ({text.splitlines()[0]}). {shape_hint}")
+        fail(name, f"your code raised RuntimeError: {text.splitlines()[0]}")
+    except Exception as err:  # noqa: BLE001 - any crash in student code is a failed check
+        fail(name, f"your code raised {type(err).__name__}: {err}")
+    return None  # unreachable

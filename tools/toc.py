@@ -1,7 +1,7 @@
 """The site's table of contents in ``myst.yml``, generated from the notebooks that exist.
 
-    python site/toc.py           # rewrite the toc block of myst.yml
-    python site/toc.py --check   # exit 1 (and say what differs) when myst.yml is stale
+    python -m tools.toc           # rewrite the toc block of myst.yml
+    python -m tools.toc --check   # exit 1 (and say what differs) when myst.yml is stale
 
 Chapters go under the part their number belongs to (``PARTS``), labs under "Labs", both in
 file-name order, so a new notebook cannot be left out of the site: ``tests/test_site.py``

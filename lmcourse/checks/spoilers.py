@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from lmcourse import metrics
-from lmcourse.check import attempt, close, expect, fail, passed
+from lmcourse.checks import attempt, close, expect, fail, passed
 from lmcourse.data import tokenize
 
 __all__ = ["SPOILER_WORDS", "beats_baselines", "f1", "keyword_scores", "pad_batch",
