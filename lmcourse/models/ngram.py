@@ -1,0 +1,185 @@
+r"""Interpolated Kneser–Ney n-gram language model: the baseline every neural LM must beat.
+
+An order-$n$ model predicts token $w$ from its history $h$, the previous $n-1$ tokens.
+Kneser–Ney (in Chen & Goodman's *interpolated* form, with one absolute discount $D$)
+subtracts $D$ from every observed count and gives the mass it frees to a lower-order
+model that conditions on the shorter history $h'$ ($h$ without its first token):
+
+$$P_{KN}(w \mid h) = \frac{\max(c(h\,w) - D,\ 0)}{c(h)}
+  + \frac{D \cdot N_{1+}(h\,\bullet)}{c(h)}\; P_{KN}(w \mid h'),$$
+
+where $c(h\,w)$ is how often $w$ followed $h$, $c(h) = \sum_w c(h\,w)$, and
+$N_{1+}(h\,\bullet)$ is the number of distinct tokens seen after $h$ (each lost $D$).
+If $h$ was never seen ($c(h) = 0$) the model backs off fully: $P_{KN}(w \mid h) =
+P_{KN}(w \mid h')$.
+
+The lower orders use **continuation counts** instead of raw counts:
+$c(h\,w)$ is replaced by $N_{1+}(\bullet\,h\,w)$, the number of distinct tokens that
+preceded $h\,w$. A word like "Francisco" is frequent but follows almost only "San", so
+as a *fallback* for unseen histories it deserves little probability.
+
+The recursion ends at the unigram level, which interpolates with the uniform
+distribution $1/V$ over the whole vocabulary, so every probability is $> 0$:
+
+$$P_{KN}(w) = \frac{\max(N_{1+}(\bullet\,w) - D,\ 0)}{N_{1+}(\bullet\,\bullet)}
+  + \frac{D \cdot N_{1+}(\bullet)}{N_{1+}(\bullet\,\bullet)} \cdot \frac{1}{V}.$$
+
+A history shorter than $n-1$ tokens (the start of a text) is scored by the shorter
+model it defines: its top level uses raw counts, the levels below continuation counts.
+So ``distribution([])`` of any model equals that of an order-1 model of the same text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+# A table for one level: history tuple -> (counts of the next token, their total).
+Table = dict[tuple[int, ...], tuple[dict[int, int], int]]
+
+
+def _as_ids(ids: Sequence[int] | np.ndarray | torch.Tensor, vocab_size: int,
+            what: str) -> np.ndarray:
+    """Token ids as a 1-D int64 array, checked to lie in ``[0, vocab_size)``."""
+    if isinstance(ids, torch.Tensor):
+        ids = ids.detach().cpu().numpy()
+    arr = np.asarray(ids)
+    if arr.size == 0:
+        arr = arr.astype(np.int64)
+    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{what} must be a 1-D sequence of integer token ids, got an array of "
+                        f"shape {arr.shape} and dtype {arr.dtype}; encode the text first "
+                        "(e.g. with Vocab.encode) and flatten it.")
+    if arr.size and (arr.min() < 0 or arr.max() >= vocab_size):
+        bad = arr[(arr < 0) | (arr >= vocab_size)][0]
+        raise ValueError(f"{what} contains id {bad}, outside [0, vocab_size={vocab_size}); "
+                         "build the model with vocab_size=len(vocab) of the vocabulary "
+                         "that encoded these ids.")
+    return arr.astype(np.int64)
+
+
+def _table(counts: Counter[tuple[int, ...]]) -> Table:
+    """Group counts of n-grams (h..., w) by their history h."""
+    table: Table = {}
+    for gram, c in counts.items():
+        nexts, total = table.get(gram[:-1], ({}, 0))
+        nexts[gram[-1]] = c
+        table[gram[:-1]] = (nexts, total + c)
+    return table
+
+
+class NGramLM:
+    """Interpolated Kneser–Ney language model of order ``order`` over ``vocab_size`` ids.
+
+    Usage::
+
+        lm = NGramLM(order=3, vocab_size=len(vocab)).fit(train_ids)
+        lm.distribution(context)   # float64 tensor of size vocab_size, sums to 1
+        lm.prob(token, context)    # one entry of it, computed alone (fast)
+        lm.perplexity(heldout_ids)
+    """
+
+    def __init__(self, order: int, vocab_size: int, discount: float = 0.75):
+        if not isinstance(order, int) or order < 1:
+            raise ValueError(f"order must be an integer >= 1 (1 = unigram, 2 = bigram, ...), "
+                             f"got {order!r}.")
+        if not isinstance(vocab_size, int) or vocab_size < 1:
+            raise ValueError(f"vocab_size must be a positive integer (len(vocab)), "
+                             f"got {vocab_size!r}.")
+        if not 0.0 < discount < 1.0:
+            raise ValueError(f"discount must lie strictly between 0 and 1 (0.75 is the usual "
+                             f"choice), got {discount!r}.")
+        self.order, self.vocab_size, self.discount = order, vocab_size, float(discount)
+        # raw[k] / cont[k]: tables for histories of length k with raw / continuation counts.
+        self.raw: list[Table] = []
+        self.cont: list[Table] = []
+
+    def __repr__(self) -> str:
+        state = "fitted" if self.raw else "not fitted"
+        return (f"NGramLM(order={self.order}, vocab_size={self.vocab_size}, "
+                f"discount={self.discount}, {state})")
+
+    def fit(self, ids: Sequence[int] | np.ndarray | torch.Tensor) -> NGramLM:
+        """Count the n-grams of ``ids`` (all orders 1..order); returns ``self``."""
+        arr = _as_ids(ids, self.vocab_size, "ids")
+        if len(arr) < self.order:
+            raise ValueError(f"cannot fit an order-{self.order} model on {len(arr)} tokens: "
+                             f"it needs at least {self.order}; pass more text or lower the "
+                             "order.")
+        toks = arr.tolist()
+        grams = [Counter(zip(*(toks[i:] for i in range(k + 1)), strict=False))
+                 for k in range(self.order)]  # grams[k]: counts of (k+1)-grams
+        self.raw = [_table(g) for g in grams]
+        # N1+(. h w): the number of distinct tokens seen before the k+1-gram (h w).
+        self.cont = [_table(Counter(g[1:] for g in grams[k + 1])) for k in range(self.order - 1)]
+        return self
+
+    def _history(self, context: Sequence[int] | np.ndarray | torch.Tensor) -> tuple[int, ...]:
+        """The last (up to) ``order - 1`` ids of ``context``, checked, as a tuple."""
+        if not self.raw:
+            raise RuntimeError("this NGramLM has not been fitted yet; call .fit(train_ids) "
+                               "before asking it for probabilities.")
+        ctx = tuple(_as_ids(context, self.vocab_size, "context").tolist())
+        return ctx[max(0, len(ctx) - self.order + 1):]
+
+    def _levels(self, h: tuple[int, ...]) -> list[tuple[Table, tuple[int, ...]]]:
+        """(table, history) from the unigram level up to the full history ``h``."""
+        top = len(h)
+        return [(self.raw[k] if k == top else self.cont[k], h[top - k:]) for k in range(top + 1)]
+
+    def distribution(self, context: Sequence[int] | np.ndarray | torch.Tensor = ()
+                     ) -> torch.Tensor:
+        """P(. | context) over the whole vocabulary: float64 tensor, sums to 1, all > 0.
+
+        Only the last ``order - 1`` ids of ``context`` matter; fewer (even none) are allowed.
+        """
+        p = np.full(self.vocab_size, 1.0 / self.vocab_size)
+        for table, h in self._levels(self._history(context)):
+            if h not in table:  # unseen history: back off fully
+                continue
+            nexts, total = table[h]
+            p *= self.discount * len(nexts) / total
+            p[np.fromiter(nexts.keys(), np.int64, len(nexts))] += (
+                np.fromiter(nexts.values(), np.float64, len(nexts)) - self.discount) / total
+        return torch.from_numpy(p)
+
+    def prob(self, token: int, context: Sequence[int] | np.ndarray | torch.Tensor = ()
+             ) -> float:
+        """P(token | context), the same recursion as ``distribution`` for one token only."""
+        if not 0 <= int(token) < self.vocab_size:
+            raise ValueError(f"token {token} is outside [0, vocab_size={self.vocab_size}).")
+        return self._prob(int(token), self._levels(self._history(context)))
+
+    def _prob(self, w: int, levels: list[tuple[Table, tuple[int, ...]]]) -> float:
+        p, d = 1.0 / self.vocab_size, self.discount
+        for table, h in levels:
+            entry = table.get(h)
+            if entry is not None:
+                nexts, total = entry
+                p = (max(nexts.get(w, 0) - d, 0.0) + d * len(nexts) * p) / total
+        return p
+
+    def log_prob(self, ids: Sequence[int] | np.ndarray | torch.Tensor) -> float:
+        """Total natural log-likelihood of ``ids``: sum over t of log P(x_t | x_<t).
+
+        Each token is scored given the up to ``order - 1`` tokens before it *inside* ``ids``:
+        the first token with no history (the unigram model), the second with one token, and
+        so on; from token ``order`` on, with the full history. Every token is scored.
+        """
+        toks = _as_ids(ids, self.vocab_size, "ids").tolist()
+        self._history(())  # raises if not fitted
+        n, total = self.order, 0.0
+        for t, w in enumerate(toks):
+            total += math.log(self._prob(w, self._levels(tuple(toks[max(0, t - n + 1):t]))))
+        return total
+
+    def perplexity(self, ids: Sequence[int] | np.ndarray | torch.Tensor) -> float:
+        """exp(-log_prob(ids) / len(ids)) on held-out ids (see ``log_prob`` for the start)."""
+        n = len(ids)
+        if n == 0:
+            raise ValueError("perplexity needs at least one token id; got an empty sequence.")
+        return math.exp(-self.log_prob(ids) / n)
