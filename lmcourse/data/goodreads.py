@@ -14,7 +14,8 @@ review per line::
 ``has_spoiler`` is the review-level label. :func:`load_reviews` reads that schema, plain
 or gzipped, and says exactly which line is wrong when one is. The course ships a
 *generated* sample in the same schema (:func:`sample_path`, made by
-``data/make_goodreads_sample.py``); :func:`download_reviews` fetches the real file.
+``data/make_goodreads_sample.py``; :func:`heldout_phrasing` marks the half of its test
+reviews written in held-out words); :func:`download_reviews` fetches the real file.
 """
 
 from __future__ import annotations
@@ -317,13 +318,14 @@ def split_reviews(reviews: Iterable[Review], by: str = "review_id",
 
 # ---- the generated sample's held-out phrasings ---------------------------------------------
 
-#: Words that only the generated sample's held-out-phrasing test reviews use (see
-#: :func:`heldout_phrasing`): no training or validation review contains one, and every one
-#: is a whole word of MiniLM's WordPiece vocabulary. They are synonyms and rephrasings of
-#: the plot talk the training reviews use ("perished", "slain" for "dies"; "assassin" for
-#: "killer"; "double-crosses", "mole" for "betrays"; "finale", "climax" for "the ending")
-#: and the ordinary words those phrasings bring along. ``data/make_goodreads_sample.py``
-#: checks that this is exactly the list its templates imply.
+#: The words the generated sample holds out of training. Its held-out phrasings (see
+#: :func:`heldout_phrasing`) are written with them, no training or validation review
+#: contains any of them, and each is a whole word of MiniLM's (BERT's uncased) WordPiece
+#: vocabulary. They are synonyms and rewordings of the training reviews' plot talk
+#: ("perished", "slain" for "dies"; "assassin" for "killer"; "double-crosses", "mole" for
+#: "betrays"; "finale", "climax" for "the ending") and the ordinary words those rewordings
+#: bring along ("secretly", "their"); a few of them happen not to be drawn.
+#: ``data/make_goodreads_sample.py`` checks that this is exactly the list its templates imply.
 HELDOUT_WORDS = frozenset("""
 abandoned admits assassin become before betrayal biological blood changed climax comes
 conclusion conquered corpse couple crosses crowned decade decades deceased defeats
@@ -341,15 +343,16 @@ def heldout_phrasing(review: Review | str) -> bool:
     ``u`` (see :func:`split_of`) is in [0.95, 1), i.e. ``split_of(id, (0.8, 0.15, 0.05))
     == "test"``.
 
-    In those reviews every spoiler sentence that states a plot fact, and every harmless
-    sentence that talks about plots ("I won't say who dies"), is told with
-    :data:`HELDOUT_WORDS` instead of the training reviews' words; labels and everything
-    else are drawn as in any review. The other test reviews use the training phrasings, so
-    ``[r for r in test if not heldout_phrasing(r)]`` is the in-distribution part of the test
-    set and the rest the held-out-phrasing part: a model that only knows the training
-    words is measured on both, and so is one that was pre-trained on general English. The
-    rule is specific to the sample (and to the default ``split_reviews`` fractions and
-    salt); on the real data it just picks 5% of the reviews.
+    In those reviews every sentence that states a plot fact (a spoiler, tagged or not) and
+    every harmless sentence about plots ("I won't say who dies") is told in a held-out
+    phrasing, with :data:`HELDOUT_WORDS` ("I will not say who perished"); opinions,
+    openers, reactions and the labels are as in any review. The other test reviews, and
+    all training and validation reviews, use the training phrasings. So
+    ``[r for r in test if not heldout_phrasing(r)]`` is the in-distribution part of the
+    test set and the rest its held-out-phrasing part, where a model that knows only the
+    training reviews' words meets unknown ones and a pretrained model does not. The rule
+    belongs to the sample (and to ``split_reviews``'s default fractions and salt); on the
+    real data it merely picks 5% of the reviews.
     """
     review_id = review if isinstance(review, str) else review.review_id
     return split_of(review_id, (0.8, 0.15, 0.05)) == "test"
