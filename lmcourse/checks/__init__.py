@@ -79,3 +79,11 @@ def run_student(name: str, fn: Callable[..., Any], *args: Any, shape_hint: str =
     except Exception as err:  # noqa: BLE001 - any crash in student code is a failed check
         fail(name, f"your code raised {type(err).__name__}: {err}")
     return None  # unreachable
+
+
+def as_float_tensor(x: Any) -> torch.Tensor | None:
+    """Student output as a float CPU tensor (from a tensor, array or list), or None."""
+    try:
+        return torch.as_tensor(x.detach() if isinstance(x, torch.Tensor) else x).float().cpu()
+    except (TypeError, ValueError, RuntimeError):
+        return None

@@ -24,9 +24,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmcourse.models.attention import merge_heads, scaled_dot_product_attention, split_heads
+from lmcourse.models.transformer import TransformerEncoderLayer
 from lmcourse.pretrained import load_state_dict_file, read_config
 
-__all__ = ["BertConfig", "BertModel", "BertOutput"]
+__all__ = ["BertConfig", "BertModel", "BertOutput", "as_encoder_layer"]
 
 
 @dataclass
@@ -270,3 +271,32 @@ class BertModel(nn.Module):
                              f"{missing[:5]}{' ...' if len(missing) > 5 else ''}, unexpected "
                              f"{unexpected[:5]}{' ...' if len(unexpected) > 5 else ''}")
         return model.eval()
+
+
+def as_encoder_layer(layer: BertLayer, config: BertConfig) -> TransformerEncoderLayer:
+    """Chapter 07's post-norm :class:`TransformerEncoderLayer` (GELU) holding the weights of
+    one BERT layer: BERT's encoder *is* the transformer encoder, under other names.
+
+    ``query``/``key``/``value`` stack into ``self_attn.in_proj_*``, ``attention.output``
+    becomes ``self_attn.out_proj`` and ``norm1``, ``intermediate``/``output`` become the
+    feed-forward block ``linear1``/``linear2`` and ``norm2``.
+    """
+    H = config.hidden_size
+    out = TransformerEncoderLayer(H, config.num_attention_heads, config.intermediate_size,
+                                  activation="gelu", batch_first=True,
+                                  layer_norm_eps=config.layer_norm_eps)
+    attn = layer.attention
+    qkv = (attn.self.query, attn.self.key, attn.self.value)
+    state = {
+        "self_attn.in_proj_weight": torch.cat([m.weight for m in qkv]),
+        "self_attn.in_proj_bias": torch.cat([m.bias for m in qkv]),
+        "self_attn.out_proj.weight": attn.output.dense.weight,
+        "self_attn.out_proj.bias": attn.output.dense.bias,
+        "norm1.weight": attn.output.LayerNorm.weight, "norm1.bias": attn.output.LayerNorm.bias,
+        "linear1.weight": layer.intermediate.dense.weight,
+        "linear1.bias": layer.intermediate.dense.bias,
+        "linear2.weight": layer.output.dense.weight, "linear2.bias": layer.output.dense.bias,
+        "norm2.weight": layer.output.LayerNorm.weight, "norm2.bias": layer.output.LayerNorm.bias,
+    }
+    out.load_state_dict({k: v.detach().clone() for k, v in state.items()})
+    return out.to(layer.output.dense.weight.dtype).eval()

@@ -1,0 +1,510 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # Lab 06 · Fine-tuning a pre-trained BERT to find spoilers
+#
+# In lab 03 a BiLSTM learned to find spoiler sentences from scratch: every word vector,
+# every gate, learned from 39,000 sentences. Here you take a model that has already read
+# a billion words, **all-MiniLM-L6-v2** (a 6-layer BERT distilled from a larger one, then
+# trained to embed sentences), and **fine-tune** it: put a small classifier on top and
+# train the whole network, gently, for a few hundred steps. This is Devlin et al.'s (2019)
+# recipe, the one that made BERT the default starting point for text classification.
+#
+# You will write:
+#
+# 1. the **classification head** on the `[CLS]` vector, with the padding masked;
+# 2. the **optimiser and schedule**: AdamW with a linear warm-up and a linear decay;
+# 3. one **training step**: dropout on, old gradients cleared, a class-weighted loss,
+#    gradient clipping, one optimiser and one schedule step;
+# 4. **predictions** for evaluation: dropout off, no graph, P(spoiler);
+#
+# and then fine-tune MiniLM within a CPU budget and compare it, on the same test sentences,
+# with a bag-of-words logistic regression and lab 03's BiLSTM, trained here on the same
+# split. By the end you will know what fine-tuning costs, which of its details matter, and
+# how to tell whether a pre-trained model has bought you anything.
+#
+# > The reviews are the course's **generated** Goodreads sample, in the real data's schema
+# > (lab 03 and `data/README.md` explain it). Half of its test reviews tell their plots in
+# > words that no training review uses (`heldout_phrasing`): there a model that knows only
+# > the training reviews meets unknown words, and a pre-trained model does not.
+#
+# After each exercise, run the check cell below it: it tests your code on a tiny randomly
+# initialised BERT (2 layers, 32 dimensions, so it takes a fraction of a second), compares
+# it with the course's reference (`lmcourse.finetune`), and names the mistake when it
+# recognises it. Fill in the places that say `raise NotImplementedError`.
+
+# %% slideshow={"slide_type": "-"}
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import lmcourse
+from lmcourse import finetune, metrics
+from lmcourse.checks import finetune as check
+from lmcourse.data import Vocab, tokenize
+from lmcourse.data.goodreads import (
+    heldout_phrasing,
+    load_reviews,
+    sample_path,
+    sentences,
+    split_reviews,
+)
+from lmcourse.models.baselines import bag_of_words_baseline, bilstm_baseline
+from lmcourse.models.bert import BertModel
+from lmcourse.pretrained import load_hf_tokenizer, minilm_path
+
+lmcourse.seed_everything(0)
+device = lmcourse.device()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The data, as WordPieces
+#
+# The same reviews and the same split as lab 03: reviews (not sentences) are hashed into
+# train / validation / test, and each part is flattened into `(sentence, label, review_id)`
+# triples. We also mark the test sentences that come from reviews in held-out phrasings.
+
+# %% slideshow={"slide_type": "-"}
+reviews = load_reviews(sample_path())
+train, val, test = (sentences(p) for p in split_reviews(reviews, by="review_id"))
+for name, data in (("train", train), ("validation", val), ("test", test)):
+    n_pos = sum(label for _, label, _ in data)
+    print(f"{name:10s} {len(data):6,} sentences, {n_pos:4d} spoilers ({n_pos / len(data):.1%})")
+held = [(t, label) for t, label, r in test if heldout_phrasing(r)]
+print(f"test sentences from reviews in held-out phrasings: {len(held):,} "
+      f"({sum(label for _, label in held)} spoilers)")
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# MiniLM reads **WordPieces** (chapter 08): BERT's uncased vocabulary of 30,522 pieces, in
+# which a rare word is split into known pieces (`##` marks a continuation) and nothing is
+# ever unknown. Lab 03's BiLSTM instead numbered the words of the *training* sentences; a
+# word it never saw becomes `<unk>`. Here is one held-out test spoiler through both:
+
+# %% slideshow={"slide_type": "-"}
+tokenizer = load_hf_tokenizer()
+vocab = Vocab((w for t, _, _ in train for w in tokenize(t)), min_freq=2, reserved=["<pad>"])
+example = next(t for t, label in held if label and any(w not in vocab for w in tokenize(t)))
+print(repr(example))
+print("lab 03's vocabulary:", [w if w in vocab else "<unk>" for w in tokenize(example)])
+print("MiniLM's WordPieces:", tokenizer.tokenize(example))
+lengths = torch.tensor([len(ids) for ids in tokenizer([t for t, _, _ in train])["input_ids"]])
+MAX_LEN = 32
+print(f"training sentences in WordPieces, with [CLS] and [SEP]: median {int(lengths.median())},"
+      f" max {int(lengths.max())}; longer than {MAX_LEN}: {(lengths > MAX_LEN).float().mean():.2%}")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## MiniLM
+#
+# `all-MiniLM-L6-v2` is a BERT with 6 layers, hidden size $H = 384$ and 12 heads. The course
+# loads its real weights, shipped as a Python package, into its own `BertModel` (chapter 09
+# checks that it gives Hugging Face's outputs). Most of its parameters are not in the
+# layers but in the **embedding table**, one 384-vector for each of 30,522 WordPieces. A
+# few hundred steps on one task would only move the rows of the words that task happens to
+# use, so we **freeze the embeddings**: fewer weights to update each step (AdamW keeps two
+# running averages per weight), and no drift between seen and unseen words.
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+encoder = BertModel.from_pretrained(minilm_path())
+c = encoder.config
+total = sum(p.numel() for p in encoder.parameters())
+embeddings = sum(p.numel() for p in encoder.embeddings.parameters())
+print(f"{c.num_hidden_layers} layers, H = {c.hidden_size}, {c.num_attention_heads} heads, "
+      f"vocabulary {c.vocab_size:,}")
+print(f"parameters: {total:,}, of which embeddings {embeddings:,} ({embeddings / total:.0%}), "
+      f"layers and pooler {total - embeddings:,}")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 1: a classifier on `[CLS]`
+#
+# The tokenizer puts `[CLS]` in front of every sentence. After the encoder, its vector
+# $h_{[CLS]} = h_0 \in \mathbb{R}^H$ has attended to every token of the sentence, and BERT
+# uses it as the sentence's summary. The classifier is one linear layer on it,
+#
+# $$
+# z = W\,\mathrm{dropout}(h_{[CLS]}) + b, \qquad W \in \mathbb{R}^{K \times H},\; b \in
+# \mathbb{R}^K, \qquad P(y = k \mid x) = \mathrm{softmax}(z)_k,
+# $$
+#
+# with $K = 2$ classes here (0: no spoiler, 1: spoiler). Dropout (with $p = 0.1$) drops
+# entries of $h$ during training only; `nn.Dropout` knows when (`model.train()` /
+# `model.eval()`).
+#
+# A batch is padded to its longest sentence (`[PAD]`, id 0, on the right), so pass the
+# `attention_mask` (1 at real tokens, 0 at padding) to the encoder: without it, `[CLS]`
+# attends to the padding too, and a sentence's logits depend on the length of its
+# batch-mates.
+#
+# Write `forward(input_ids, attention_mask)`: run `self.encoder(input_ids,
+# attention_mask=attention_mask)` (it returns an object whose `.last_hidden_state` is
+# `B x T x H`), take the `[CLS]` vectors, apply `self.dropout` and `self.classifier`, and
+# return the `B x 2` **logits** (no softmax: the loss applies it).
+
+# %% slideshow={"slide_type": "-"}
+class SpoilerClassifier(nn.Module):
+    """logits = W dropout(h_[CLS]) + b, on top of a BERT encoder."""
+
+    def __init__(self, encoder: nn.Module, num_labels: int = 2, dropout: float = 0.1):
+        super().__init__()
+        self.encoder = encoder
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(encoder.config.hidden_size, num_labels)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """B x num_labels logits for B x T token ids; padding (mask 0) is ignored."""
+        # BEGIN SOLUTION
+        hidden = self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state
+        return self.classifier(self.dropout(hidden[:, 0]))
+        # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.classifier(SpoilerClassifier)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 2: AdamW and a warm-up
+#
+# Fine-tuning must *adjust* the pre-trained weights, not overwrite them. Two habits from
+# BERT's paper see to it.
+#
+# **AdamW.** Adam divides each gradient by a running estimate of its size, so every weight
+# moves by about the learning rate per step. Adam's `weight_decay` adds $\lambda\theta$ to
+# the gradient, where that division then shrinks it unevenly; AdamW (Loshchilov & Hutter,
+# 2019) applies the decay to the weights directly:
+#
+# $$
+# \theta_{t+1} = \theta_t - \eta_t \left( \frac{\hat m_t}{\sqrt{\hat v_t} + \epsilon}
+# + \lambda\,\theta_t \right).
+# $$
+#
+# A peak rate of 2e-5 to 1e-4 moves each weight by about that much per step; a rate like
+# 1e-2, common when training from scratch, wrecks the pre-trained weights within a few
+# steps.
+#
+# **Warm-up, then decay.** Adam's running averages are noisy at first, and the new head's
+# random weights send large, arbitrary gradients into the encoder. So the rate rises
+# linearly from 0 over the first $W$ steps and then falls linearly to 0 at the last step
+# $T$:
+#
+# $$
+# \eta_t = \eta \cdot \frac{t}{W} \quad (t < W), \qquad
+# \eta_t = \eta \cdot \frac{T - t}{T - W} \quad (W \le t \le T).
+# $$
+#
+# Write `configure(model, total_steps, lr, warmup)` returning `(optimizer, scheduler)`:
+# `torch.optim.AdamW` over `model.parameters()` with peak rate `lr` (weight decay 0.01),
+# and `torch.optim.lr_scheduler.LambdaLR(optimizer, factor)`, where `factor(t)` is
+# $\eta_t / \eta$ and $W$ = `round(warmup * total_steps)`. (Frozen parameters may stay in
+# the list: AdamW skips parameters without gradients.)
+
+# %% slideshow={"slide_type": "-"}
+def configure(model: nn.Module, total_steps: int, lr: float = 5e-5, warmup: float = 0.1):
+    """(AdamW with peak rate lr, LambdaLR: linear warm-up then linear decay to 0)."""
+    # BEGIN SOLUTION
+    W = round(warmup * total_steps)
+
+    def factor(t: int) -> float:
+        return t / W if t < W else max(0.0, (total_steps - t) / (total_steps - W))
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.configure(configure)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 3: one training step
+#
+# One step on a minibatch `(input_ids, attention_mask, labels)`, `labels` holding class
+# indices (a LongTensor of 0s and 1s):
+#
+# 1. `model.train()`: dropout on (evaluation switched it off);
+# 2. `optimizer.zero_grad()`: PyTorch *adds* new gradients to `.grad`, so clear the old ones;
+# 3. the loss: with 3% spoilers, the class weights $w$ make each class weigh as much in
+#    total (exercise 3 of lab 03),
+#    $$
+#    L = -\frac{\sum_i w_{y_i} \log P(y_i \mid x_i)}{\sum_i w_{y_i}},
+#    $$
+#    which is `F.cross_entropy(logits, labels, weight=class_weight)` (`class_weight=None`:
+#    all weights 1);
+# 4. `loss.backward()`, then **clip** the gradient to norm `clip` (chapter 02):
+#    $g \leftarrow g \cdot \min(1, c / \lVert g \rVert)$, with
+#    `nn.utils.clip_grad_norm_(model.parameters(), clip)`;
+# 5. `optimizer.step()`, then `scheduler.step()` (in that order);
+#
+# and return the loss as a Python float (`loss.item()`).
+
+# %% slideshow={"slide_type": "-"}
+def train_step(model: nn.Module, batch, optimizer, scheduler, clip: float = 1.0,
+               class_weight: torch.Tensor | None = None) -> float:
+    """One update on batch = (input_ids, attention_mask, labels); returns the loss."""
+    input_ids, attention_mask, labels = batch
+    # BEGIN SOLUTION
+    model.train()
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(input_ids, attention_mask), labels, weight=class_weight)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.train_step(train_step)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 4: predicting
+#
+# For evaluation the model must be deterministic and cheap:
+#
+# - `model.eval()`: dropout off, or the same sentence gets a different score each time;
+# - `torch.no_grad()`: no graph is kept for a backward pass that never comes;
+# - batches of `batch_size` rows, so that a long list does not need all its activations at
+#   once (mind the last, shorter batch);
+# - the probability of class 1, $P(\text{spoiler} \mid x) = \mathrm{softmax}(z)_1$.
+#
+# Write `predict_proba(model, input_ids, attention_mask, batch_size)` returning a 1-d CPU
+# tensor of $N$ probabilities.
+
+# %% slideshow={"slide_type": "-"}
+def predict_proba(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                  batch_size: int = 64) -> torch.Tensor:
+    """P(class 1) for each row, in evaluation mode and without gradients."""
+    # BEGIN SOLUTION
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(input_ids), batch_size):
+            logits = model(input_ids[start:start + batch_size],
+                           attention_mask[start:start + batch_size])
+            out.append(torch.softmax(logits, dim=-1)[:, 1].cpu())
+    return torch.cat(out)
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.predict_proba(predict_proba)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Fine-tuning on a CPU budget
+#
+# A training step of MiniLM on 16 sentences costs roughly
+# $6 \times 10.8\text{M parameters} \times 16 \times 14 \text{ tokens} \approx 15$ GFLOP,
+# well under a second on a laptop CPU but far more than the BiLSTM's. So we choose:
+#
+# - **short inputs**: at most 32 WordPieces (nearly every sentence fits), and each batch is
+#   trimmed to its longest sentence (`finetune.trim`: with the mask, trailing padding
+#   changes nothing, so there is no need to compute it);
+# - **frozen embeddings** (above);
+# - **balanced batches**: half spoilers, half not (`finetune.balanced_batches`); with 3%
+#   spoilers, a batch of 16 would hold one spoiler every other step. The loss then needs no
+#   class weight, and the probabilities lean towards "spoiler", which the threshold chosen
+#   on validation data absorbs;
+# - **a few hundred steps** at peak rate 1e-4 with 10% warm-up (`lmcourse.budget` allows more
+#   on a GPU).
+#
+# `finetune.fit` runs the loop with *your* `train_step`, optimiser and schedule:
+
+# %% slideshow={"slide_type": "-"}
+lmcourse.show(finetune.fit)
+
+# %% slideshow={"slide_type": "-"}
+STEPS, BATCH, LR = lmcourse.budget(cpu=200, gpu=600), lmcourse.budget(cpu=16, gpu=32), 1e-4
+train_ids, train_mask = finetune.encode(tokenizer, [t for t, _, _ in train], max_len=MAX_LEN)
+train_y = torch.tensor([label for _, label, _ in train])
+
+lmcourse.seed_everything(0)
+for p in [*encoder.embeddings.parameters(), *encoder.pooler.parameters()]:
+    p.requires_grad_(False)  # frozen embeddings; the pooler is unused (we read [CLS])
+model = SpoilerClassifier(encoder).to(device)
+trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+print(f"training {trainable:,} of {sum(p.numel() for p in model.parameters()):,} parameters "
+      f"for {STEPS} steps of {BATCH} sentences on {device}")
+optimizer, scheduler = configure(model, STEPS, lr=LR, warmup=0.1)
+history = finetune.fit(model, (train_ids, train_mask, train_y), STEPS, BATCH, sampling="balanced",
+                       optimizer=optimizer, scheduler=scheduler, step_fn=train_step,
+                       generator=torch.Generator().manual_seed(0))
+print(f"{history.seconds:.0f} s, {STEPS * BATCH / history.seconds:.0f} sentences/s; mean loss "
+      f"of the first 20 steps {sum(history.losses[:20]) / 20:.3f}, of the last 20 "
+      f"{sum(history.losses[-20:]) / 20:.3f}")
+
+# %% slideshow={"slide_type": "-"}
+fig, (ax, ax_lr) = plt.subplots(1, 2, figsize=(10, 3.3))
+ax.plot(history.losses, lw=0.6, alpha=0.5, label="minibatch")
+smooth = torch.tensor(history.losses).unfold(0, 20, 1).mean(1)
+ax.plot(range(19, len(history.losses)), smooth, label="mean of 20")
+ax.axhline(torch.log(torch.tensor(2.0)).item(), color="grey", ls=":", label="log 2 (a coin)")
+ax.set_xlabel("step")
+ax.set_ylabel("cross-entropy (balanced batches)")
+ax.set_title("Fine-tuning MiniLM")
+ax.legend()
+ax_lr.plot([LR * finetune.warmup_linear_factor(t, round(0.1 * STEPS), STEPS)
+            for t in range(STEPS)])
+ax_lr.set_xlabel("step")
+ax_lr.set_ylabel("learning rate")
+ax_lr.set_title("Linear warm-up, linear decay")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Two baselines, trained here on the same sentences
+#
+# - **Bag of words**: logistic regression on word counts, $P(\text{spoiler}) =
+#   \sigma(v \cdot c(x) + b)$, one weight per training word, the weighted cross-entropy of
+#   lab 03 (the strongest simple baseline for a classifier);
+# - **lab 03's BiLSTM**, the same recipe (embeddings 32, hidden 32, Adam 3e-3, weighted
+#   loss, two passes over the training sentences in batches of 64).
+#
+# Both know only the words of the training sentences (`<unk>` for the rest). Their code is
+# in `lmcourse.models.baselines` (`bag_of_words_baseline`, `bilstm_baseline`).
+
+# %% slideshow={"slide_type": "-"}
+bag_of_words = bag_of_words_baseline(train)
+bilstm = bilstm_baseline(train, epochs=2)
+baselines = {"bag of words": bag_of_words, "BiLSTM": bilstm}
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Evaluation
+#
+# `predict` scores sentences with your `predict_proba`. Many sentences of the sample recur
+# (the same opinion in many reviews), so each *distinct* sentence is scored once
+# (`finetune.predict_texts`, which also groups sentences of similar length into a batch);
+# with dropout off, equal sentences get equal scores anyway. That makes it cheap to score
+# the **whole** validation and test splits on a CPU.
+#
+# The check computes, for each model, ROC-AUC on the test sentences and F1 at the
+# threshold that is best on the validation sentences, on the whole test split and on its
+# two parts, and a bootstrap interval for the AUC difference between MiniLM and the BiLSTM
+# (resampling the test sentences: how much would the difference move on another test set of
+# the same size?). It passes when MiniLM's AUC on the whole test split is at least the
+# BiLSTM's minus 0.01.
+
+# %% slideshow={"slide_type": "-"}
+scored: dict[str, float] = {}  # each distinct sentence is scored once
+
+
+def predict(texts: list[str]) -> torch.Tensor:
+    """P(spoiler) for each sentence, by the fine-tuned model and your predict_proba."""
+    new = sorted(set(texts) - scored.keys())
+    if new:
+        probs = finetune.predict_texts(model, tokenizer, new, MAX_LEN, predict_fn=predict_proba)
+        scored.update(zip(new, probs.tolist(), strict=True))
+    return torch.tensor([scored[t] for t in texts])
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+results = check.beats_baseline(
+    predict, val, test, baselines, target="BiLSTM", tolerance=0.01,
+    parts={"in-distribution": lambda r: not heldout_phrasing(r),
+           "held-out phrasing": heldout_phrasing})
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# Read the table column by column. On the in-distribution part, every training word is
+# known to all three models; on the held-out part, the plot is told in words only MiniLM
+# has met before. Compare each model with itself across the two parts (how much does it
+# lose?), and compare the models' differences with the bootstrap interval printed under
+# the table: a difference inside it is one that another test set of this size could
+# reverse.
+
+# %% slideshow={"slide_type": "-"}
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+parts = {"in-distribution": [(t, y) for t, y, r in test if not heldout_phrasing(r)],
+         "held-out phrasing": [(t, y) for t, y, r in test if heldout_phrasing(r)]}
+for ax, (part, data) in zip(axes, parts.items(), strict=True):
+    texts, ys = [t for t, _ in data], [y for _, y in data]
+    for name, fn in (("MiniLM", predict), *baselines.items()):
+        scores = fn(texts)
+        fpr, tpr, _ = metrics.roc_curve(ys, scores)
+        ax.plot(fpr, tpr, label=f"{name} (AUC {metrics.roc_auc(ys, scores):.3f})")
+    ax.plot([0, 1], [0, 1], color="grey", ls=":")
+    ax.set_title(f"{part}: {sum(ys)} spoilers")
+    ax.set_xlabel("false-positive rate")
+    ax.set_aspect("equal")
+    ax.legend(loc="lower right", fontsize=8)
+axes[0].set_ylabel("true-positive rate")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Sentences with words the baselines never saw
+#
+# The held-out test spoilers that contain a word outside lab 03's vocabulary, with the
+# probability each model gives them (the balanced batches push MiniLM's probabilities up,
+# so compare each column's ranking, not the numbers across columns):
+
+# %% slideshow={"slide_type": "-"}
+unseen = [t for t, y in parts["held-out phrasing"] if y
+          and any(w not in vocab for w in tokenize(t))]
+unseen = sorted(set(unseen))[:8]
+columns = {"MiniLM": predict(unseen), **{k: fn(unseen) for k, fn in baselines.items()}}
+print(f"{'':58s}" + "".join(f"{k:>14s}" for k in columns))
+for i, text in enumerate(unseen):
+    print(f"{text[:56]:58s}" + "".join(f"{float(v[i]):14.3f}" for v in columns.values()))
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Summary
+#
+# - **Fine-tuning** = a new linear head on `[CLS]`, $z = W\,\mathrm{dropout}(h_{[CLS]}) + b$,
+#   and every encoder weight trained with it on the task's loss.
+# - **Gently**: AdamW at a peak rate of 2e-5 to 1e-4, a linear warm-up then a linear decay
+#   to 0, gradients clipped; a from-scratch rate like 1e-2 destroys what pre-training built.
+# - **The details that break it silently**: a forgotten `attention_mask` (scores depend on
+#   the padding), `model.train()` / `model.eval()` (dropout at evaluation makes scores
+#   random), `optimizer.zero_grad()` (gradients add up), labels as class indices, the
+#   scheduler stepped after the optimiser.
+# - **On a CPU budget**: short inputs trimmed to each batch's longest sentence, frozen
+#   embeddings, balanced batches, a few hundred steps; each distinct sentence scored once.
+# - **Did pre-training buy anything?** Compare with the strongest simple baselines on the
+#   same split, on the part of the test set that looks like training and on the part that
+#   does not, and weigh differences against a bootstrap interval before naming a winner.
+#
+# ## Going further
+#
+# 1. *(easy)* Fine-tune with `LR = 1e-2`. What happens to the loss curve and to the AUC? Then
+#    try 2e-5: is 200 steps enough?
+# 2. *(easy)* Drop the warm-up (`warmup=0`) and, separately, the clipping (`clip=1e9`).
+#    Which one matters more at peak rate 1e-4? Plot the gradient norm per step to see why.
+# 3. *(medium)* Replace the balanced batches by uniform batches with the class weights
+#    `finetune.class_weights(train_y)` (`sampling="weighted"` in `finetune.fit`). Compare
+#    AUC, F1 and the chosen threshold.
+# 4. *(medium)* Run three seeds of each model (MiniLM, BiLSTM, bag of words) and report
+#    mean ± spread per part of the test set. Which differences survive?
+# 5. *(medium)* Classify from the mean of the token vectors (masked mean pooling, the
+#    pooling `all-MiniLM-L6-v2` was trained with) instead of `[CLS]`, or from the pooler
+#    (`finetune.SequenceClassifier(..., pooling="pooler")`). Which learns fastest?
+# 6. *(harder)* Spoilers come in spans, and the tags of reactions ("I was not ready for
+#    that.") depend on their neighbours. Give MiniLM the previous sentence as a second
+#    segment (`tokenizer(previous, sentence)`, with `token_type_ids`) and measure what the
+#    context is worth, against a BiLSTM that also reads it.
+#
+# ## References
+#
+# - Jacob Devlin, Ming-Wei Chang, Kenton Lee, Kristina Toutanova. *BERT: Pre-training of
+#   deep bidirectional transformers for language understanding.* NAACL 2019.
+# - Wenhui Wang, Furu Wei, Li Dong, Hangbo Bao, Nan Yang, Ming Zhou. *MiniLM: Deep
+#   self-attention distillation for task-agnostic compression of pre-trained
+#   transformers.* NeurIPS 2020.
+# - Nils Reimers, Iryna Gurevych. *Sentence-BERT: Sentence embeddings using Siamese
+#   BERT-networks.* EMNLP 2019 (the training recipe of the `all-*` sentence-transformers).
+# - Ilya Loshchilov, Frank Hutter. *Decoupled weight decay regularization.* ICLR 2019.
+# - Chi Sun, Xipeng Qiu, Yige Xu, Xuanjing Huang. *How to fine-tune BERT for text
+#   classification?* CCL 2019.
+# - Mengting Wan, Rishabh Misra, Ndapa Nakashole, Julian McAuley. *Fine-grained spoiler
+#   detection from large-scale review corpora.* ACL 2019.

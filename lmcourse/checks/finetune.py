@@ -1,0 +1,443 @@
+"""Auto-checks for lab 06 (fine-tuning MiniLM, a pre-trained BERT, to find spoilers).
+
+The classification head, ``configure`` (AdamW with a linear warm-up and decay),
+``train_step`` and ``predict_proba`` are each compared with :mod:`lmcourse.finetune` on a
+tiny randomly initialised BERT, so that a check takes a fraction of a second; the
+fine-tuned model is compared with baselines trained on the same sentences
+(:mod:`lmcourse.models.baselines`).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from lmcourse import finetune, metrics
+from lmcourse.checks import as_float_tensor, attempt, close, expect, fail, passed, same
+from lmcourse.metrics import bootstrap_auc_difference
+from lmcourse.models.baselines import Sentences
+from lmcourse.models.bert import BertConfig, BertModel
+
+__all__ = ["beats_baseline", "classifier",
+           "configure", "predict_proba", "tiny_bert", "train_step"]
+
+
+def tiny_bert(dropout: float = 0.0, seed: int = 0) -> BertModel:
+    """A randomly initialised 2-layer BERT (hidden 32, 4 heads, 50 words), built without
+    touching the global random state."""
+    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=64, max_position_embeddings=32,
+                        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return BertModel(config)
+
+
+def _batch(lengths: Sequence[int], extra_padding: int = 2, seed: int = 1
+           ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random ``[CLS] ... [SEP]`` rows of the given lengths, right-padded with id 0."""
+    g = torch.Generator().manual_seed(seed)
+    T = max(lengths) + extra_padding
+    ids = torch.zeros(len(lengths), T, dtype=torch.long)
+    for row, n in enumerate(lengths):
+        ids[row, :n] = torch.randint(5, 50, (n,), generator=g)
+        ids[row, 0], ids[row, n - 1] = 2, 3  # [CLS], [SEP] of the tiny vocabulary
+    mask = (torch.arange(T)[None] < torch.tensor(lengths)[:, None]).long()
+    return ids, mask
+
+
+# ---- exercise 1: the classification head --------------------------------------------------
+
+def classifier(SpoilerClassifier: type) -> None:
+    """Exercise 1: ``SpoilerClassifier(encoder, 2, dropout)(ids, mask)`` = ``W h_[CLS] + b``."""
+    name = "SpoilerClassifier.forward"
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = attempt(name, SpoilerClassifier, tiny_bert(), 2, 0.5)
+    ids, mask = _batch([7, 3, 5, 2])
+    model.eval()
+    with torch.no_grad():
+        got = attempt(name, model, ids, mask)
+        again = attempt(name, model, ids, mask)
+        out = model.encoder(ids, attention_mask=mask)
+        h = out.last_hidden_state
+        want = model.classifier(h[:, 0])
+    expect(isinstance(got, torch.Tensor), name,
+           f"forward should return a tensor of logits, got {type(got).__name__}")
+    if got.dim() == 3:
+        fail(name, "the output has a logit pair for every token: classify the sentence from "
+                   "its first token only, last_hidden_state[:, 0] (the [CLS] vector).")
+    expect(got.shape == (4, 2), name,
+           f"expected B x num_labels = 4 x 2 logits (one score per class), got shape "
+           f"{tuple(got.shape)}")
+    if not torch.equal(got, again):
+        fail(name, "in evaluation mode two calls give different logits: dropout is still on. "
+                   "Use the module self.dropout (nn.Dropout), which model.eval() switches "
+                   "off, not F.dropout(..., training=True).")
+    if not same(got, want, 1e-5):
+        m = mask[..., None].float()
+        with torch.no_grad():
+            no_mask = model.classifier(model.encoder(ids).last_hidden_state[:, 0])
+            wrong = [
+                (torch.softmax(want, -1), "these are probabilities: return the logits; "
+                                          "F.cross_entropy applies the log-softmax itself."),
+                (no_mask, "the logits change when padding is added: attention_mask was not "
+                          "passed to the encoder, so [CLS] attended to the padding. Call "
+                          "self.encoder(input_ids, attention_mask=attention_mask)."),
+                (model.classifier(out.pooler_output),
+                 "you used pooler_output, tanh(W_p h_[CLS] + b_p), trained for next-sentence "
+                 "prediction; the exercise asks for the [CLS] vector itself, "
+                 "last_hidden_state[:, 0]."),
+                (model.classifier((h * m).sum(1) / m.sum(1)),
+                 "that is the mean of the token vectors (mean pooling, sentence-transformers' "
+                 "choice); the exercise classifies from [CLS], last_hidden_state[:, 0]."),
+                (model.classifier(h.mean(1)),
+                 "that is the mean over all positions, padding included; classify from "
+                 "[CLS], last_hidden_state[:, 0]."),
+                (model.classifier(h[:, -1]),
+                 "you used the last position, which is padding for short sentences; [CLS] "
+                 "is the first token, last_hidden_state[:, 0]."),
+            ]
+        for value, hint in wrong:
+            if same(got, value, 1e-5):
+                fail(name, hint)
+        fail(name, f"logits {got[:2].tolist()} ... differ from classifier(h_[CLS]) "
+                   f"{want[:2].tolist()} ... (evaluation mode)")
+    # in training mode (encoder dropout 0 here, head dropout 0.5) the head's dropout must act
+    model.train()
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1)
+        train_a = attempt(name, model, ids, mask)
+        train_b = attempt(name, model, ids, mask)
+    if torch.equal(train_a, train_b):
+        fail(name, "in training mode the logits never change: apply self.dropout to h_[CLS] "
+                   "before self.classifier (BERT drops 10% of the vector while fine-tuning).")
+    if (train_a == 0).any():
+        fail(name, "some logits are exactly 0: dropout was applied to the logits; apply it to "
+                   "h_[CLS], before the linear layer.")
+    passed(name, f"4 x 2 logits from h_[CLS], padding masked (max |difference| "
+                 f"{float((got - want).abs().max()):.1e}), dropout only in training")
+
+
+# ---- exercise 2: AdamW and the schedule ---------------------------------------------------
+
+def configure(student: Callable[..., Any], total_steps: int = 20, lr: float = 4e-5,
+              warmup: float = 0.25) -> None:
+    """Exercise 2: ``configure(model, total_steps, lr, warmup) -> (optimizer, scheduler)``."""
+    name = "configure"
+    model = finetune.SequenceClassifier(tiny_bert())
+    got = attempt(name, student, model, total_steps, lr, warmup)
+    expect(isinstance(got, tuple) and len(got) == 2, name,
+           "return a pair (optimizer, scheduler)")
+    optimizer, scheduler = got
+    expect(isinstance(optimizer, torch.optim.Optimizer), name,
+           f"the first item should be a torch optimiser, got {type(optimizer).__name__}")
+    if not isinstance(optimizer, torch.optim.AdamW):
+        fail(name, f"use torch.optim.AdamW, not {type(optimizer).__name__}: Adam's "
+                   "weight_decay is added to the gradient and then rescaled away, AdamW "
+                   "shrinks the weights directly (Loshchilov & Hutter 2019); BERT used it.")
+    expect(hasattr(scheduler, "step") and hasattr(scheduler, "get_last_lr"), name,
+           "the second item should be a learning-rate scheduler, e.g. "
+           f"torch.optim.lr_scheduler.LambdaLR(optimizer, factor), got "
+           f"{type(scheduler).__name__}")
+    expect(getattr(scheduler, "optimizer", optimizer) is optimizer, name,
+           "the scheduler drives a different optimiser: build it on the one you return")
+    in_opt = {id(p) for g in optimizer.param_groups for p in g["params"]}
+    head = [p for p in model.classifier.parameters()]
+    body = [p for p in model.encoder.encoder.parameters()]
+    if not all(id(p) in in_opt for p in body):
+        fail(name, "the encoder's parameters are not (all) in the optimiser: only the head "
+                   "would learn (the feature-based approach). Fine-tuning updates "
+                   "model.parameters().")
+    if not all(id(p) in in_opt for p in head):
+        fail(name, "the classifier head's parameters are not in the optimiser: it would keep "
+                   "its random weights. Pass model.parameters().")
+    peak = max(getattr(scheduler, "base_lrs", None) or
+               [g.get("initial_lr", g["lr"]) for g in optimizer.param_groups])
+    if peak > 1e-3:
+        fail(name, f"a peak learning rate of {peak:g} destroys the pre-trained weights in a "
+                   "few steps (the loss explodes or every sentence gets the same score); "
+                   f"fine-tuning uses 2e-5 to 1e-4: use the lr argument (here {lr:g}).")
+    expect(close(peak, lr, 1e-9), name,
+           f"the peak learning rate is {peak:g}: use the lr argument (here {lr:g})")
+    W = round(warmup * total_steps)
+    want = [lr * finetune.warmup_linear_factor(t, W, total_steps) for t in range(total_steps + 1)]
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(total_steps + 1):
+            seen.append(optimizer.param_groups[0]["lr"])
+            optimizer.step()  # no gradients: nothing moves, the schedule advances
+            scheduler.step()
+    if all(close(s, w, 1e-6) for s, w in zip(seen, want, strict=True)):
+        passed(name, f"AdamW, peak lr {lr:g}, {W} warm-up steps then linear decay to 0 at "
+                     f"step {total_steps}")
+        return
+    fmt = ", ".join
+    show = (f"\n expected eta_t/eta: {fmt(f'{w / lr:.2f}' for w in want)}"
+            f"\n yours:              {fmt(f'{s / lr:.2f}' for s in seen)}")
+    if max(seen) > lr * (1 + 1e-6):
+        fail(name, "the rate goes above lr: the factor rises to 1 at the end of the warm-up "
+                   "and then only falls." + show)
+    if all(close(s, lr, 1e-6) for s in seen):
+        fail(name, "the learning rate never changes: build a LambdaLR whose factor rises "
+                   "linearly from 0 over the warm-up and then falls linearly to 0." + show)
+    if close(seen[0], lr, 1e-6):
+        fail(name, "no warm-up: the rate starts at its peak; start at 0 and rise linearly "
+                   f"over the first {W} steps (t / W)." + show)
+    top = seen.index(max(seen))
+    if top != W and not close(seen[W], lr, 1e-6):
+        fail(name, f"the warm-up should last warmup * total_steps = {W} steps (warmup is a "
+                   f"share of the steps, not a number of steps); yours peaks at step {top}."
+             + show)
+    if close(seen[-1], lr, 1e-6) or close(seen[-2], lr, 1e-6):
+        fail(name, "no decay: after the warm-up the rate must fall linearly to 0 at "
+                   "total_steps, (T - t) / (T - W)." + show)
+    if not close(seen[-1], 0.0, 1e-9):
+        fail(name, f"the rate should reach 0 at step total_steps = {total_steps}, yours "
+                   f"ends at {seen[-1]:g}." + show)
+    fail(name, "the schedule differs from linear warm-up (t / W) then linear decay "
+               "((T - t) / (T - W))." + show)
+
+
+# ---- exercise 3: one training step --------------------------------------------------------
+
+class _RecordingAdamW(torch.optim.AdamW):
+    """AdamW that remembers the gradients it was given and when it was called."""
+
+    def __init__(self, params, **kwargs):
+        super().__init__(params, **kwargs)
+        self.calls: list[list[torch.Tensor | None]] = []
+        self.log: list[str] = []
+
+    def step(self, closure=None):
+        self.calls.append([None if p.grad is None else p.grad.detach().clone()
+                           for g in self.param_groups for p in g["params"]])
+        self.log.append("optimizer")
+        return super().step(closure)
+
+
+class _RecordingScheduler(torch.optim.lr_scheduler.LambdaLR):
+    def __init__(self, optimizer: _RecordingAdamW):
+        super().__init__(optimizer, lambda t: 1.0)
+        self.recorder = optimizer
+
+    def step(self, epoch=None):
+        if hasattr(self, "recorder"):  # LambdaLR steps once while it is being built
+            self.recorder.log.append("scheduler")
+        return super().step(epoch)
+
+
+def _flat(grads: Sequence[torch.Tensor | None], params: Sequence[torch.Tensor]) -> torch.Tensor:
+    return torch.cat([(torch.zeros_like(p) if g is None else g).flatten()
+                      for g, p in zip(grads, params, strict=True)])
+
+
+def _clipped(g: torch.Tensor, c: float) -> torch.Tensor:
+    return g * min(1.0, c / (float(g.norm()) + 1e-6))  # as nn.utils.clip_grad_norm_
+
+
+def train_step(student: Callable[..., Any], clip: float = 0.05) -> None:
+    """Exercise 3: ``train_step(model, batch, optimizer, scheduler, clip, class_weight)``."""
+    name = "train_step"
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = finetune.SequenceClassifier(tiny_bert(), dropout=0.0)
+    reference = copy.deepcopy(model)
+    params = list(model.parameters())
+    ids, mask = _batch([7, 3, 5, 2, 6, 4])
+    labels = torch.tensor([1, 0, 0, 1, 0, 0])
+    weight = torch.tensor([0.75, 1.5])
+    optimizer = _RecordingAdamW(params, lr=1e-3)
+    scheduler = _RecordingScheduler(optimizer)
+    junk = [torch.full_like(p, 0.01) for p in params]  # gradients left from an earlier step
+    for p, j in zip(params, junk, strict=True):
+        p.grad = j.clone()
+    model.eval()  # as predict_proba leaves it
+
+    ref_params = list(reference.parameters())
+    grads = {}
+    for key, w in (("weighted", weight), ("plain", None)):
+        loss = F.cross_entropy(reference(ids, mask), labels, weight=w)
+        grads[key] = _flat(torch.autograd.grad(loss, ref_params, allow_unused=True), ref_params)
+        grads[key + " loss"] = loss.item()
+    g, old = grads["weighted"], _flat(junk, params)
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = student(model, (ids, mask, labels.clone()), optimizer, scheduler, clip=clip,
+                          class_weight=weight)
+    except RuntimeError as err:
+        if "dtype" in str(err) and "Float" in str(err):
+            fail(name, "the labels were turned into floats: F.cross_entropy takes class "
+                       "indices, a LongTensor (0 or 1), with B x 2 logits. Leave the labels "
+                       f"as they are. ({err})")
+        got = attempt(name, student, model, (ids, mask, labels), optimizer, scheduler,
+                      clip=clip, class_weight=weight)
+    except Exception:  # noqa: BLE001 - let attempt() phrase it
+        got = attempt(name, student, model, (ids, mask, labels), optimizer, scheduler,
+                      clip=clip, class_weight=weight)
+    if isinstance(got, torch.Tensor) and got.requires_grad:
+        fail(name, "return loss.item(), a Python float: the tensor keeps the whole graph of "
+                   "the step alive (memory grows with every step you store).")
+    try:
+        loss = float(got)
+    except (TypeError, ValueError, RuntimeError):
+        fail(name, f"return the loss as a float (loss.item()), got {type(got).__name__}")
+    expect(model.training, name,
+           "the model is still in evaluation mode: call model.train() first, so that dropout "
+           "is on while training (predict_proba switched it off).")
+    n = optimizer.log.count("optimizer")
+    expect(n == 1, name, f"optimizer.step() was called {n} times: once per training step.")
+    seen = optimizer.calls[0]
+    if all(s is None or not s.any() for s in seen):
+        fail(name, "the optimiser saw no gradient: call optimizer.zero_grad() before "
+                   "loss.backward(), not between backward() and optimizer.step().")
+    seen = _flat(seen, params)
+    if same(seen, _clipped(g + old, clip), 1e-4) or same(seen, g + old, 1e-4):
+        fail(name, "the gradients of an earlier backward() were added to this step's: call "
+                   "optimizer.zero_grad() before loss.backward() (PyTorch accumulates .grad).")
+    if same(seen, g, 1e-4) and float(g.norm()) > clip:
+        fail(name, f"the gradient was not clipped when the optimiser used it (norm "
+                   f"{float(g.norm()):.3f} > clip = {clip}): call nn.utils.clip_grad_norm_("
+                   "model.parameters(), clip) between loss.backward() and optimizer.step().")
+    if same(seen, _clipped(grads["plain"], clip), 1e-4) or same(seen, grads["plain"], 1e-4):
+        fail(name, "class_weight was ignored: pass it to the loss, "
+                   "F.cross_entropy(logits, labels, weight=class_weight), so that the rare "
+                   "spoilers count more.")
+    expect(same(seen, _clipped(g, clip), 1e-4), name,
+           "the gradient the optimiser used differs from that of the weighted cross-entropy "
+           "F.cross_entropy(model(input_ids, attention_mask), labels, weight=class_weight), "
+           f"clipped to norm {clip}.")
+    if not close(loss, grads["weighted loss"], 1e-4):
+        fail(name, f"the returned loss {loss:.6f} is not the weighted cross-entropy of the "
+                   f"batch, {grads['weighted loss']:.6f}: return loss.item() of that loss.")
+    n = optimizer.log.count("scheduler")
+    expect(n >= 1, name, "the scheduler was not stepped: the learning rate would stay where "
+                         "the warm-up starts, at 0. Call scheduler.step() after "
+                         "optimizer.step().")
+    expect(n == 1, name, f"scheduler.step() was called {n} times: once per training step.")
+    expect(optimizer.log == ["optimizer", "scheduler"], name,
+           "step the optimiser first, then the scheduler (otherwise the first step's rate "
+           "is skipped).")
+    passed(name, f"weighted loss {loss:.4f}, fresh gradients clipped to norm {clip} "
+                 f"(from {float(g.norm()):.3f}), one optimiser and one scheduler step")
+
+
+# ---- exercise 4: predictions --------------------------------------------------------------
+
+def predict_proba(student: Callable[..., Any]) -> None:
+    """Exercise 4: ``predict_proba(model, ids, mask, batch_size)`` = ``softmax(z)[:, 1]``."""
+    name = "predict_proba"
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = finetune.SequenceClassifier(tiny_bert(dropout=0.3), dropout=0.3)
+    ids, mask = _batch([7, 3, 5, 2, 6, 4, 8, 3, 5, 9], seed=2)
+    n = len(ids)
+    want = finetune.predict_proba(model, ids, mask)
+    model.eval()
+    with torch.no_grad():
+        logits = model(ids, mask)
+        no_mask = torch.softmax(model(ids), -1)[:, 1]
+    runs = []
+    for _ in range(2):  # dropout masks differ between the two runs if dropout is on
+        model.train()  # as train_step leaves it
+        raw = attempt(name, student, model, ids.clone(), mask.clone(), 4)
+        if isinstance(raw, torch.Tensor) and raw.requires_grad:
+            fail(name, "the probabilities carry a gradient graph: compute them under "
+                       "torch.no_grad() (or @torch.no_grad()); no graph is needed to predict, "
+                       "and keeping one costs memory at every batch.")
+        got = as_float_tensor(raw)
+        expect(got is not None, name, f"return a tensor of probabilities, got "
+                                      f"{type(raw).__name__}")
+        if got.shape == (n, 2):
+            fail(name, "return P(spoiler) only, the probability of class 1: "
+                       "softmax(logits, dim=-1)[:, 1], shape (N,).")
+        got = got.reshape(-1) if got.numel() == n else got
+        expect(got.shape == (n,), name,
+               f"expected {n} probabilities (one per row, batch_size 4: three batches, the "
+               f"last one short), got shape {tuple(got.shape)}")
+        runs.append(got)
+    got = runs[0]
+    if same(got, want, 1e-5):
+        passed(name, f"{n} rows in batches of 4, evaluation mode, max |difference| "
+                     f"{float((got - want).abs().max()):.1e}")
+        return
+    if not torch.equal(runs[0], runs[1]):
+        fail(name, "two calls give different probabilities: dropout is still on. Call "
+                   "model.eval() before predicting (train_step switches it back on).")
+    wrong = [(logits[:, 1], "these are logits: turn them into probabilities with "
+                            "torch.softmax(logits, dim=-1)[:, 1]."),
+             (1 - want, "that is P(class 0), 'no spoiler': take column 1 of the softmax."),
+             (torch.sigmoid(logits[:, 1]), "sigmoid(z_1) ignores z_0: the model has two "
+                                           "logits, use torch.softmax(logits, dim=-1)[:, 1] "
+                                           "(= sigmoid(z_1 - z_0))."),
+             (no_mask, "attention_mask was not passed to the model: padded rows attended to "
+                       "their padding. Call model(input_ids, attention_mask).")]
+    for value, hint in wrong:
+        if same(got, value, 1e-5):
+            fail(name, hint)
+    fail(name, f"probabilities {[round(v, 4) for v in got.tolist()[:4]]} ... differ from "
+               f"softmax(logits)[:, 1] = {[round(v, 4) for v in want.tolist()[:4]]} ...")
+
+
+# ---- the fine-tuned model -----------------------------------------------------------------
+
+def beats_baseline(predict: Callable[[list[str]], Any], validation: Sentences, test: Sentences,
+                   baselines: dict[str, Callable[[list[str]], Any]], target: str = "BiLSTM",
+                   tolerance: float = 0.0, parts: dict[str, Callable[[str], bool]] | None = None,
+                   losses: Sequence[float] | None = None, label: str = "fine-tuned MiniLM"
+                   ) -> dict[str, dict[str, tuple[float, float]]]:
+    """The fine-tuned model's ROC-AUC on ``test`` reaches that of ``baselines[target]``:
+    ``AUC >= AUC_target - tolerance``. ``predict(texts)`` and each baseline return
+    P(spoiler); the table (with F1 at each model's best validation threshold, and the
+    ``parts`` of the test set) comes from :func:`lmcourse.metrics.compare_classifiers`.
+    ``losses``, the training losses, help to name a diverged run. Prints the bootstrap
+    interval of the AUC difference; returns ``{model: {part: (ROC-AUC, F1)}}``."""
+    name = f"{label} vs {target}"
+    if target not in baselines:
+        raise ValueError(f"no baseline named {target!r} among {sorted(baselines)}")
+    v_texts = [t for t, _, _ in validation]
+    t_y = np.array([lab for _, lab, _ in test])
+    scores = as_float_tensor(attempt(name, predict, v_texts + [t for t, _, _ in test]))
+    expect(scores is not None and scores.numel() == len(v_texts) + len(test), name,
+           f"predict(texts) should return one score per sentence ({len(v_texts) + len(test)}"
+           f" here)")
+    scores = scores.reshape(-1).numpy()
+    rows, test_scores = metrics.compare_classifiers(
+        {**baselines, label: (scores[:len(v_texts)], scores[len(v_texts):])},
+        validation, test, parts)
+    auc, target_auc = rows[label]["all"][0], rows[target]["all"][0]
+    if not np.isfinite(scores).all():
+        fail(name, "some scores are NaN or infinite: training diverged. Lower the learning "
+                   "rate (2e-5 to 1e-4) and clip the gradients.")
+    quarter = max(1, len(losses) // 4) if losses is not None else 1
+    if losses is not None and len(losses) >= 4 and (
+            not np.isfinite(losses).all()
+            or np.mean(losses[-quarter:]) > np.mean(losses[:quarter])):
+        fail(name, "the training loss did not go down (or became NaN): a learning rate far "
+                   "above 1e-4 wrecks the pre-trained weights; check configure's lr and the "
+                   "schedule, and that train_step clears the old gradients.")
+    if np.ptp(scores) < 1e-6:
+        fail(name, "every sentence gets the same score: the model predicts the majority "
+                   "class. Balanced batches or the class weight? Has it been trained at all?")
+    if auc < 0.5:
+        fail(name, f"AUC {auc:.3f} is below chance: the scores rank spoilers LOWEST. Is "
+                   "predict_proba returning P(class 1)?")
+    diff, low, high = bootstrap_auc_difference(t_y, test_scores[label], test_scores[target])
+    print(f"AUC({label}) - AUC({target}) = {diff:+.3f}, 95% bootstrap interval "
+          f"[{low:+.3f}, {high:+.3f}]")
+    margin = f" - {tolerance:g}" if tolerance else ""
+    expect(auc >= target_auc - tolerance, name,
+           f"ROC-AUC {auc:.3f} does not reach the {target}'s {target_auc:.3f}{margin}: train "
+           "for more steps (lmcourse.budget), or check the learning rate and the class balance.")
+    passed(name, f"ROC-AUC {auc:.3f} vs {target_auc:.3f}{margin}; F1 {rows[label]['all'][1]:.3f}"
+                 f" vs {rows[target]['all'][1]:.3f}")
+    return rows

@@ -1,0 +1,109 @@
+"""Documents as sentences of WordPiece ids: the input of BERT's pre-training (chapter 09).
+
+Next-sentence prediction needs real consecutive sentences, so each document of a corpus
+is split into sentences (at ``.``, ``!`` or ``?`` followed by a space) and each sentence
+is tokenized with a BERT tokenizer. A real BERT vocabulary has 30,522 pieces, most of
+which never occur in a small corpus; a tiny model trained from scratch gets a *compact*
+vocabulary instead: the special tokens, then every piece the corpus uses, renumbered
+from 0. ``decode`` maps compact ids back to the pieces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+__all__ = ["SPECIALS", "SentenceCorpus", "split_sentences"]
+
+#: The special pieces, in the order of their compact ids 0..4.
+SPECIALS = ("[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]")
+
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+def split_sentences(text: str, min_words: int = 3) -> list[str]:
+    """Sentences of ``text``: split after ``.``, ``!`` or ``?`` when a space and a capital
+    letter (or a digit or quote) follow; fragments of fewer than ``min_words`` words are
+    dropped."""
+    return [s.strip() for s in _BOUNDARY.split(text) if len(s.split()) >= min_words]
+
+
+@dataclass
+class SentenceCorpus:
+    """``documents[d][s]`` is sentence ``s`` of document ``d`` as compact ids;
+    ``pieces[i]`` is the WordPiece of compact id ``i`` (the :data:`SPECIALS` first)."""
+
+    documents: list[list[list[int]]]
+    pieces: list[str]
+
+    @classmethod
+    def from_texts(cls, texts: Sequence[str], tokenize: Callable[[str], list[str]],
+                   min_words: int = 3) -> SentenceCorpus:
+        """Split every text into sentences (:func:`split_sentences`) and tokenize them."""
+        return cls.from_sentences([split_sentences(t, min_words) for t in texts], tokenize)
+
+    @classmethod
+    def from_sentences(cls, documents: Sequence[Sequence[str]],
+                       tokenize: Callable[[str], list[str]]) -> SentenceCorpus:
+        """Tokenize documents already split into sentences with ``tokenize`` (e.g.
+        ``lmcourse.tokenizers.wordpiece.WordPiece(vocab).tokenize`` or a Hugging Face
+        tokenizer's ``tokenize``); pieces get compact ids in order of first use."""
+        index = {p: i for i, p in enumerate(SPECIALS)}
+        pieces = list(SPECIALS)
+        out = []
+        for sentences in documents:
+            doc = []
+            for sentence in sentences:
+                ids = []
+                for piece in tokenize(sentence):
+                    if piece not in index:
+                        index[piece] = len(pieces)
+                        pieces.append(piece)
+                    ids.append(index[piece])
+                if ids:
+                    doc.append(ids)
+            if doc:
+                out.append(doc)
+        if not out:
+            raise ValueError("no sentence found: are the texts empty, or all shorter than "
+                             "the minimum number of words?")
+        return cls(out, pieces)
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    @property
+    def pad_id(self) -> int:
+        return SPECIALS.index("[PAD]")
+
+    @property
+    def cls_id(self) -> int:
+        return SPECIALS.index("[CLS]")
+
+    @property
+    def sep_id(self) -> int:
+        return SPECIALS.index("[SEP]")
+
+    @property
+    def mask_id(self) -> int:
+        return SPECIALS.index("[MASK]")
+
+    @property
+    def special_ids(self) -> list[int]:
+        return list(range(len(SPECIALS)))
+
+    def split(self, fraction: float = 0.9) -> tuple[SentenceCorpus, SentenceCorpus]:
+        """The first ``fraction`` of the documents and the rest (same vocabulary)."""
+        n = max(1, min(len(self.documents) - 1, round(fraction * len(self.documents))))
+        return (SentenceCorpus(self.documents[:n], self.pieces),
+                SentenceCorpus(self.documents[n:], self.pieces))
+
+    def sentences(self) -> list[list[int]]:
+        return [s for doc in self.documents for s in doc]
+
+    def num_tokens(self) -> int:
+        return sum(len(s) for s in self.sentences())
+
+    def decode(self, ids: Sequence[int]) -> list[str]:
+        return [self.pieces[int(i)] for i in ids]

@@ -1,0 +1,139 @@
+"""The strongest simple baselines for sentence classification (labs 03 and 06, chapter 09).
+
+A pre-trained model's score means something only beside what a model without
+pre-training reaches on the same split:
+
+* **bag of words**: logistic regression on word counts, ``P(y=1) = sigmoid(v . c(x) + b)``,
+  with the rare class weighted by ``n_-/n_+``;
+* **BiLSTM**: lab 03's recipe, word embeddings learned from scratch, a bidirectional LSTM
+  and a linear layer on its final states.
+
+Both take ``(text, label, review_id)`` rows, as :func:`lmcourse.data.goodreads.sentences`
+gives them, and return ``predict(texts) -> P(y = 1)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
+
+from lmcourse import metrics
+from lmcourse.data import Vocab, tokenize
+
+__all__ = ["Sentences", "bag_of_words_baseline", "bilstm_baseline"]
+
+Sentences = Sequence[tuple[str, int, str]]  # (text, label, review_id), as in lab 03
+
+
+def _vocab(train: Sentences) -> Vocab:
+    return Vocab((w for text, _, _ in train for w in tokenize(text)), min_freq=2,
+                 reserved=["<pad>"])
+
+
+def _ids(vocab: Vocab, text: str) -> torch.Tensor:
+    return torch.tensor(vocab.encode(tokenize(text)) or [vocab.unk_id])
+
+
+def _counts(vocab: Vocab, texts: Sequence[str]) -> torch.Tensor:
+    """The ``N x V`` matrix of word counts, sparse."""
+    rows = [torch.full((len(ids),), i) for i, ids in enumerate(_ids(vocab, t) for t in texts)]
+    cols = torch.cat([_ids(vocab, t) for t in texts])
+    index = torch.stack([torch.cat(rows), cols])
+    return torch.sparse_coo_tensor(index, torch.ones(len(cols)), (len(texts), len(vocab)),
+                                   check_invariants=True).coalesce()
+
+
+def bag_of_words_baseline(train: Sentences, steps: int = 100, lr: float = 0.05
+                          ) -> Callable[[Sequence[str]], torch.Tensor]:
+    """Logistic regression on word counts ``c(x)``, ``P(spoiler) = sigmoid(v . c(x) + b)``,
+    trained full-batch with Adam on the weighted cross-entropy (``pos_weight = n_-/n_+``),
+    each distinct sentence once with its numbers of both labels. Returns
+    ``predict(texts) -> P(spoiler)``."""
+    vocab = _vocab(train)
+    counts: dict[str, list[int]] = {}
+    for text, label, _ in train:
+        counts.setdefault(text, [0, 0])[label] += 1
+    texts = sorted(counts)
+    n = torch.tensor([counts[t] for t in texts], dtype=torch.float)  # U x 2: (neg, pos)
+    pos_weight = float(n[:, 0].sum() / n[:, 1].sum())
+    total = float(n[:, 0].sum() + pos_weight * n[:, 1].sum())
+    X = _counts(vocab, texts)
+    v, b = torch.zeros(len(vocab), 1, requires_grad=True), torch.zeros(1, requires_grad=True)
+    optimizer = torch.optim.Adam([v, b], lr=lr)
+    for _ in range(steps):
+        z = torch.sparse.mm(X, v).squeeze(-1) + b
+        # w+ (-log sigmoid(z)) per positive, -log(1 - sigmoid(z)) per negative
+        loss = (pos_weight * n[:, 1] * F.softplus(-z) + n[:, 0] * F.softplus(z)).sum() / total
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    @torch.no_grad()
+    def predict(texts: Sequence[str]) -> torch.Tensor:
+        return torch.sigmoid(torch.sparse.mm(_counts(vocab, list(texts)), v).squeeze(-1) + b)
+
+    return predict
+
+
+class _BiLSTM(nn.Module):
+    """Lab 03's model: embedding, packed bidirectional LSTM, ``[h_T^fwd ; h_1^bwd]``, a logit."""
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, pad_id: int):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
+        self.lstm = nn.LSTM(embed_dim, hidden_size, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * hidden_size, 1)
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        packed = pack_padded_sequence(self.embedding(ids), lengths, batch_first=True,
+                                      enforce_sorted=False)
+        _, (h_n, _) = self.lstm(packed)
+        return self.head(torch.cat([h_n[-2], h_n[-1]], dim=-1)).squeeze(-1)
+
+
+def bilstm_baseline(train: Sentences, epochs: int = 2, embed_dim: int = 32,
+                    hidden_size: int = 32, batch_size: int = 64, lr: float = 3e-3,
+                    seed: int = 0) -> Callable[[Sequence[str]], torch.Tensor]:
+    """Lab 03's recipe on the CPU: a BiLSTM trained with Adam on the weighted binary
+    cross-entropy, ``epochs`` shuffled passes in minibatches of 64. Returns
+    ``predict(texts) -> P(spoiler)``."""
+    vocab = _vocab(train)
+    pad = vocab.stoi["<pad>"]
+
+    def batch(texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        seqs = [_ids(vocab, t) for t in texts]
+        return (pad_sequence(seqs, batch_first=True, padding_value=pad),
+                torch.tensor([len(s) for s in seqs]))
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small matrices: one thread wastes less time waiting
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = _BiLSTM(len(vocab), embed_dim, hidden_size, pad)
+            y = torch.tensor([float(label) for _, label, _ in train])
+            loss_fn = nn.BCEWithLogitsLoss(pos_weight=torch.tensor(metrics.positive_weight(y)))
+            optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+            g = torch.Generator().manual_seed(seed)
+            for _ in range(epochs):
+                for idx in torch.randperm(len(train), generator=g).split(batch_size):
+                    ids, lengths = batch([train[int(i)][0] for i in idx])
+                    loss = loss_fn(model(ids, lengths), y[idx])
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()
+
+    @torch.no_grad()
+    def predict(texts: Sequence[str]) -> torch.Tensor:
+        texts = list(texts)
+        return torch.cat([torch.sigmoid(model(*batch(texts[i:i + 512])))
+                          for i in range(0, len(texts), 512)])
+
+    return predict

@@ -1,0 +1,148 @@
+"""BERT's pre-training pieces: sentence pairs, heads, loss, baselines, and the encoder as
+chapter 07's layer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lmcourse.data.sentences import SPECIALS, SentenceCorpus, split_sentences
+from lmcourse.models.bert import BertConfig, BertModel, as_encoder_layer
+from lmcourse.models.feature_based import BiLSTMClassifier, concat_last_layers, extract_features
+from lmcourse.models.pretraining import (
+    BertForPreTraining,
+    collate_pairs,
+    evaluate_pretraining,
+    masked_token_baselines,
+    nsp_pairs,
+    pair_inputs,
+    pretrain,
+    pretraining_loss,
+)
+
+TINY = BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                  intermediate_size=32, max_position_embeddings=32)
+
+
+def test_split_sentences_keeps_abbreviations_together():
+    text = "He left at 5 p.m. yesterday. She stayed! Did it work? yes it did."
+    assert split_sentences(text) == ["He left at 5 p.m. yesterday.", "Did it work? yes it did."]
+    assert split_sentences(text, min_words=1)[1] == "She stayed!"
+
+
+def test_sentence_corpus_compacts_the_vocabulary():
+    corpus = SentenceCorpus.from_sentences([["a b c", "b c d"], ["d e"]], str.split)
+    assert corpus.pieces[:len(SPECIALS)] == list(SPECIALS)
+    assert corpus.documents[0][1] == [6, 7, 8] and len(corpus) == len(SPECIALS) + 5
+    assert corpus.decode(corpus.documents[1][0]) == ["d", "e"]
+    train, test = corpus.split(0.5)
+    assert len(train.documents) == 1 and test.pieces is corpus.pieces
+    with pytest.raises(ValueError, match="no sentence"):
+        SentenceCorpus.from_texts(["too short"], str.split)
+
+
+def test_nsp_pairs_are_half_next_and_never_from_the_same_document():
+    docs = [[[d * 100 + s] for s in range(30)] for d in range(20)]
+    pairs = nsp_pairs(docs, seed=0)
+    assert len(pairs) == 20 * 29
+    share = sum(label for _, _, label in pairs) / len(pairs)
+    assert abs(share - 0.5) < 4 * (0.25 / len(pairs)) ** 0.5
+    for a, b, label in pairs:
+        same_doc = a[0] // 100 == b[0] // 100
+        assert (label == 1) == (same_doc and b[0] == a[0] + 1)
+        assert label == 1 or not same_doc
+    with pytest.raises(ValueError, match="two documents"):
+        nsp_pairs([docs[0]])
+
+
+def test_pair_inputs_and_collate():
+    ids, seg = pair_inputs([5, 6, 7, 8], [9], cls_id=1, sep_id=2, max_len=6)
+    assert ids == [1, 5, 6, 2, 9, 2] and seg == [0, 0, 0, 0, 1, 1]  # the longer side trimmed
+    batch = collate_pairs([([5], [6], 1), ([5, 6, 7], [8], 0)], 1, 2, 0, 16)
+    assert batch["input_ids"].tolist() == [[1, 5, 2, 6, 2, 0, 0], [1, 5, 6, 7, 2, 8, 2]]
+    assert batch["attention_mask"][0].tolist() == [1] * 5 + [0] * 2
+    assert batch["is_next"].tolist() == [1, 0]
+
+
+def test_heads_are_tied_and_predict_only_where_asked():
+    torch.manual_seed(0)
+    model = BertForPreTraining(TINY).eval()
+    assert model.mlm.word_embeddings.weight is model.bert.embeddings.word_embeddings.weight
+    ids = torch.randint(5, 40, (3, 9))
+    full, nsp = model(ids)
+    assert full.shape == (3, 9, 40) and nsp.shape == (3, 2)
+    where = torch.zeros(3, 9, dtype=torch.bool)
+    where[0, 2] = where[2, 5] = True
+    part, _ = model(ids, predict=where)
+    assert torch.allclose(part, full[where], atol=1e-6)
+
+
+def test_loss_ignores_unselected_positions_and_adds_nsp():
+    logits = torch.randn(2, 4, 7)
+    labels = torch.full((2, 4), -100)
+    labels[0, 1], labels[1, 3] = 3, 5
+    nsp_logits, is_next = torch.randn(2, 2), torch.tensor([1, 0])
+    total, mlm, nsp = pretraining_loss(logits, labels, nsp_logits, is_next)
+    want = F.cross_entropy(torch.stack([logits[0, 1], logits[1, 3]]), torch.tensor([3, 5]))
+    assert torch.isclose(mlm, want) and torch.isclose(nsp, F.cross_entropy(nsp_logits, is_next))
+    assert torch.isclose(total, mlm + nsp)
+    assert pretraining_loss(logits, labels)[2] == 0
+
+
+def test_pretraining_learns_a_repeated_pattern():
+    docs = [[[5 + (d + s) % 7 for _ in range(1)] + [12, 13, 14] for s in range(6)]
+            for d in range(12)]
+    pairs = nsp_pairs(docs, seed=0)
+    torch.manual_seed(0)
+    model = BertForPreTraining(TINY)
+    kw = dict(special_ids=[0, 1, 2, 3, 4], cls_id=1, sep_id=2, pad_id=0, mask_id=3)
+    history = pretrain(model, pairs, steps=150, batch_size=16, lr=3e-3, progress=False, **kw)
+    assert history.tokens > 0 and len(history.mlm) == 150
+    assert sum(history.mlm[-10:]) / 10 < 0.6 * sum(history.mlm[:10]) / 10
+    batch = collate_pairs(pairs, 1, 2, 0, 32)
+    labels = torch.full_like(batch["input_ids"], -100)
+    where = batch["input_ids"] == 13
+    labels[where] = 13
+    masked = batch["input_ids"].masked_fill(where, 3)
+    assert evaluate_pretraining(model, batch, masked, labels)["masked accuracy"] > 0.9
+
+
+def test_masked_token_baselines_on_a_known_text():
+    # after 5 comes 8 three times and 6 twice; 6 is always followed by 7, 8 by 11
+    train = [[5, 6, 7]] * 2 + [[5, 8, 11]] * 3
+    inputs = torch.tensor([[5, 3, 7, 0, 5, 3, 11]])
+    labels = torch.full_like(inputs, -100)
+    labels[0, 1], labels[0, 5] = 6, 8
+    acc = masked_token_baselines(train, inputs, labels, special_ids=[0, 1, 2, 3])
+    assert acc["unigram"] == 0.0  # always 5, the most frequent token
+    assert acc["bigram (left)"] == 0.5  # 8 after 5: right only in "5 ? 11"
+    assert acc["bigram (both sides)"] == 1.0  # the right neighbour settles "5 ? 7" as 6
+
+
+def test_bert_layers_are_transformer_encoder_layers():
+    torch.manual_seed(0)
+    model = BertModel(TINY).double().eval()
+    out = model(torch.randint(5, 40, (2, 7)))
+    for i, layer in enumerate(model.encoder.layer):
+        mine = as_encoder_layer(layer, model.config)(out.hidden_states[i])
+        assert (mine - out.hidden_states[i + 1]).abs().max() < 1e-12
+
+
+def test_feature_based_pieces():
+    torch.manual_seed(0)
+    model = BertModel(TINY)
+    ids = torch.randint(5, 40, (5, 6))
+    mask = torch.ones_like(ids)
+    mask[0, 4:] = 0
+    feats = extract_features(model, ids, mask, k=2, batch_size=2)
+    assert feats.shape == (5, 6, 32)
+    out = model.eval()(ids, attention_mask=mask)
+    want = concat_last_layers(out.hidden_states, 2) * mask[..., None]  # zeros at padding
+    assert torch.allclose(feats, want, atol=1e-6)
+    with pytest.raises(ValueError, match="k must be"):
+        concat_last_layers(out.hidden_states, 3)
+    clf = BiLSTMClassifier(32, hidden_size=8).eval()
+    padded = torch.cat([feats, torch.randn(5, 3, 32)], dim=1)
+    mask_long = torch.cat([mask, torch.zeros(5, 3, dtype=mask.dtype)], dim=1)
+    assert torch.allclose(clf(feats, mask), clf(padded, mask_long), atol=1e-6)
