@@ -5,11 +5,15 @@ One encoder layer (Vaswani et al. 2017) maps ``x`` (``T x d``) to ``x'`` of the 
     post-norm (the paper):   h = LN(x + MHA(x)),        x' = LN(h + FFN(h))
     pre-norm  (GPT-2 on):    h = x + MHA(LN(x)),        x' = h + FFN(LN(h))
 
-with ``FFN(h) = W_2 act(W_1 h + b_1) + b_2``. Attention has no notion of order, so the
-inputs get a position vector added: fixed sinusoids or a learned table.
+with ``FFN(h) = W_2 act(W_1 h + b_1) + b_2``. A decoder layer
+(:class:`TransformerDecoderLayer`) adds a second attention block between the two, whose
+queries come from the target and whose keys and values come from the encoder's output
+(the "memory"). Attention has no notion of order, so the inputs get a position vector
+added: fixed sinusoids or a learned table.
 
 :class:`TransformerEncoderLayer` has the parameters (names and shapes) of
 ``torch.nn.TransformerEncoderLayer``, so ``load_state_dict`` copies its weights as is.
+:class:`TransformerDecoderLayer` likewise matches ``torch.nn.TransformerDecoderLayer``.
 Masks use the course's polarity: boolean, ``True`` = allowed.
 """
 
@@ -23,6 +27,7 @@ from lmcourse.models.attention import MultiHeadAttention, causal_mask
 
 __all__ = [
     "LearnedPositions",
+    "TransformerDecoderLayer",
     "TransformerEncoderLayer",
     "TransformerLM",
     "encoder_layer_parameters",
@@ -115,6 +120,90 @@ class TransformerEncoderLayer(nn.Module):
             x = self.norm2(x + self._ff_block(x))
         out = x if self.batch_first or src.dim() == 2 else x.transpose(0, 1)
         return (out, weights) if return_attention else out
+
+
+class TransformerDecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention over the encoder's memory, and feed-forward,
+    each wrapped in a residual connection + LayerNorm.
+
+    For a target ``y`` (``T x d``) and the encoder's output ``m`` (``S x d``):
+
+        post-norm (the paper):  h1 = LN_1(y  + SelfAttn(y)),
+                                h2 = LN_2(h1 + CrossAttn(h1, m)),
+                                out = LN_3(h2 + FFN(h2))
+        pre-norm:               h1 = y  + SelfAttn(LN_1(y)),
+                                h2 = h1 + CrossAttn(LN_2(h1), m),
+                                out = h2 + FFN(LN_3(h2))
+
+    where ``SelfAttn(x) = MHA(Q=x, K=x, V=x)`` under ``tgt_mask`` (usually causal, so
+    target position ``i`` sees only ``<= i``) and ``CrossAttn(x, m) = MHA(Q=x, K=m, V=m)``
+    under ``memory_mask`` (usually the source padding). Parameter names are those of
+    ``torch.nn.TransformerDecoderLayer`` (``self_attn``, ``multihead_attn``, ``linear1``,
+    ``linear2``, ``norm1``..``norm3``). Both masks are boolean, ``True`` = allowed:
+    ``tgt_mask`` broadcastable to ``B x heads x T x T`` (e.g. ``causal_mask(T)``),
+    ``memory_mask`` to ``B x heads x T x S`` (a source padding mask ``B x S`` as
+    ``padding_mask(lengths)[:, None, None, :]``).
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.0, activation: str = "relu", batch_first: bool = False,
+                 norm_first: bool = False, layer_norm_eps: float = 1e-5):
+        super().__init__()
+        self.batch_first, self.norm_first = batch_first, norm_first
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, batch_first=True)
+        self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout,
+                                                 batch_first=True)
+        self.linear1 = nn.Linear(d_model, dim_feedforward)
+        self.linear2 = nn.Linear(dim_feedforward, d_model)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)   # inside the feed-forward block
+        self.dropout1 = nn.Dropout(dropout)  # on the self-attention branch
+        self.dropout2 = nn.Dropout(dropout)  # on the cross-attention branch
+        self.dropout3 = nn.Dropout(dropout)  # on the feed-forward branch
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Self-attention: queries, keys and values all from the target."""
+        out, weights = self.self_attn(x, x, x, mask, average_attn_weights=False)
+        return self.dropout1(out), weights
+
+    def _mha_block(self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Cross-attention: queries from the target, keys and values from the memory."""
+        out, weights = self.multihead_attn(x, memory, memory, mask, average_attn_weights=False)
+        return self.dropout2(out), weights
+
+    def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
+        """``FFN(x) = W_2 act(W_1 x + b_1) + b_2`` at every position, as in the encoder."""
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, tgt: torch.Tensor, memory: torch.Tensor,
+                tgt_mask: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
+                return_attention: bool = False):
+        """``tgt`` ``T x B x d`` and ``memory`` ``S x B x d`` (batch first with
+        ``batch_first``; unbatched ``T x d``, ``S x d`` too) -> same shape as ``tgt``. With
+        ``return_attention`` also the self- and cross-attention weights,
+        ``B x heads x T x T`` and ``B x heads x T x S``."""
+        keep = self.batch_first or tgt.dim() == 2
+        x = tgt if keep else tgt.transpose(0, 1)
+        m = memory if keep else memory.transpose(0, 1)
+        if self.norm_first:  # pre-norm: normalise the input of each branch
+            attended, self_weights = self._sa_block(self.norm1(x), tgt_mask)
+            x = x + attended
+            attended, cross_weights = self._mha_block(self.norm2(x), m, memory_mask)
+            x = x + attended
+            x = x + self._ff_block(self.norm3(x))
+        else:  # post-norm: normalise after each residual sum
+            attended, self_weights = self._sa_block(x, tgt_mask)
+            x = self.norm1(x + attended)
+            attended, cross_weights = self._mha_block(x, m, memory_mask)
+            x = self.norm2(x + attended)
+            x = self.norm3(x + self._ff_block(x))
+        out = x if keep else x.transpose(0, 1)
+        return (out, self_weights, cross_weights) if return_attention else out
 
 
 def encoder_layer_parameters(d_model: int, dim_feedforward: int) -> int:
