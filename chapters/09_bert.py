@@ -382,7 +382,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **Is it any good?** We mask the held-out pairs once, with a fixed seed, and compare the
+# **Is it any good?** We mask held-out pairs once, with a fixed seed, and compare the
 # model's masked-token accuracy with guesses that ignore the wider context, fitted on the
 # same training reviews: the most frequent piece (**unigram**), the most likely piece after
 # the left neighbour (**bigram, left**), and the piece that best fits both neighbours,
@@ -390,7 +390,8 @@ plt.show()
 # strongest of the three, since it too looks left and right).
 
 # %% slideshow={"slide_type": "-"}
-eval_batch = collate_pairs(test_pairs, corpus.cls_id, corpus.sep_id, corpus.pad_id, 64)
+eval_pairs = test_pairs[:lmcourse.budget(cpu=2500, gpu=len(test_pairs))]
+eval_batch = collate_pairs(eval_pairs, corpus.cls_id, corpus.sep_id, corpus.pad_id, 64)
 eval_ids, eval_labels = mask_tokens(eval_batch["input_ids"], corpus.mask_id, len(corpus),
                                     corpus.special_ids,
                                     generator=torch.Generator().manual_seed(123))
