@@ -68,7 +68,7 @@ from lmcourse.models.pretraining import (
     pretraining_loss,
 )
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
-from lmcourse.viz import bertviz_offline, masking_widget, plot_heads_grid
+from lmcourse.viz import attention_widget, bertviz_offline, masking_widget
 
 generator = lmcourse.seed_everything(0)
 dev = lmcourse.device()
@@ -498,14 +498,14 @@ display(bertviz_offline.model_view(viz_out.attentions, viz_tokens, sentence_b,
                                    include_layers=[0, 2, 5]))
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# The course's own heads figure (chapter 06) shows the same weights as heat maps, here the
-# last layer's 12 heads. Many heads put most of their weight on `[SEP]` or `[CLS]`, a
+# The course's own heads widget (chapter 06) shows the same weights as heat maps: first
+# the last layer's 12 heads (the static figure), then menus for any layer and any single
+# head when a kernel runs. Many heads put most of their weight on `[SEP]` or `[CLS]`, a
 # pattern Clark et al. (2019) describe as a "no-op": a place to look when a head has
 # nothing to do.
 
 # %% slideshow={"slide_type": "-"}
-plot_heads_grid(viz_out.attentions, viz_tokens, layer=-1)
-plt.show()
+attention_widget(viz_out.attentions, viz_tokens, layer=-1)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Fine-tuning versus features: spoiler detection
