@@ -222,11 +222,12 @@ assert d < 1e-12
 # W_1\in\mathbb{R}^{d_{ff}\times d},\; W_2\in\mathbb{R}^{d\times d_{ff}},$$
 #
 # with ReLU in the paper (GELU in BERT and GPT) and a hidden width $d_{ff} = 4d$. In our
-# encoder layer it is the method `_ff_block`, the code that really runs in the layer below
-# (PyTorch's layer has a method of the same name and the same weights `linear1`, `linear2`):
+# layers it is the method `_feed_forward`, the code that really runs in the encoder layer
+# below (and in the decoder layer): its branch `_ff_block` adds dropout, as PyTorch's layer
+# does, with the same weights `linear1`, `linear2`:
 
 # %% slideshow={"slide_type": "-"}
-show(TransformerEncoderLayer._ff_block)
+show(TransformerEncoderLayer._feed_forward)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **Check.** The equation written out with the block's own weight matrices, position by
@@ -237,7 +238,7 @@ show(TransformerEncoderLayer._ff_block)
 # %% slideshow={"slide_type": "-"}
 torch.manual_seed(0)
 layer_ffn = TransformerEncoderLayer(8, 2, dim_feedforward=32, activation="gelu").double()
-ffn = layer_ffn._ff_block
+ffn = layer_ffn._feed_forward
 x_ffn = torch.randn(2, 5, 8, dtype=torch.float64)
 W1, b1 = layer_ffn.linear1.weight, layer_ffn.linear1.bias
 W2, b2 = layer_ffn.linear2.weight, layer_ffn.linear2.bias

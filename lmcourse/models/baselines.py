@@ -76,6 +76,8 @@ def bag_of_words_baseline(train: Sentences, steps: int = 100, lr: float = 0.05
     def predict(texts: Sequence[str]) -> torch.Tensor:
         return torch.sigmoid(torch.sparse.mm(_counts(vocab, list(texts)), v).squeeze(-1) + b)
 
+    predict.num_parameters = v.numel() + b.numel()  # type: ignore[attr-defined]
+
     return predict
 
 

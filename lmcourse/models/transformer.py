@@ -68,7 +68,25 @@ def _activation(name: str):
     return acts[name]
 
 
-class TransformerEncoderLayer(nn.Module):
+class _TransformerLayer(nn.Module):
+    """What the encoder and the decoder layer share: self-attention over their own input
+    (``self_attn``, with ``dropout1`` on its branch) and the position-wise feed-forward
+    network (``linear1``, ``activation``, ``dropout``, ``linear2``)."""
+
+    def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Self-attention: queries, keys and values all from the layer's input."""
+        out, weights = self.self_attn(x, x, x, mask, average_attn_weights=False)
+        return self.dropout1(out), weights
+
+    def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``FFN(x) = W_2 act(W_1 x + b_1) + b_2``, applied to every position separately
+        (``linear1`` widens to ``dim_feedforward``, 4 x d in the paper), with dropout on the
+        hidden layer as in PyTorch's layers."""
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention and feed-forward blocks, each wrapped in a residual connection + LayerNorm.
 
     Post-norm (``norm_first=False``, the paper): ``h = LN_1(x + MHA(x))``,
@@ -94,16 +112,9 @@ class TransformerEncoderLayer(nn.Module):
         self.dropout2 = nn.Dropout(dropout)  # on the feed-forward branch
         self.activation = _activation(activation)
 
-    def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
-        out, weights = self.self_attn(x, x, x, mask, average_attn_weights=False)
-        return self.dropout1(out), weights
-
     def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
-        """The feed-forward block ``FFN(x) = W_2 act(W_1 x + b_1) + b_2``, applied to every
-        position separately (``linear1`` widens to ``dim_feedforward``, 4 x d in the
-        paper); dropout inside and on the branch, as in PyTorch's layer."""
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        """The feed-forward branch: :meth:`_feed_forward`, then dropout (as in PyTorch)."""
+        return self.dropout2(self._feed_forward(x))
 
     def forward(self, src: torch.Tensor, mask: torch.Tensor | None = None,
                 return_attention: bool = False):
@@ -122,7 +133,7 @@ class TransformerEncoderLayer(nn.Module):
         return (out, weights) if return_attention else out
 
 
-class TransformerDecoderLayer(nn.Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Masked self-attention, cross-attention over the encoder's memory, and feed-forward,
     each wrapped in a residual connection + LayerNorm.
 
@@ -164,12 +175,6 @@ class TransformerDecoderLayer(nn.Module):
         self.dropout3 = nn.Dropout(dropout)  # on the feed-forward branch
         self.activation = _activation(activation)
 
-    def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Self-attention: queries, keys and values all from the target."""
-        out, weights = self.self_attn(x, x, x, mask, average_attn_weights=False)
-        return self.dropout1(out), weights
-
     def _mha_block(self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None
                    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Cross-attention: queries from the target, keys and values from the memory."""
@@ -177,8 +182,8 @@ class TransformerDecoderLayer(nn.Module):
         return self.dropout2(out), weights
 
     def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
-        """``FFN(x) = W_2 act(W_1 x + b_1) + b_2`` at every position, as in the encoder."""
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        """The feed-forward branch: :meth:`_feed_forward`, then dropout (as in PyTorch)."""
+        return self.dropout3(self._feed_forward(x))
 
     def forward(self, tgt: torch.Tensor, memory: torch.Tensor,
                 tgt_mask: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
