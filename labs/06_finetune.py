@@ -370,15 +370,18 @@ plt.show()
 #   \sigma(v \cdot c(x) + b)$, one weight per training word, the weighted cross-entropy of
 #   lab 03 (the strongest simple baseline for a classifier);
 # - **lab 03's BiLSTM**, the same recipe (embeddings 32, hidden 32, Adam 3e-3, weighted
-#   loss, two passes over the training sentences in batches of 64).
+#   loss, two passes over the training sentences in batches of 64), trained with **three
+#   seeds**: its AUC moves by a point or two from one seed to the next, so one run of it is
+#   not "the BiLSTM's AUC". The target below is the mean of the three.
 #
 # Both know only the words of the training sentences (`<unk>` for the rest). Their code is
 # in `lmcourse.models.baselines` (`bag_of_words_baseline`, `bilstm_baseline`).
 
 # %% slideshow={"slide_type": "-"}
 bag_of_words = bag_of_words_baseline(train)
-bilstm = bilstm_baseline(train, epochs=2)
-baselines = {"bag of words": bag_of_words, "BiLSTM": bilstm}
+bilstms = [bilstm_baseline(train, epochs=2, seed=seed) for seed in range(3)]
+baselines = {"bag of words": bag_of_words, "BiLSTM": bilstms}
+shown = {"bag of words": bag_of_words, "BiLSTM": bilstms[0]}  # for the figures: seed 0
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Evaluation
@@ -391,10 +394,10 @@ baselines = {"bag of words": bag_of_words, "BiLSTM": bilstm}
 #
 # The check computes, for each model, ROC-AUC on the test sentences and F1 at the
 # threshold that is best on the validation sentences, on the whole test split and on its
-# two parts, and a bootstrap interval for the AUC difference between MiniLM and the BiLSTM
+# two parts, and a bootstrap interval for the AUC difference between MiniLM and each BiLSTM
 # (resampling the test sentences: how much would the difference move on another test set of
-# the same size?). It passes when MiniLM's AUC on the whole test split is at least the
-# BiLSTM's minus 0.01.
+# the same size?). It passes when MiniLM's AUC on the whole test split beats the mean AUC of
+# the three BiLSTMs.
 
 # %% slideshow={"slide_type": "-"}
 scored: dict[str, float] = {}  # each distinct sentence is scored once
@@ -411,17 +414,21 @@ def predict(texts: list[str]) -> torch.Tensor:
 
 # %% tags=["check"] slideshow={"slide_type": "-"}
 results = check.beats_baseline(
-    predict, val, test, baselines, target="BiLSTM", tolerance=0.01,
+    predict, val, test, baselines, target="BiLSTM",
     parts={"in-distribution": lambda r: not heldout_phrasing(r),
            "held-out phrasing": heldout_phrasing})
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# Read the table column by column. On the in-distribution part, every training word is
-# known to all three models; on the held-out part, the plot is told in words only MiniLM
-# has met before. Compare each model with itself across the two parts (how much does it
-# lose?), and compare the models' differences with the bootstrap interval printed under
-# the table: a difference inside it is one that another test set of this size could
-# reverse.
+# Read the table column by column. On the in-distribution part, every training word is known
+# to all three models; on the held-out part, the plot is told in words only MiniLM has met
+# before. Compare each model with itself across the two parts (how much does it lose?), and
+# compare the models' differences with the bootstrap intervals printed under the table: a
+# difference inside one is one that another test set of this size could reverse. The
+# differences are small for a reason the last table of this lab shows: some test spoilers
+# are opinions that their writers tagged inside a spoiler span ("Una is a cartoon villain
+# with no real motivation."). No model that reads one sentence at a time can tell them from
+# the same opinion in a harmless review, so they sit low in every model's ranking and cap
+# every AUC; the models differ only on the rest.
 
 # %% slideshow={"slide_type": "-"}
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -429,7 +436,7 @@ parts = {"in-distribution": [(t, y) for t, y, r in test if not heldout_phrasing(
          "held-out phrasing": [(t, y) for t, y, r in test if heldout_phrasing(r)]}
 for ax, (part, data) in zip(axes, parts.items(), strict=True):
     texts, ys = [t for t, _ in data], [y for _, y in data]
-    for name, fn in (("MiniLM", predict), *baselines.items()):
+    for name, fn in (("MiniLM", predict), *shown.items()):
         scores = fn(texts)
         fpr, tpr, _ = metrics.roc_curve(ys, scores)
         ax.plot(fpr, tpr, label=f"{name} (AUC {metrics.roc_auc(ys, scores):.3f})")
@@ -453,10 +460,34 @@ plt.show()
 unseen = [t for t, y in parts["held-out phrasing"] if y
           and any(w not in vocab for w in tokenize(t))]
 unseen = sorted(set(unseen))[:8]
-columns = {"MiniLM": predict(unseen), **{k: fn(unseen) for k, fn in baselines.items()}}
+columns = {"MiniLM": predict(unseen), **{k: fn(unseen) for k, fn in shown.items()}}
 print(f"{'':58s}" + "".join(f"{k:>14s}" for k in columns))
 for i, text in enumerate(unseen):
     print(f"{text[:56]:58s}" + "".join(f"{float(v[i]):14.3f}" for v in columns.values()))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ## Where every model fails
+#
+# For each test spoiler, the share of the test's harmless sentences that a model scores
+# higher (0 = ranked above all of them). These are the spoilers that all three models rank
+# worst, and how many test spoilers every model ranks below more than a tenth of the
+# harmless sentences:
+
+# %% slideshow={"slide_type": "-"}
+harmless = [t for t, y, _ in test if y == 0]
+spoiler_texts = sorted({t for t, y, _ in test if y == 1})
+share_above = {}
+for name, fn in (("MiniLM", predict), *shown.items()):
+    neg = torch.as_tensor(fn(harmless)).float()
+    share_above[name] = [(neg >= float(v)).float().mean().item() for v in fn(spoiler_texts)]
+rank = {t: min(v[i] for v in share_above.values()) for i, t in enumerate(spoiler_texts)}
+worst = sorted(range(len(spoiler_texts)), key=lambda i: -rank[spoiler_texts[i]])
+print(f"{'':58s}" + "".join(f"{k:>14s}" for k in share_above))
+for i in worst[:6]:
+    print(f"{spoiler_texts[i][:56]:58s}" + "".join(f"{v[i]:14.3f}" for v in share_above.values()))
+lost = sum(1 for t, label, _ in test if label and rank[t] > 0.1)
+print(f"test spoilers that every model scores below more than 10% of the harmless sentences: "
+      f"{lost} of {sum(label for _, label, _ in test)}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
@@ -484,8 +515,8 @@ for i, text in enumerate(unseen):
 # 3. *(medium)* Replace the balanced batches by uniform batches with the class weights
 #    `finetune.class_weights(train_y)` (`sampling="weighted"` in `finetune.fit`). Compare
 #    AUC, F1 and the chosen threshold.
-# 4. *(medium)* Run three seeds of each model (MiniLM, BiLSTM, bag of words) and report
-#    mean ± spread per part of the test set. Which differences survive?
+# 4. *(medium)* Fine-tune MiniLM with three seeds too (the BiLSTM already has three) and
+#    report mean ± spread per part of the test set. Which differences survive?
 # 5. *(medium)* Classify from the mean of the token vectors (masked mean pooling, the
 #    pooling `all-MiniLM-L6-v2` was trained with) instead of `[CLS]`, or from the pooler
 #    (`finetune.SequenceClassifier(..., pooling="pooler")`). Which learns fastest?

@@ -403,6 +403,35 @@ def test_beats_baseline(splits, capsys):
         check.beats_baseline(oracle, val, test, {"bag of words": bow})
 
 
+def test_beats_baseline_over_seeds(splits, capsys):
+    """A baseline trained with several seeds: the target is the mean of their AUCs."""
+    train, val, test = splits
+    bow = bag_of_words_baseline(train)
+    test_texts = [t for t, _, _ in test]
+    test_y = [label for _, label, _ in test]
+    spoilers = [t for t, label, _ in test if label]
+
+    def worse(k):  # the bag of words with its k first test spoilers ranked lowest
+        def predict(texts):
+            scores = bow(texts)
+            for i, t in enumerate(texts):
+                if t in spoilers[:k]:
+                    scores[i] = -1.0
+            return scores
+        return predict
+
+    seeds = [bow, worse(1), worse(3)]
+    aucs = [metrics.roc_auc(test_y, fn(test_texts)) for fn in seeds]
+    rows = check.beats_baseline(bow, val, test, {"BiLSTM": seeds})
+    out = capsys.readouterr().out
+    assert "mean of 3 seeds" in out and "BiLSTM (seed 2)" in out
+    assert rows["BiLSTM (mean of 3 seeds)"]["all"][0] == pytest.approx(sum(aucs) / 3)
+    fails_with(check.beats_baseline, worse(2), val, test, {"BiLSTM": [bow, bow, worse(1)]},
+               hint="mean of 3 seeds")
+    with pytest.raises(ValueError, match="at least one"):
+        check.beats_baseline(bow, val, test, {"BiLSTM": []})
+
+
 def test_bootstrap_auc_difference():
     y = [0, 0, 0, 1, 1, 0, 1, 0]
     a = [0.1, 0.2, 0.3, 0.9, 0.8, 0.4, 0.7, 0.5]

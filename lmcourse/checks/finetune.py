@@ -14,14 +14,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lmcourse import finetune, metrics
+from lmcourse import finetune
 from lmcourse.checks import as_float_tensor, attempt, close, expect, fail, passed, same
-from lmcourse.metrics import bootstrap_auc_difference
-from lmcourse.models.baselines import Sentences
+from lmcourse.checks.beats import beats_baseline  # the last check of lab 06
 from lmcourse.models.bert import BertConfig, BertModel
 
 __all__ = ["beats_baseline", "classifier",
@@ -386,58 +384,3 @@ def predict_proba(student: Callable[..., Any]) -> None:
             fail(name, hint)
     fail(name, f"probabilities {[round(v, 4) for v in got.tolist()[:4]]} ... differ from "
                f"softmax(logits)[:, 1] = {[round(v, 4) for v in want.tolist()[:4]]} ...")
-
-
-# ---- the fine-tuned model -----------------------------------------------------------------
-
-def beats_baseline(predict: Callable[[list[str]], Any], validation: Sentences, test: Sentences,
-                   baselines: dict[str, Callable[[list[str]], Any]], target: str = "BiLSTM",
-                   tolerance: float = 0.0, parts: dict[str, Callable[[str], bool]] | None = None,
-                   losses: Sequence[float] | None = None, label: str = "fine-tuned MiniLM"
-                   ) -> dict[str, dict[str, tuple[float, float]]]:
-    """The fine-tuned model's ROC-AUC on ``test`` reaches that of ``baselines[target]``:
-    ``AUC >= AUC_target - tolerance``. ``predict(texts)`` and each baseline return
-    P(spoiler); the table (with F1 at each model's best validation threshold, and the
-    ``parts`` of the test set) comes from :func:`lmcourse.metrics.compare_classifiers`.
-    ``losses``, the training losses, help to name a diverged run. Prints the bootstrap
-    interval of the AUC difference; returns ``{model: {part: (ROC-AUC, F1)}}``."""
-    name = f"{label} vs {target}"
-    if target not in baselines:
-        raise ValueError(f"no baseline named {target!r} among {sorted(baselines)}")
-    v_texts = [t for t, _, _ in validation]
-    t_y = np.array([lab for _, lab, _ in test])
-    scores = as_float_tensor(attempt(name, predict, v_texts + [t for t, _, _ in test]))
-    expect(scores is not None and scores.numel() == len(v_texts) + len(test), name,
-           f"predict(texts) should return one score per sentence ({len(v_texts) + len(test)}"
-           f" here)")
-    scores = scores.reshape(-1).numpy()
-    rows, test_scores = metrics.compare_classifiers(
-        {**baselines, label: (scores[:len(v_texts)], scores[len(v_texts):])},
-        validation, test, parts)
-    auc, target_auc = rows[label]["all"][0], rows[target]["all"][0]
-    if not np.isfinite(scores).all():
-        fail(name, "some scores are NaN or infinite: training diverged. Lower the learning "
-                   "rate (2e-5 to 1e-4) and clip the gradients.")
-    quarter = max(1, len(losses) // 4) if losses is not None else 1
-    if losses is not None and len(losses) >= 4 and (
-            not np.isfinite(losses).all()
-            or np.mean(losses[-quarter:]) > np.mean(losses[:quarter])):
-        fail(name, "the training loss did not go down (or became NaN): a learning rate far "
-                   "above 1e-4 wrecks the pre-trained weights; check configure's lr and the "
-                   "schedule, and that train_step clears the old gradients.")
-    if np.ptp(scores) < 1e-6:
-        fail(name, "every sentence gets the same score: the model predicts the majority "
-                   "class. Balanced batches or the class weight? Has it been trained at all?")
-    if auc < 0.5:
-        fail(name, f"AUC {auc:.3f} is below chance: the scores rank spoilers LOWEST. Is "
-                   "predict_proba returning P(class 1)?")
-    diff, low, high = bootstrap_auc_difference(t_y, test_scores[label], test_scores[target])
-    print(f"AUC({label}) - AUC({target}) = {diff:+.3f}, 95% bootstrap interval "
-          f"[{low:+.3f}, {high:+.3f}]")
-    margin = f" - {tolerance:g}" if tolerance else ""
-    expect(auc >= target_auc - tolerance, name,
-           f"ROC-AUC {auc:.3f} does not reach the {target}'s {target_auc:.3f}{margin}: train "
-           "for more steps (lmcourse.budget), or check the learning rate and the class balance.")
-    passed(name, f"ROC-AUC {auc:.3f} vs {target_auc:.3f}{margin}; F1 {rows[label]['all'][1]:.3f}"
-                 f" vs {rows[target]['all'][1]:.3f}")
-    return rows

@@ -1,0 +1,93 @@
+"""The last check of lab 06: does the fine-tuned model beat the baselines trained on the same
+sentences (:mod:`lmcourse.models.baselines`)? A baseline may be trained with several seeds;
+the target is then the mean of their ROC-AUCs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from lmcourse import metrics
+from lmcourse.checks import as_float_tensor, attempt, expect, fail, passed
+from lmcourse.metrics import bootstrap_auc_difference
+from lmcourse.models.baselines import Sentences
+
+__all__ = ["beats_baseline"]
+
+
+Predict = Callable[[list[str]], Any]
+
+
+def beats_baseline(predict: Predict, validation: Sentences, test: Sentences,
+                   baselines: dict[str, Predict | Sequence[Predict]], target: str = "BiLSTM",
+                   tolerance: float = 0.0, parts: dict[str, Callable[[str], bool]] | None = None,
+                   losses: Sequence[float] | None = None, label: str = "fine-tuned MiniLM"
+                   ) -> dict[str, dict[str, tuple[float, float]]]:
+    """The fine-tuned model's ROC-AUC on ``test`` reaches that of ``baselines[target]``:
+    ``AUC >= AUC_target - tolerance``. ``predict(texts)`` and each baseline return
+    P(spoiler); a baseline given as a list of such functions (one per seed) gets one row per
+    seed and a row ``"<name> (mean of k seeds)"``, and its AUC is the mean of theirs. The
+    table (F1 at each model's best validation threshold, and the ``parts`` of the test set)
+    comes from :func:`lmcourse.metrics.compare_classifiers`. ``losses``, the training losses,
+    help to name a diverged run. Prints the bootstrap interval of the AUC difference with
+    each of the target's runs; returns ``{model: {part: (ROC-AUC, F1)}}``."""
+    name = f"{label} vs {target}"
+    if target not in baselines:
+        raise ValueError(f"no baseline named {target!r} among {sorted(baselines)}")
+    runs = {key: list(fn) if isinstance(fn, Sequence) else [fn] for key, fn in baselines.items()}
+    if not all(runs.values()):
+        raise ValueError("each baseline needs at least one trained model")
+    row_names = {key: [key] if len(fns) == 1 else [f"{key} (seed {i})" for i in range(len(fns))]
+                 for key, fns in runs.items()}
+    v_texts = [t for t, _, _ in validation]
+    t_y = np.array([lab for _, lab, _ in test])
+    scores = as_float_tensor(attempt(name, predict, v_texts + [t for t, _, _ in test]))
+    expect(scores is not None and scores.numel() == len(v_texts) + len(test), name,
+           f"predict(texts) should return one score per sentence ({len(v_texts) + len(test)}"
+           f" here)")
+    scores = scores.reshape(-1).numpy()
+    models = {row: fn for key, fns in runs.items()
+              for row, fn in zip(row_names[key], fns, strict=True)}
+    rows, test_scores = metrics.compare_classifiers(
+        {**models, label: (scores[:len(v_texts)], scores[len(v_texts):])},
+        validation, test, parts)
+    auc = rows[label]["all"][0]
+    target_aucs = [rows[row]["all"][0] for row in row_names[target]]
+    target_auc = float(np.mean(target_aucs))
+    if len(target_aucs) > 1:
+        rows[f"{target} (mean of {len(target_aucs)} seeds)"] = {
+            part: tuple(float(np.mean([rows[r][part][j] for r in row_names[target]]))
+                        for j in range(2)) for part in rows[label]}
+        print(f"{target}: ROC-AUC {target_auc:.3f} mean of {len(target_aucs)} seeds "
+              f"(from {min(target_aucs):.3f} to {max(target_aucs):.3f})")
+    if not np.isfinite(scores).all():
+        fail(name, "some scores are NaN or infinite: training diverged. Lower the learning "
+                   "rate (2e-5 to 1e-4) and clip the gradients.")
+    quarter = max(1, len(losses) // 4) if losses is not None else 1
+    if losses is not None and len(losses) >= 4 and (
+            not np.isfinite(losses).all()
+            or np.mean(losses[-quarter:]) > np.mean(losses[:quarter])):
+        fail(name, "the training loss did not go down (or became NaN): a learning rate far "
+                   "above 1e-4 wrecks the pre-trained weights; check configure's lr and the "
+                   "schedule, and that train_step clears the old gradients.")
+    if np.ptp(scores) < 1e-6:
+        fail(name, "every sentence gets the same score: the model predicts the majority "
+                   "class. Balanced batches or the class weight? Has it been trained at all?")
+    if auc < 0.5:
+        fail(name, f"AUC {auc:.3f} is below chance: the scores rank spoilers LOWEST. Is "
+                   "predict_proba returning P(class 1)?")
+    for row in row_names[target]:
+        diff, low, high = bootstrap_auc_difference(t_y, test_scores[label], test_scores[row])
+        print(f"AUC({label}) - AUC({row}) = {diff:+.3f}, 95% bootstrap interval "
+              f"[{low:+.3f}, {high:+.3f}]")
+    margin = f" - {tolerance:g}" if tolerance else ""
+    of = f" (mean of {len(target_aucs)} seeds)" if len(target_aucs) > 1 else ""
+    expect(auc >= target_auc - tolerance, name,
+           f"ROC-AUC {auc:.3f} does not reach the {target}'s {target_auc:.3f}{of}{margin}: "
+           "train for more steps (lmcourse.budget), or check the learning rate and the class "
+           "balance.")
+    passed(name, f"ROC-AUC {auc:.3f} vs {target_auc:.3f}{of}{margin}; F1 "
+                 f"{rows[label]['all'][1]:.3f}")
+    return rows
