@@ -71,7 +71,25 @@ def _activation(name: str):
 class _TransformerLayer(nn.Module):
     """What the encoder and the decoder layer share: self-attention over their own input
     (``self_attn``, with ``dropout1`` on its branch) and the position-wise feed-forward
-    network (``linear1``, ``activation``, ``dropout``, ``linear2``)."""
+    network (``linear1``, ``activation``, ``dropout``, ``linear2``), and the LayerNorms
+    ``norm1`` and ``norm2`` of their first two residual connections."""
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float,
+                 activation: str, batch_first: bool, norm_first: bool, layer_norm_eps: float,
+                 cross_attention: bool = False):
+        super().__init__()
+        self.batch_first, self.norm_first = batch_first, norm_first
+        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, batch_first=True)
+        if cross_attention:  # created here to keep PyTorch's order of parameters
+            self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout,
+                                                     batch_first=True)
+        self.linear1 = nn.Linear(d_model, dim_feedforward)
+        self.linear2 = nn.Linear(dim_feedforward, d_model)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)   # inside the feed-forward block
+        self.dropout1 = nn.Dropout(dropout)  # on the self-attention branch
+        self.activation = _activation(activation)
 
     def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None
                   ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -100,17 +118,9 @@ class TransformerEncoderLayer(_TransformerLayer):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.0, activation: str = "relu", batch_first: bool = False,
                  norm_first: bool = False, layer_norm_eps: float = 1e-5):
-        super().__init__()
-        self.batch_first, self.norm_first = batch_first, norm_first
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, batch_first=True)
-        self.linear1 = nn.Linear(d_model, dim_feedforward)
-        self.linear2 = nn.Linear(dim_feedforward, d_model)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout = nn.Dropout(dropout)   # inside the feed-forward block
-        self.dropout1 = nn.Dropout(dropout)  # on the attention branch
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, batch_first,
+                         norm_first, layer_norm_eps)
         self.dropout2 = nn.Dropout(dropout)  # on the feed-forward branch
-        self.activation = _activation(activation)
 
     def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
         """The feed-forward branch: :meth:`_feed_forward`, then dropout (as in PyTorch)."""
@@ -159,21 +169,11 @@ class TransformerDecoderLayer(_TransformerLayer):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.0, activation: str = "relu", batch_first: bool = False,
                  norm_first: bool = False, layer_norm_eps: float = 1e-5):
-        super().__init__()
-        self.batch_first, self.norm_first = batch_first, norm_first
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=dropout, batch_first=True)
-        self.multihead_attn = MultiHeadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=True)
-        self.linear1 = nn.Linear(d_model, dim_feedforward)
-        self.linear2 = nn.Linear(dim_feedforward, d_model)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, batch_first,
+                         norm_first, layer_norm_eps, cross_attention=True)
         self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout = nn.Dropout(dropout)   # inside the feed-forward block
-        self.dropout1 = nn.Dropout(dropout)  # on the self-attention branch
         self.dropout2 = nn.Dropout(dropout)  # on the cross-attention branch
         self.dropout3 = nn.Dropout(dropout)  # on the feed-forward branch
-        self.activation = _activation(activation)
 
     def _mha_block(self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None
                    ) -> tuple[torch.Tensor, torch.Tensor]:
