@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -33,8 +33,8 @@ from lmcourse.masking import mask_tokens
 from lmcourse.models.bert import BertConfig, BertModel
 
 __all__ = ["BertForPreTraining", "MaskedLMHead", "PretrainingHistory", "collate_pairs",
-           "evaluate_pretraining", "masked_token_baselines", "nsp_pairs", "pair_inputs",
-           "pretrain", "pretraining_loss"]
+           "evaluate_pretraining", "masked_token_baselines", "nsp_pairs", "pair_batches",
+           "pair_inputs", "pretrain", "pretraining_loss", "sop_pairs", "warmup_then_decay"]
 
 
 class MaskedLMHead(nn.Module):
@@ -116,6 +116,22 @@ def nsp_pairs(documents: Sequence[Sequence[Sequence[int]]], seed: int = 0
     return pairs
 
 
+def sop_pairs(documents: Sequence[Sequence[Sequence[int]]], seed: int = 0
+              ) -> list[tuple[list[int], list[int], int]]:
+    """ALBERT's sentence-order prediction: ``(A, B, 1)`` for two consecutive sentences of a
+    document in their order, or, with probability 1/2, ``(B, A, 0)``, the same two sentences
+    swapped. Both sentences always come from the same document, so the topic gives nothing
+    away; only their order does."""
+    rng = random.Random(seed)
+    pairs = []
+    for doc in documents:
+        for a, b in zip(doc[:-1], doc[1:], strict=True):
+            pairs.append((list(a), list(b), 1) if rng.random() < 0.5 else (list(b), list(a), 0))
+    if not pairs:
+        raise ValueError("SOP needs documents of at least two sentences")
+    return pairs
+
+
 def pair_inputs(a: Sequence[int], b: Sequence[int], cls_id: int, sep_id: int,
                 max_len: int) -> tuple[list[int], list[int]]:
     """``[CLS] A [SEP] B [SEP]`` and its segment ids, the longer sentence trimmed first
@@ -158,6 +174,31 @@ class PretrainingHistory:
         return self.tokens / max(self.seconds, 1e-9)
 
 
+def warmup_then_decay(optimizer: torch.optim.Optimizer, steps: int, warmup: float = 0.1
+                      ) -> torch.optim.lr_scheduler.LambdaLR:
+    """BERT's schedule: the learning rate rises linearly over the first ``warmup`` of the
+    steps, then falls linearly to 0 at ``steps``."""
+    warm = max(1, int(warmup * steps))
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+
+
+def pair_batches(pairs: Sequence[tuple[Sequence[int], Sequence[int], int]], *, steps: int,
+                 batch_size: int, cls_id: int, sep_id: int, pad_id: int, max_len: int = 64,
+                 seed: int = 0) -> Iterator[tuple[list[int], dict[str, torch.Tensor]]]:
+    """``steps`` batches ``(indices, collated batch)`` drawn without replacement from
+    shuffled passes over ``pairs`` (a new pass starts when one runs out)."""
+    if batch_size > len(pairs):
+        raise ValueError(f"batch_size {batch_size} is larger than the {len(pairs)} pairs")
+    rng = random.Random(seed)
+    order: list[int] = []
+    for _ in range(steps):
+        if len(order) < batch_size:  # a new shuffled pass over the pairs
+            order = rng.sample(range(len(pairs)), len(pairs)) + order
+        chosen = [order.pop() for _ in range(batch_size)]
+        yield chosen, collate_pairs([pairs[i] for i in chosen], cls_id, sep_id, pad_id, max_len)
+
+
 def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Sequence[int], int]],
              *, steps: int, batch_size: int, special_ids: Sequence[int], cls_id: int,
              sep_id: int, pad_id: int, mask_id: int, max_len: int = 64, lr: float = 1e-3,
@@ -166,26 +207,20 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
              seed: int = 0, progress: bool = True) -> PretrainingHistory:
     """BERT's recipe at toy scale: AdamW, linear warm-up over ``warmup`` of the steps then
     linear decay to 0, gradient clipping at 1, and a *fresh* mask for every batch (dynamic
-    masking; pass ``masker(batch_index, input_ids) -> (masked, labels)`` to change that).
+    masking; pass ``masker(batch_indices, input_ids) -> (masked, labels)`` to change that).
     ``nsp=False`` trains on the MLM loss alone (RoBERTa)."""
     from tqdm.auto import tqdm
 
     device = next(model.parameters()).device
     vocab_size = model.mlm.bias.numel()
     generator = torch.Generator().manual_seed(seed)
-    rng = random.Random(seed)
-    order: list[int] = []
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    warm = max(1, int(warmup * steps))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
+    schedule = warmup_then_decay(optimizer, steps, warmup)
     history, start = PretrainingHistory(), time.perf_counter()
     model.train()
-    for _ in tqdm(range(steps), desc="pre-training", disable=not progress):
-        if len(order) < batch_size:  # a new shuffled pass over the pairs
-            order = rng.sample(range(len(pairs)), len(pairs)) + order
-        chosen = [order.pop() for _ in range(batch_size)]
-        batch = collate_pairs([pairs[i] for i in chosen], cls_id, sep_id, pad_id, max_len)
+    batches = pair_batches(pairs, steps=steps, batch_size=batch_size, cls_id=cls_id,
+                           sep_id=sep_id, pad_id=pad_id, max_len=max_len, seed=seed)
+    for chosen, batch in tqdm(batches, total=steps, desc="pre-training", disable=not progress):
         if masker is None:
             ids, labels = mask_tokens(batch["input_ids"], mask_id, vocab_size, special_ids,
                                       generator=generator)
