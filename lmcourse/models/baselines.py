@@ -24,7 +24,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 from lmcourse import metrics
 from lmcourse.data import Vocab, tokenize
 
-__all__ = ["Sentences", "bag_of_words_baseline", "bilstm_baseline"]
+__all__ = ["BagOfWordsPairClassifier", "Sentences", "bag_of_words_baseline",
+           "bag_of_words_pair_accuracy", "bilstm_baseline"]
 
 Sentences = Sequence[tuple[str, int, str]]  # (text, label, review_id), as in lab 03
 
@@ -139,3 +140,46 @@ def bilstm_baseline(train: Sentences, epochs: int = 2, embed_dim: int = 32,
                           for i in range(0, len(texts), 512)])
 
     return predict
+
+
+class BagOfWordsPairClassifier(nn.Module):
+    """A sentence-pair classifier that ignores word order: each sentence is the mean of its
+    pieces' learned vectors (a bag of words), ``a`` and ``b``, and a small MLP reads
+    ``[a, b, a * b, |a - b|]``. It can tell *what* two sentences are about, never in which
+    order their words, or they, come (chapter 10's test of NSP and SOP)."""
+
+    def __init__(self, vocab_size: int, dim: int = 32, hidden: int = 64):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(vocab_size, dim, mode="mean")
+        self.mlp = nn.Sequential(nn.Linear(4 * dim, hidden), nn.ReLU(), nn.Linear(hidden, 2))
+
+    def _embed(self, sentences: Sequence[Sequence[int]]) -> torch.Tensor:
+        flat = torch.tensor([t for s in sentences for t in s], dtype=torch.long)
+        offsets = torch.tensor([0, *torch.tensor([len(s) for s in sentences]).cumsum(0)[:-1]])
+        return self.bag(flat, offsets)
+
+    def forward(self, pairs: Sequence[tuple[Sequence[int], Sequence[int], int]]) -> torch.Tensor:
+        a, b = self._embed([p[0] for p in pairs]), self._embed([p[1] for p in pairs])
+        return self.mlp(torch.cat([a, b, a * b, (a - b).abs()], dim=-1))
+
+
+def bag_of_words_pair_accuracy(train_pairs: Sequence[tuple[Sequence[int], Sequence[int], int]],
+                               test_pairs: Sequence[tuple[Sequence[int], Sequence[int], int]],
+                               vocab_size: int, steps: int = 300, batch_size: int = 256,
+                               seed: int = 0) -> float:
+    """Train a :class:`BagOfWordsPairClassifier` on ``(A, B, label)`` pairs (Adam, cross-
+    entropy); its accuracy on ``test_pairs``."""
+    torch.manual_seed(seed)
+    model = BagOfWordsPairClassifier(vocab_size)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    rows = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        batch = [train_pairs[i] for i in torch.randint(len(train_pairs), (batch_size,),
+                                                        generator=rows).tolist()]
+        loss = F.cross_entropy(model(batch), torch.tensor([p[2] for p in batch]))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        predictions = model(test_pairs).argmax(-1)
+    return float((predictions == torch.tensor([p[2] for p in test_pairs])).float().mean())

@@ -249,9 +249,10 @@ def nearest_neighbour_accuracy(features: torch.Tensor, labels: torch.Tensor) -> 
     return float((labels[sim.argmax(dim=1)] == labels).float().mean())
 
 
-def linear_probe(features: torch.Tensor, labels: torch.Tensor, train: torch.Tensor,
-                 steps: int = 200, weight_decay: float = 1e-3) -> float:
-    """Fit a logistic-regression probe on ``features[train]``; accuracy on the rest.
+def probe_scores(features: torch.Tensor, labels: torch.Tensor, train: torch.Tensor,
+                 steps: int = 200, weight_decay: float = 1e-3) -> torch.Tensor:
+    """Fit a logistic-regression probe on ``features[train]``; its class probabilities for
+    the other rows (``N_heldout x C``).
 
     Features are standardised with the training statistics; the encoder stays frozen.
     """
@@ -269,5 +270,11 @@ def linear_probe(features: torch.Tensor, labels: torch.Tensor, train: torch.Tens
 
     opt.step(closure)
     with torch.no_grad():
-        pred = probe(z[~train]).argmax(1)
+        return probe(z[~train]).softmax(-1)
+
+
+def linear_probe(features: torch.Tensor, labels: torch.Tensor, train: torch.Tensor,
+                 steps: int = 200, weight_decay: float = 1e-3) -> float:
+    """Accuracy on the held-out rows of :func:`probe_scores`' probe."""
+    pred = probe_scores(features, labels, train, steps, weight_decay).argmax(1)
     return float((pred == labels[~train]).float().mean())
