@@ -49,8 +49,8 @@ from IPython.display import display
 
 import lmcourse
 from lmcourse import show
-from lmcourse.data.goodreads import heldout_phrasing, load_reviews, sample_path, split_reviews
-from lmcourse.data.sentences import SentenceCorpus
+from lmcourse.data.goodreads import heldout_phrasing
+from lmcourse.data.sentences import review_sentences
 from lmcourse.finetune import SequenceClassifier, encode, fit, parameter_counts, predict_proba
 from lmcourse.masking import mask_tokens
 from lmcourse.metrics import best_threshold, f1_score, roc_auc
@@ -317,14 +317,8 @@ show(nsp_pairs)
 # are held out.
 
 # %% slideshow={"slide_type": "-"}
-reviews = load_reviews(sample_path())
-train_reviews, val_reviews, test_reviews = split_reviews(reviews, by="review_id")
-corpus = SentenceCorpus.from_sentences(
-    [[text for _, text in r.sentences] for r in [*train_reviews, *test_reviews]],
-    tokenizer.tokenize)
-n_train = len(train_reviews)
-pre_train = SentenceCorpus(corpus.documents[:n_train], corpus.pieces)
-pre_test = SentenceCorpus(corpus.documents[n_train:], corpus.pieces)
+reviews = review_sentences(tokenizer.tokenize)  # train / test split by review id
+corpus, pre_train, pre_test = reviews.corpus, reviews.train, reviews.test
 train_pairs, test_pairs = nsp_pairs(pre_train.documents, seed=0), nsp_pairs(pre_test.documents,
                                                                             seed=1)
 print(f"compact vocabulary: {len(corpus):,} pieces (of {tokenizer.vocab_size:,}); "
@@ -534,7 +528,8 @@ def sentence_table(part):
 
 
 g = torch.Generator().manual_seed(0)
-train_rows, test_rows = sentence_table(train_reviews), sentence_table(test_reviews)
+train_rows = sentence_table(reviews.train_reviews)
+test_rows = sentence_table(reviews.test_reviews)
 train_pos = [r for r in train_rows if r[1] == 1]
 train_neg = [train_rows[i] for i in torch.randperm(len(train_rows), generator=g).tolist()
              if train_rows[i][1] == 0][:lmcourse.budget(cpu=700, gpu=8000)]

@@ -119,3 +119,10 @@ def test_against_scikit_learn(y, s):
     assert metrics.roc_auc(y, s) == pytest.approx(skm.roc_auc_score(y, s), abs=1e-12)
     p = (s >= np.median(s)).astype(int)
     assert metrics.f1_score(y, p) == pytest.approx(skm.f1_score(y, p), abs=1e-12)
+
+
+def test_mean_spread_is_the_mean_and_half_the_range():
+    assert metrics.mean_spread([5.0, 5.5, 6.5]) == "5.667 ± 0.750"
+    assert metrics.mean_spread([0.25], digits=2) == "0.25 ± 0.00"
+    with pytest.raises(ValueError, match="at least one"):
+        metrics.mean_spread([])

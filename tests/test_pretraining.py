@@ -146,3 +146,35 @@ def test_feature_based_pieces():
     padded = torch.cat([feats, torch.randn(5, 3, 32)], dim=1)
     mask_long = torch.cat([mask, torch.zeros(5, 3, dtype=mask.dtype)], dim=1)
     assert torch.allclose(clf(feats, mask), clf(padded, mask_long), atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def review_bench():
+    from lmcourse.data.sentences import review_sentences
+    from lmcourse.models.pretraining import MaskedLMBench
+    data = review_sentences(str.split)  # whitespace pieces: fast, and no tokenizer needed
+    return MaskedLMBench.build(data, max_len=24, n_eval=200)
+
+
+def test_review_sentences_hold_out_whole_reviews(review_bench):
+    data = review_bench.data
+    train_ids = {r.review_id for r in data.train_reviews}
+    assert train_ids.isdisjoint(r.review_id for r in data.test_reviews)
+    assert len(data.train.documents) == len(data.train_reviews)
+    first = data.test_reviews[0].sentences[0][1]
+    assert data.corpus.decode(data.test.documents[0][0]) == first.split()
+
+
+def test_masked_lm_bench_scores_the_same_positions_every_time(review_bench):
+    bench = review_bench
+    selected = bench.eval_labels != -100
+    real = bench.eval_batch["attention_mask"].bool() & (bench.eval_batch["input_ids"] > 2)
+    assert 0.10 < selected.sum() / real.sum() < 0.20  # BERT's 15%, counted
+    again = type(bench).build(bench.data, max_len=24, n_eval=200)
+    assert torch.equal(again.eval_ids, bench.eval_ids)
+    torch.manual_seed(0)
+    model = BertForPreTraining(bench.config(hidden_size=16, intermediate_size=32))
+    before = bench.score(model)
+    history, after = bench.train_and_score(model, seed=0, steps=30, batch_size=16, nsp=False)
+    assert len(history.mlm) == 30 and after["MLM loss"] < before["MLM loss"]
+    assert set(bench.baselines()) == {"unigram", "bigram (left)", "bigram (both sides)"}

@@ -10,11 +10,15 @@ from 0. ``decode`` maps compact ids back to the pieces.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["SPECIALS", "SentenceCorpus", "split_sentences"]
+from lmcourse.data.goodreads import Review, load_reviews, sample_path, split_reviews
+
+__all__ = ["SPECIALS", "ReviewSentences", "SentenceCorpus", "review_sentences",
+           "split_sentences"]
 
 #: The special pieces, in the order of their compact ids 0..4.
 SPECIALS = ("[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]")
@@ -107,3 +111,41 @@ class SentenceCorpus:
 
     def decode(self, ids: Sequence[int]) -> list[str]:
         return [self.pieces[int(i)] for i in ids]
+
+
+@dataclass
+class ReviewSentences:
+    """The course's pre-training corpus (chapters 09-11): every Goodreads review a document
+    of its sentences; ``train`` and ``test`` share ``corpus``'s compact vocabulary."""
+
+    corpus: SentenceCorpus
+    train: SentenceCorpus
+    test: SentenceCorpus
+    train_reviews: list[Review]
+    test_reviews: list[Review]
+
+
+def review_sentences(tokenize: Callable[[str], list[str]],
+                     path: str | os.PathLike | None = None) -> ReviewSentences:
+    """Load the reviews at ``path`` (default: the course sample), split them by review id
+    (``split_reviews``) and tokenize the train and test reviews' sentences with ``tokenize``
+    into one compact vocabulary. The validation reviews are left out, as in lab 03."""
+    split = split_reviews(load_reviews(sample_path() if path is None else path),
+                          by="review_id")
+    def has_text(review: Review) -> bool:
+        return any(text.strip() for _, text in review.sentences)
+
+    train_reviews = [r for r in split.train if has_text(r)]
+    test_reviews = [r for r in split.test if has_text(r)]
+    if not train_reviews or not test_reviews:
+        raise ValueError(f"{path}: too few reviews to hold out a test split; pass the course "
+                         "sample (lmcourse.data.goodreads.sample_path()) or a larger file")
+    corpus = SentenceCorpus.from_sentences(
+        [[text for _, text in r.sentences] for r in [*train_reviews, *test_reviews]], tokenize)
+    n_train = len(train_reviews)
+    if len(corpus.documents) != n_train + len(test_reviews):
+        raise ValueError("a review tokenized to no pieces at all; check that `tokenize` "
+                         "returns word pieces for ordinary English text")
+    return ReviewSentences(corpus, SentenceCorpus(corpus.documents[:n_train], corpus.pieces),
+                           SentenceCorpus(corpus.documents[n_train:], corpus.pieces),
+                           train_reviews, test_reviews)

@@ -29,10 +29,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lmcourse.data.sentences import ReviewSentences
 from lmcourse.masking import mask_tokens
 from lmcourse.models.bert import BertConfig, BertModel
 
-__all__ = ["BertForPreTraining", "MaskedLMHead", "PretrainingHistory", "collate_pairs",
+__all__ = ["BertForPreTraining", "MaskedLMBench", "MaskedLMHead", "PretrainingHistory",
+           "collate_pairs",
            "evaluate_pretraining", "masked_token_baselines", "nsp_pairs", "pair_batches",
            "pair_inputs", "pretrain", "pretraining_loss", "sop_pairs", "warmup_then_decay"]
 
@@ -323,3 +325,68 @@ def masked_token_baselines(train_sequences: Sequence[Sequence[int]], inputs: tor
         hits["bigram (both sides)"] += target == guess_both
     n = max(len(positions), 1)
     return {name: hits[name] / n for name in ("unigram", "bigram (left)", "bigram (both sides)")}
+
+
+# ---- one fixed bench for comparing pre-training recipes (chapters 10-11) -----------------------
+
+@dataclass
+class MaskedLMBench:
+    """Same data, same held-out score for every recipe: NSP pairs of the training reviews,
+    and ``n_eval`` pairs of the test reviews masked *once* with a fixed seed, so that two
+    models are scored on exactly the same masked positions."""
+
+    data: ReviewSentences
+    max_len: int
+    train_pairs: list[tuple[list[int], list[int], int]]
+    test_pairs: list[tuple[list[int], list[int], int]]
+    eval_batch: dict[str, torch.Tensor]
+    eval_ids: torch.Tensor
+    eval_labels: torch.Tensor
+
+    @classmethod
+    def build(cls, data: ReviewSentences, *, max_len: int = 32, n_eval: int = 1000,
+              mask_seed: int = 123) -> MaskedLMBench:
+        corpus = data.corpus
+        train_pairs = nsp_pairs(data.train.documents, seed=0)
+        test_pairs = nsp_pairs(data.test.documents, seed=1)
+        batch = collate_pairs(test_pairs[:n_eval], corpus.cls_id, corpus.sep_id,
+                              corpus.pad_id, max_len)
+        ids, labels = mask_tokens(batch["input_ids"], corpus.mask_id, len(corpus),
+                                  corpus.special_ids,
+                                  generator=torch.Generator().manual_seed(mask_seed))
+        return cls(data, max_len, train_pairs, test_pairs, batch, ids, labels)
+
+    @property
+    def ids_args(self) -> dict:
+        """The special ids and length that ``pretrain`` and friends take."""
+        c = self.data.corpus
+        return dict(special_ids=c.special_ids, cls_id=c.cls_id, sep_id=c.sep_id,
+                    pad_id=c.pad_id, mask_id=c.mask_id, max_len=self.max_len)
+
+    def config(self, **changes) -> BertConfig:
+        """The bench's tiny BERT (2 layers, width 64, 2 heads, no dropout); ``changes``
+        override single fields, e.g. ``share_layers=True``."""
+        settings = dict(vocab_size=len(self.data.corpus), hidden_size=64, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=256,
+                        max_position_embeddings=self.max_len, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0)
+        return BertConfig(**{**settings, **changes})
+
+    def train_and_score(self, model: BertForPreTraining, seed: int, *, steps: int,
+                        batch_size: int, lr: float = 2e-3, pairs: Sequence | None = None,
+                        **pretrain_args) -> tuple[PretrainingHistory, dict[str, float]]:
+        """``pretrain`` ``model`` on ``pairs`` (default: the bench's training pairs), then
+        score it on the held-out masked batch (:func:`evaluate_pretraining`)."""
+        history = pretrain(model, self.train_pairs if pairs is None else pairs, steps=steps,
+                           batch_size=batch_size, lr=lr, seed=seed,
+                           **{"progress": False, **pretrain_args, **self.ids_args})
+        return history, self.score(model)
+
+    def score(self, model: BertForPreTraining) -> dict[str, float]:
+        return evaluate_pretraining(model, self.eval_batch, self.eval_ids, self.eval_labels)
+
+    def baselines(self) -> dict[str, float]:
+        """Masked-token accuracy of the context-free guesses (:func:`masked_token_baselines`)
+        fitted on the training sentences, on the same masked positions."""
+        return masked_token_baselines(self.data.train.sentences(), self.eval_ids,
+                                      self.eval_labels, self.data.corpus.special_ids)
