@@ -37,7 +37,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab test unit notebooks lint student lock clean book slides toc bench browser
+.PHONY: setup lab test unit notebooks lint student teacher lock clean book slides toc bench browser
 
 # JavaScript for the site template and the slide decks, pinned by their package-lock.json;
 # node_modules/.package-lock.json is npm's own record of a finished install.
@@ -68,7 +68,7 @@ lint: setup
 
 # Unit tests and notebooks in one pytest run: xdist spreads whole files over $(JOBS)
 # workers (--dist loadscope keeps a notebook's cells on one kernel).
-test: setup lint browser book $(SLIDES_JS)
+test: setup lint browser book $(SLIDES_JS) teacher
 	LMCOURSE_CHROMIUM=$(CHROMIUM) $(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --nbval-lax --nbval-current-env --nbval-cell-timeout=$(NOTEBOOK_TIMEOUT_S) \
 	  tests benchmarks chapters labs
@@ -78,9 +78,14 @@ test: setup lint browser book $(SLIDES_JS)
 unit: setup
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope -m "not slow" tests benchmarks
 
-notebooks: setup
+notebooks: setup teacher
 	$(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --nbval-lax --nbval-current-env --nbval-cell-timeout=$(NOTEBOOK_TIMEOUT_S) chapters labs
+
+# chapters 12-13 and lab 07 start from lab 06's fine-tuned MiniLM: train it once, before the
+# notebooks run in parallel (cached in _build/cache, keyed by recipe, data and weights)
+teacher: setup
+	TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 $(BIN)/python -m lmcourse.teacher
 
 student: setup
 	$(BIN)/python -m tools.nbtools student

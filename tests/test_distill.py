@@ -253,3 +253,28 @@ def test_layer_map() -> None:
     assert layer_map(3, 3) == [0, 1, 2, 3]
     with pytest.raises(ValueError):
         layer_map(13, 12)
+
+
+def test_train_student_follows_its_loss_on_balanced_batches():
+    from lmcourse.finetune import SequenceClassifier
+    from lmcourse.models.distill import train_student
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=8)
+    student = SequenceClassifier(BertModel(config), dropout=0.0)
+    ids = torch.randint(5, 30, (40, 6))
+    labels = (torch.arange(40) < 8).long()  # 8 positives, 32 negatives
+    target = torch.randn(40, 2) * 3  # "teacher logits", looked up by row
+    seen = []
+
+    def loss(model, batch_ids, mask, batch_labels, rows):
+        seen.append(batch_labels.float().mean().item())
+        return distillation_loss(model(batch_ids, mask), target[rows], 1.0)
+
+    before = distillation_loss(student(ids, torch.ones_like(ids)), target, 1.0).item()
+    losses = train_student(student, (ids, torch.ones_like(ids), labels), loss, steps=60,
+                           batch_size=8, lr=3e-3, progress=False)
+    after = distillation_loss(student(ids, torch.ones_like(ids)), target, 1.0).item()
+    assert len(losses) == 60 and set(seen) == {0.5} and after < before
+    assert not student.training

@@ -23,7 +23,7 @@ matrices layer by layer (:func:`layer_map`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -37,7 +37,7 @@ __all__ = [
     "DistilBertLoss", "attention_loss", "combined_loss", "cosine_embedding_loss",
     "distilbert_loss", "distillation_loss", "embedding_loss", "hidden_loss",
     "init_student_from_teacher", "layer_map", "prediction_loss", "soft_target_grad_norms",
-    "softmax_t",
+    "softmax_t", "train_student",
 ]
 
 
@@ -240,3 +240,43 @@ def layer_map(student_layers: int, teacher_layers: int) -> list[int]:
     if not 0 < M <= N:
         raise ValueError(f"need 0 < student layers <= teacher layers, got {M} and {N}")
     return [m * N // M for m in range(M + 1)]
+
+
+# --- a training loop for students ------------------------------------------------------------
+
+StudentLoss = Callable[[nn.Module, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
+                       torch.Tensor]
+
+
+def train_student(student: nn.Module, data: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+                  loss_fn: StudentLoss, *, steps: int, batch_size: int = 16, lr: float = 1e-4,
+                  warmup: float = 0.1, clip: float = 1.0, seed: int = 0,
+                  progress: bool = True) -> list[float]:
+    """Train ``student`` for ``steps`` balanced batches of ``data = (input_ids,
+    attention_mask, labels)`` (lab 06's recipe: AdamW, linear warm-up then decay, gradient
+    clipping). ``loss_fn(student, ids, mask, labels, rows)`` returns the batch's loss;
+    ``rows`` index ``data``, so the loss can look up per-example targets such as the
+    teacher's logits. Returns the loss of every step."""
+    from tqdm.auto import tqdm
+
+    from lmcourse import finetune
+
+    input_ids, attention_mask, labels = data
+    device = next(student.parameters()).device
+    optimizer = finetune.make_optimizer(student, lr)
+    schedule = finetune.warmup_linear(optimizer, round(warmup * steps), steps)
+    batches = finetune.balanced_batches(labels, batch_size, steps,
+                                        torch.Generator().manual_seed(seed))
+    student.train()
+    losses = []
+    for rows in tqdm(batches, total=steps, desc="distilling", disable=not progress):
+        ids, mask = finetune.trim(input_ids[rows], attention_mask[rows])
+        loss = loss_fn(student, ids.to(device), mask.to(device), labels[rows].to(device), rows)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(student.parameters(), clip)
+        optimizer.step()
+        schedule.step()
+        losses.append(loss.item())
+    student.eval()
+    return losses

@@ -1,0 +1,216 @@
+"""The spoiler teacher of chapters 12-13 and lab 07: MiniLM fine-tuned by lab 06's recipe.
+
+Lab 06 fine-tunes the pre-trained MiniLM (6 layers, width 384) on spoiler sentences: frozen
+embeddings, balanced batches of 16, AdamW at 1e-4 with 10% linear warm-up then linear decay,
+200 steps on a CPU (600 on a GPU). Distillation and compression start from that model, so
+it is trained once and cached under ``_build/cache/`` (``LMCOURSE_CACHE`` moves it): a
+safetensors file (tensors only, nothing executable) whose name is a hash of the recipe, the
+data and the MiniLM weights, written atomically, with a lock so that two notebooks run in
+parallel do not both train it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import random
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+import lmcourse
+from lmcourse import finetune
+from lmcourse.data.goodreads import load_reviews as _load_reviews
+from lmcourse.data.goodreads import sample_path, sentences, split_reviews
+from lmcourse.metrics import roc_auc
+from lmcourse.models.bert import BertModel
+from lmcourse.pretrained import load_hf_tokenizer, minilm_path
+
+__all__ = ["SpoilerData", "cache_dir", "distillation_pool", "half_depth_student",
+           "spoiler_data", "spoiler_teacher"]
+
+MAX_LEN = 32
+CACHE_ENV = "LMCOURSE_CACHE"
+
+
+@dataclass
+class SpoilerData:
+    """Lab 03's sentence split (reviews hashed into train / validation / test), each part a
+    list of ``(sentence, label, review_id)``, and MiniLM's tokenizer."""
+
+    train: list[tuple[str, int, str]]
+    validation: list[tuple[str, int, str]]
+    test: list[tuple[str, int, str]]
+    tokenizer: object
+    max_len: int = MAX_LEN
+
+    def encode(self, part: list[tuple[str, int, str]]
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(input_ids, attention_mask, labels)`` of a part, at most ``max_len`` pieces."""
+        ids, mask = finetune.encode(self.tokenizer, [t for t, _, _ in part], self.max_len)
+        return ids, mask, torch.tensor([label for _, label, _ in part])
+
+    def evaluation_sample(self, others: int, seed: int = 0,
+                          part: list[tuple[str, int, str]] | None = None
+                          ) -> tuple[list[str], list[int]]:
+        """``(texts, labels)``: the rows of ``part`` (default: the test split) whose sentence
+        is a spoiler or one of ``others`` distinct non-spoiler sentences drawn at random.
+        ROC-AUC only compares positives with negatives, so sampling the negatives leaves its
+        expected value unchanged and makes a sweep of many models affordable."""
+        part = self.test if part is None else part
+        spoilers = sorted({t for t, label, _ in part if label})
+        rest = sorted({t for t, _, _ in part} - set(spoilers))
+        chosen = set(spoilers) | set(random.Random(seed).sample(rest, min(others, len(rest))))
+        rows = [(t, label) for t, label, _ in part if t in chosen]
+        return [t for t, _ in rows], [label for _, label in rows]
+
+    def roc_auc(self, model: torch.nn.Module, texts: list[str], labels: list[int]) -> float:
+        """ROC-AUC of ``model``'s P(spoiler) on ``texts`` (each distinct text scored once)."""
+        return roc_auc(labels, finetune.predict_texts(model, self.tokenizer, texts,
+                                                      self.max_len))
+
+
+def spoiler_data(path: str | os.PathLike | None = None) -> SpoilerData:
+    """The course's spoiler sentences (the sample unless ``path`` names another file)."""
+    split = split_reviews(_load_reviews(sample_path() if path is None else path),
+                          by="review_id")
+    return SpoilerData(*(sentences(p) for p in split), tokenizer=load_hf_tokenizer())
+
+
+def cache_dir() -> Path:
+    """``$LMCOURSE_CACHE``, else ``_build/cache`` at the top of the course."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    return Path(__file__).resolve().parents[1] / "_build" / "cache"
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _new_model() -> finetune.SequenceClassifier:
+    model = finetune.SequenceClassifier(BertModel.from_pretrained(minilm_path()))
+    model.freeze_embeddings()
+    return model
+
+
+def spoiler_teacher(data: SpoilerData | None = None, steps: int | None = None,
+                    progress: bool = True, retrain: bool = False
+                    ) -> finetune.SequenceClassifier:
+    """MiniLM fine-tuned on ``data``'s training sentences (lab 06's recipe), on the course
+    device in eval mode. Loaded from the cache when the same recipe was trained before;
+    otherwise trained (about 45 s on a 2-core CPU) and cached."""
+    data = spoiler_data() if data is None else data
+    steps = lmcourse.budget(cpu=200, gpu=600) if steps is None else steps
+    recipe = {"recipe": "lab06-v1", "steps": steps, "batch": 16, "lr": 1e-4, "warmup": 0.1,
+              "seed": 0, "max_len": data.max_len,
+              "data": hashlib.sha256(json.dumps(data.train).encode()).hexdigest(),
+              "minilm": _file_digest(minilm_path() / "model.safetensors")
+              if (minilm_path() / "model.safetensors").exists() else "bin"}
+    key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+    path = cache_dir() / f"spoiler-teacher-{key}.safetensors"
+    device = lmcourse.device()
+    lmcourse.seed_everything(0)  # the classifier's initial weights
+    model = _new_model()
+    with _locked(path):
+        if path.exists() and not retrain:
+            from safetensors.torch import load_file
+            try:
+                state = load_file(path)
+            except Exception as err:  # a truncated or foreign file: train again, loudly
+                print(f"{path} could not be read ({err}); training the teacher again")
+                state = {}
+            if state.keys() == model.state_dict().keys():
+                model.load_state_dict(state)
+                return model.to(device).eval()
+            if state:
+                print(f"{path.name} holds other weights than the teacher's; training it again")
+        model.to(device)
+        finetune.fit(model, data.encode(data.train), steps, batch_size=16, lr=1e-4, warmup=0.1,
+                     sampling="balanced", generator=torch.Generator().manual_seed(0),
+                     progress=progress)
+        _save_atomically(model, path, recipe)
+    return model.eval()
+
+
+def _save_atomically(model: torch.nn.Module, path: Path, recipe: dict) -> None:
+    from safetensors.torch import save_file
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.close(fd)
+    try:
+        save_file(state, tmp, metadata={k: str(v) for k, v in recipe.items()})
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+# ---- students of the teacher (chapter 12, lab 07, the benchmarks) -----------------------------
+
+def half_depth_student(teacher: finetune.SequenceClassifier, init: str = "every other"
+                       ) -> finetune.SequenceClassifier:
+    """A student with half the teacher's layers (DistilBERT's shape): layers copied from
+    every other teacher layer (``init="every other"``) or drawn at random (``"random"``);
+    word and position embeddings and the classifier copied from the teacher, embeddings
+    frozen as in lab 06; no token types, no pooler."""
+    from lmcourse.models.distill import init_student_from_teacher
+
+    if init not in ("every other", "random"):
+        raise ValueError(f"init must be 'every other' or 'random', got {init!r}")
+    encoder = init_student_from_teacher(teacher.encoder)
+    if init == "random":
+        encoder.encoder.load_state_dict(BertModel(encoder.config).encoder.state_dict())
+    student = finetune.SequenceClassifier(encoder)
+    student.classifier.load_state_dict(teacher.classifier.state_dict())
+    student.freeze_embeddings()
+    return student.to(next(teacher.parameters()).device)
+
+
+@torch.no_grad()
+def distillation_pool(data: SpoilerData, teacher: torch.nn.Module, others_per_spoiler: float = 1.5,
+                      seed: int = 0, batch_size: int = 128
+                      ) -> tuple[tuple[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The sentences a student learns from: every training spoiler and a fixed random
+    ``others_per_spoiler`` times as many other training sentences, encoded, with the
+    teacher's logits for each (computed once): ``((input_ids, mask, labels), logits)``."""
+    spoilers = [row for row in data.train if row[1]]
+    order = torch.randperm(len(data.train), generator=torch.Generator().manual_seed(seed))
+    others = [data.train[i] for i in order.tolist() if not data.train[i][1]]
+    pool = data.encode(spoilers + others[:round(others_per_spoiler * len(spoilers))])
+    was_training = teacher.training
+    teacher.eval()
+    device = next(teacher.parameters()).device
+    logits = torch.cat([teacher(*(t.to(device) for t in finetune.trim(
+        pool[0][i:i + batch_size], pool[1][i:i + batch_size]))).cpu()
+        for i in range(0, len(pool[2]), batch_size)])
+    teacher.train(was_training)
+    return pool, logits
+
+
+if __name__ == "__main__":  # `make teacher`: train (or find) the cached teacher once
+    start = time.perf_counter()
+    spoiler_teacher()
+    print(f"spoiler teacher ready in {cache_dir()} ({time.perf_counter() - start:.0f} s)")

@@ -1,0 +1,92 @@
+"""Soft targets as a picture (chapter 12): a teacher's logits through a temperature softmax,
+the entropy of the result, and the size of the distillation gradient with and without T².
+
+``temperature_widget`` draws a static figure first (what a page without a kernel shows),
+then a slider for ``T`` that redraws it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from lmcourse.models.distill import soft_target_grad_norms, softmax_t
+from lmcourse.viz.figures import display_figure
+
+__all__ = ["entropy_bits", "temperature_figure", "temperature_widget"]
+
+TEMPERATURES = tuple(np.geomspace(0.25, 20, 48).tolist())
+
+
+def entropy_bits(probs: torch.Tensor) -> float:
+    """``H(p) = -sum_i p_i log2 p_i`` (0 log 0 = 0)."""
+    p = probs.double().clamp_min(1e-300)
+    return float(-(probs.double() * torch.log2(p)).sum())
+
+
+def temperature_figure(logits: Sequence[float], labels: Sequence[str], T: float = 2.0,
+                       student_logits: Sequence[float] | None = None) -> plt.Figure:
+    """Three panels: ``softmax(z / T)`` beside ``softmax(z)``; the entropy against ``T``;
+    the norm of the distillation gradient against ``T``, for ``L_d`` and ``T² L_d``, from
+    ``student_logits`` (default: all zero, a student that knows nothing yet)."""
+    z = torch.as_tensor(logits, dtype=torch.float64)
+    if len(labels) != z.numel():
+        raise ValueError(f"{len(labels)} labels for {z.numel()} logits")
+    s = (torch.zeros_like(z) if student_logits is None
+         else torch.as_tensor(student_logits, dtype=torch.float64))
+    fig, (ax_p, ax_h, ax_g) = plt.subplots(1, 3, figsize=(12, 3.4),
+                                           gridspec_kw={"width_ratios": [1.5, 1, 1]})
+    x = np.arange(z.numel())
+    ax_p.bar(x - 0.2, softmax_t(z, 1.0).numpy(), width=0.4, color="#bbbbbb", label="T = 1")
+    ax_p.bar(x + 0.2, softmax_t(z, T).numpy(), width=0.4, color="tab:blue", label=f"T = {T:g}")
+    ax_p.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
+    ax_p.set_ylabel("probability")
+    ax_p.set_title("the teacher's soft targets")
+    ax_p.legend()
+
+    temps = np.array(TEMPERATURES)
+    entropies = [entropy_bits(softmax_t(z, t)) for t in temps]
+    ax_h.plot(temps, entropies)
+    ax_h.axhline(np.log2(z.numel()), color="grey", ls=":", label="uniform")
+    ax_h.plot([T], [entropy_bits(softmax_t(z, T))], "o", color="tab:blue")
+    ax_h.set_xscale("log")
+    ax_h.set_xlabel("temperature T")
+    ax_h.set_ylabel("entropy (bits)")
+    ax_h.set_title("how soft")
+    ax_h.legend()
+
+    with_t2 = soft_target_grad_norms(s[None], z[None], temps.tolist(), scale_t2=True)
+    without = soft_target_grad_norms(s[None], z[None], temps.tolist(), scale_t2=False)
+    ax_g.plot(temps, without, label=r"$\|\partial L_d / \partial s\|$")
+    ax_g.plot(temps, with_t2, label=r"$\|\partial (T^2 L_d) / \partial s\|$")
+    ax_g.axvline(T, color="tab:blue", ls=":")
+    ax_g.set_xscale("log")
+    ax_g.set_yscale("log")
+    ax_g.set_xlabel("temperature T")
+    ax_g.set_title("gradient on the student's logits")
+    ax_g.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def temperature_widget(logits: Sequence[float], labels: Sequence[str], T: float = 2.0,
+                       student_logits: Sequence[float] | None = None):
+    """The static :func:`temperature_figure` at ``T``, then a log-scale slider for ``T``
+    (0.25 to 20) that redraws it live."""
+    import ipywidgets as widgets
+
+    display_figure(temperature_figure(logits, labels, T, student_logits))
+    slider = widgets.FloatLogSlider(value=T, base=10, min=np.log10(0.25), max=np.log10(20),
+                                    step=0.05, description="T", continuous_update=False)
+    out = widgets.Output()
+
+    def redraw(*_):
+        with out:
+            out.clear_output(wait=True)
+            display_figure(temperature_figure(logits, labels, slider.value, student_logits))
+
+    slider.observe(redraw, names="value")
+    return widgets.VBox([slider, out])
