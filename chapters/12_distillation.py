@@ -1,0 +1,487 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # 12 · Distillation: a small student taught by a large teacher
+#
+# A fine-tuned BERT is accurate and slow. **Knowledge distillation** (Hinton, Vinyals and
+# Dean, 2015) trains a smaller *student* to reproduce a trained *teacher*'s outputs, not
+# only the labels. The teacher's probabilities say more than its verdict: that a sentence
+# is 70% likely to be a spoiler, or that "final" is almost as good as "last" to fill a
+# blank. Hinton et al. called that extra information **dark knowledge**, and a
+# **temperature** makes it visible. DistilBERT (Sanh et al., 2019) applied the idea to BERT
+# itself: half the layers, initialised from the teacher's, trained with a triple loss;
+# 40% fewer parameters, 60% faster, 97% of BERT's score on GLUE (paper). TinyBERT (Jiao et
+# al., 2020) also matches the teacher's hidden states and attention maps layer by layer.
+#
+# Our teacher is lab 06's: MiniLM fine-tuned to flag spoiler sentences. By the end of this
+# chapter you will be able to
+#
+# - soften a distribution with a temperature and say what the entropy and the gradient do
+#   as $T$ grows, and why Hinton multiplies the soft loss by $T^2$;
+# - write the distillation loss and DistilBERT's triple loss, and build a half-depth
+#   student from every other layer of a teacher;
+# - run an ablation (initialisation × distillation loss, three seeds) and a TinyBERT-style
+#   layer-wise run, and read the result beside the bag-of-words baseline;
+# - measure parameters, latency and quality of teacher and students on the same machine
+#   and compare the ratios with the papers' 40% / 60% / 97%.
+
+# %% slideshow={"slide_type": "-"}
+import statistics
+import time
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from IPython.display import Markdown, display
+
+import lmcourse
+from lmcourse import finetune, show
+from lmcourse.metrics import mean_spread, roc_auc
+from lmcourse.models.baselines import bag_of_words_baseline
+from lmcourse.models.compress import count_params, latency_seconds
+from lmcourse.models.distill import (
+    attention_loss,
+    combined_loss,
+    distillation_loss,
+    hidden_loss,
+    init_student_from_teacher,
+    layer_map,
+    prediction_loss,
+    soft_target_grad_norms,
+    softmax_t,
+    train_student,
+)
+from lmcourse.models.presets import PRESETS
+from lmcourse.teacher import (
+    distillation_pool,
+    half_depth_student,
+    spoiler_data,
+    spoiler_teacher,
+)
+from lmcourse.viz.temperature import entropy_bits, temperature_widget
+
+notebook_start = time.perf_counter()
+dev = lmcourse.device()
+print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Soft targets and the temperature
+#
+# A classifier turns logits $z$ into probabilities with a softmax. Dividing the logits by
+# a temperature $T$ first,
+#
+# $$q_i = \frac{\exp(z_i / T)}{\sum_j \exp(z_j / T)},$$
+#
+# leaves the order of the classes unchanged and changes how peaked the distribution is:
+# $T = 1$ is the ordinary softmax, $T \to 0$ puts all the mass on the largest logit and
+# $T \to \infty$ spreads it evenly. A teacher trained with hard labels is usually very
+# confident at $T = 1$; its small probabilities, which rank the wrong answers, are tiny
+# numbers that a student's cross-entropy hardly sees. Raising $T$ lifts them.
+
+# %% slideshow={"slide_type": "-"}
+show(softmax_t)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+z = torch.tensor([4.0, 2.0, 0.0], dtype=torch.float64)
+for T in (0.5, 1.0, 4.0):
+    by_hand = torch.exp(z / T) / torch.exp(z / T).sum()
+    q = softmax_t(z, T)
+    print(f"T = {T}: q = {[round(v, 4) for v in q.tolist()]}, entropy "
+          f"{entropy_bits(q):.3f} bits, max |q - by hand| = {(q - by_hand).abs().max():.1e}")
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# The widget below shows a teacher's logits for the blank in "the twist comes in the ___
+# chapter" (the logits are made up for the picture). Move $T$ and watch three things: the
+# soft targets beside the $T = 1$ distribution, the entropy rising towards that of the
+# uniform distribution, and the size of the gradient the soft loss sends to a student
+# (next section). Without a kernel you see the figure at $T = 2$.
+
+# %% slideshow={"slide_type": "-"}
+blank_words = ["last", "final", "first", "second", "middle", "opening", "tenth", "next"]
+blank_logits = [6.0, 5.4, 2.6, 1.9, 1.6, 1.1, 0.2, -0.6]
+temperature_widget(blank_logits, blank_words, T=2.0)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The distillation loss, and why $T^2$
+#
+# The student's logits $s$ go through the same temperature, $p = \operatorname{softmax}(s
+# / T)$, and the **distillation loss** is the cross-entropy of the student's soft
+# distribution against the teacher's, averaged over a batch of $B$ examples:
+#
+# $$L_d = -\frac{1}{B}\sum_b \sum_i q_i \log p_i .$$
+#
+# It differs from $\mathrm{KL}(q \,\|\, p)$ only by the teacher's entropy, a constant for
+# the student, so both have the same gradient:
+#
+# $$\frac{\partial L_d}{\partial s_i} = \frac{1}{T B}\,(p_i - q_i).$$
+#
+# For large $T$, $p_i - q_i \approx (s_i - z_i)/(C T)$ (with logits of zero mean), so the
+# gradient shrinks like $1/T^2$. Hinton et al. therefore weight the soft loss by $T^2$
+# when they mix it with the ordinary cross-entropy $L_s$ on the hard labels (at $T = 1$):
+#
+# $$L = \alpha\, T^2 L_d + \beta\, L_s .$$
+#
+# Then the balance between the two terms does not move when $T$ is changed.
+
+# %% slideshow={"slide_type": "-"}
+show(distillation_loss)
+show(combined_loss)
+
+# %% slideshow={"slide_type": "-"}
+torch.manual_seed(0)
+s = torch.randn(4, 8, dtype=torch.float64, requires_grad=True)
+t = torch.randn(4, 8, dtype=torch.float64) * 3
+T = 3.0
+(grad,) = torch.autograd.grad(distillation_loss(s, t, T), s)
+formula = (softmax_t(s, T) - softmax_t(t, T)) / (T * 4)
+print(f"autograd vs (p - q) / (T B): max difference {(grad - formula).abs().max():.1e}")
+temps = [1, 2, 4, 8, 16]
+plain = soft_target_grad_norms(s, t, temps, scale_t2=False)
+scaled = soft_target_grad_norms(s, t, temps, scale_t2=True)
+print(f"{'T':>4} {'||grad L_d||':>13} {'||grad T^2 L_d||':>17}")
+for T, a, b in zip(temps, plain, scaled, strict=True):
+    print(f"{T:>4} {a:>13.5f} {b:>17.5f}")
+print(f"from T = 1 to 16: L_d's gradient x{plain[-1] / plain[0]:.4f} "
+      f"(1/T^2 = {1 / 16**2:.4f}), T^2 L_d's x{scaled[-1] / scaled[0]:.2f}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The first line checks the gradient formula against autograd. The table shows the two
+# regimes: the plain soft loss's gradient collapses as $T$ grows, close to the $1/T^2$
+# rate, while $T^2 L_d$'s gradient levels off (its limit is set by how far the student's
+# centred logits are from the teacher's). With the $T^2$, one choice of $\alpha$ and
+# $\beta$ keeps working when you try another temperature.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The teacher, and what its soft targets know
+#
+# `spoiler_teacher` is lab 06's recipe in one call (MiniLM, 6 layers of width 384, frozen
+# embeddings, a few hundred balanced steps), trained once and cached for this chapter,
+# chapter 13 and lab 07. Our task has two classes, so dark knowledge is a single number
+# per sentence: how sure the teacher is. The histogram shows it on training sentences,
+# at $T = 1$ and $T = 2$. A hard label says "spoiler" or not; the soft target also says
+# "a borderline sentence".
+#
+# **Evaluation.** ROC-AUC on held-out test sentences: every test spoiler plus a fixed
+# random sample of the other sentences (chapter 13 uses the same set). ROC-AUC only ranks
+# positives against negatives, so sampling the negatives leaves its expected value
+# unchanged and keeps a dozen evaluations within the budget. The bag of words of lab 03 is
+# scored on the same sentences.
+
+# %% slideshow={"slide_type": "-"}
+data = spoiler_data()
+teacher = spoiler_teacher(data).to(dev).eval()
+eval_texts, eval_labels = data.evaluation_sample(others=lmcourse.budget(cpu=500, gpu=2000))
+bag_of_words = bag_of_words_baseline(data.train)
+bow_auc = roc_auc(eval_labels, bag_of_words(eval_texts))
+teacher_auc = data.roc_auc(teacher, eval_texts, eval_labels)
+
+pool, teacher_logits = distillation_pool(data, teacher)  # every spoiler, 1.5 others each
+print(f"evaluation: {len(eval_texts):,} test sentences ({sum(eval_labels)} spoilers); "
+      f"training pool: {len(pool[2]):,} sentences ({int(pool[2].sum()):,} spoilers)")
+print(f"teacher ROC-AUC {teacher_auc:.3f}; bag of words (baseline) {bow_auc:.3f}")
+
+fig, ax = plt.subplots(figsize=(6.5, 3.2))
+for T, style in ((1.0, "step"), (2.0, "stepfilled")):
+    p = softmax_t(teacher_logits, T)[:, 1]
+    ax.hist(p[pool[2] == 1], bins=40, range=(0, 1), histtype=style, alpha=0.6,
+            label=f"spoilers, T = {T:g}")
+    ax.hist(p[pool[2] == 0], bins=40, range=(0, 1), histtype=style, alpha=0.6,
+            label=f"others, T = {T:g}")
+ax.set_xlabel("teacher's P(spoiler)")
+ax.set_ylabel("training sentences")
+ax.set_yscale("log")
+ax.legend(fontsize=8)
+ax.set_title("soft targets on the training pool")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Most sentences sit at the two ends: the teacher is sure. The ones in between are what
+# the soft targets add to the labels: a spoiler the teacher finds hard, a harmless sentence
+# that sounds like a spoiler. At $T = 2$ every probability moves towards 0.5, and those
+# middle cases weigh more in the student's loss. The y-axis is logarithmic, so the middle
+# holds few sentences; with two classes there is little dark knowledge to pass on, a point
+# the ablation below measures.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## DistilBERT's student
+#
+# DistilBERT keeps BERT's width and halves its depth: "taking one layer out of two". The
+# student's layer $j$ starts as a copy of the teacher's layer $2j$, and the word and
+# position embeddings are copied too. The token-type embeddings and the pooler are dropped.
+# During pre-training the student minimises a **triple loss**
+#
+# $$L = \alpha_d\, T^2 L_d + \alpha_\text{mlm} L_\text{mlm} + \alpha_\text{cos}
+# \big(1 - \cos(h^S, h^T)\big),$$
+#
+# distillation on the masked-LM distribution, the masked LM itself, and a cosine loss that
+# aligns the directions of the student's and the teacher's hidden vectors. We distil a
+# *fine-tuned* teacher on its task instead, so $L_\text{mlm}$ becomes the task's
+# cross-entropy $L_s$ and we keep $\alpha T^2 L_d + \beta L_s$.
+
+# %% slideshow={"slide_type": "-"}
+show(init_student_from_teacher)
+
+# %% slideshow={"slide_type": "-"}
+show(half_depth_student)
+
+probe = half_depth_student(teacher, "every other")
+copies = [max((p - q).abs().max().item() for p, q in zip(
+    probe.encoder.encoder.layer[j].parameters(),
+    teacher.encoder.encoder.layer[2 * j].parameters(), strict=True)) for j in range(3)]
+print(f"student layers 0, 1, 2 vs teacher layers 0, 2, 4: max differences {copies}")
+print(f"token types in the student: {probe.encoder.config.type_vocab_size}; pooler: "
+      f"{probe.encoder.pooler}")
+print(f"parameters: teacher {count_params(teacher):,}, student {count_params(probe):,} "
+      f"({1 - count_params(probe) / count_params(teacher):.0%} fewer)")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## The ablation: initialisation × distillation loss
+#
+# Four students of the same shape, trained for the same steps on the same balanced
+# batches of the training pool:
+#
+# | | labels only, $L_s$ | distillation, $\alpha T^2 L_d + \beta L_s$ |
+# |---|---|---|
+# | **every other layer** | three seeds | three seeds |
+# | **random layers** | one seed | one seed |
+#
+# with $T = 2$ and $\alpha = \beta = 0.5$.
+#
+# The two rows initialised from the teacher differ by little, so they get three seeds
+# each and we print mean ± half range. We expect the random rows to be far from them,
+# which one seed each is enough to check (the last printed line gives the gap).
+
+# %% slideshow={"slide_type": "-"}
+STEPS = lmcourse.budget(cpu=45, gpu=400)
+TEMPERATURE = 2.0
+
+
+def with_labels(student, ids, mask, labels, rows):
+    return F.cross_entropy(student(ids, mask), labels)
+
+
+def with_distillation(student, ids, mask, labels, rows):
+    return combined_loss(student(ids, mask), teacher_logits[rows].to(dev), labels,
+                         temperature=TEMPERATURE, alpha=0.5, beta=0.5)
+
+
+arms = {("every other", "distillation"): (0, 1, 2), ("every other", "labels only"): (0, 1, 2),
+        ("random", "distillation"): (0,), ("random", "labels only"): (0,)}
+results, students = {}, {}
+start = time.perf_counter()
+for (init, loss_name), seeds in arms.items():
+    for seed in seeds:
+        torch.manual_seed(seed)
+        student = half_depth_student(teacher, init)
+        train_student(student, pool, with_distillation if loss_name == "distillation"
+                      else with_labels, steps=STEPS, lr=2e-4, seed=seed, progress=False)
+        results.setdefault((init, loss_name), []).append(
+            data.roc_auc(student, eval_texts, eval_labels))
+        students.setdefault((init, loss_name), student)  # seed 0 kept for the timing table
+run_seconds = (time.perf_counter() - start) / sum(len(s) for s in arms.values())
+
+print(f"{STEPS} steps of 16 sentences per student, {run_seconds:.1f} s per run")
+print(f"{'student (ours, measured)':<34} {'ROC-AUC':>15} {'seeds':>6}")
+for (init, loss_name), aucs in results.items():
+    shown = mean_spread(aucs) if len(aucs) > 1 else f"{aucs[0]:.3f}"
+    print(f"{init + ' layers, ' + loss_name:<34} {shown:>15} {len(aucs):>6}")
+print(f"{'teacher (6 layers)':<34} {teacher_auc:>15.3f}")
+print(f"{'bag of words (baseline)':<34} {bow_auc:>15.3f}")
+gain = (statistics.mean(results["every other", "distillation"])
+        - statistics.mean(results["every other", "labels only"]))
+spreads = sum((max(v) - min(v)) / 2 for k, v in results.items() if k[0] == "every other")
+print(f"\ndistillation minus labels only (every-other init): {gain:+.3f}; spreads added "
+      f"{spreads:.3f} -> " + ("larger than the spreads" if abs(gain) > spreads
+                              else "within the spreads: no winner at 3 seeds"))
+init_gain = (statistics.mean(results["every other", "distillation"])
+             - results["random", "distillation"][0])
+print(f"every-other init minus random init (with distillation): {init_gain:+.3f}")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Read the table in this order. First, where the students stand against the teacher and
+# the bag of words. Then the initialisation: a student whose layers start from the
+# teacher's begins close to a model that already solves the task, while random layers must
+# learn everything in a few dozen steps. Then the loss: the printed line says whether the
+# soft targets beat the labels by more than the seed spread. In DistilBERT's ablation
+# (paper, GLUE), random initialisation hurt the student most and removing the
+# distillation loss second. With two classes and a teacher that is itself only a little
+# better than a bag of words, the soft targets carry less here than over a 30,522-word
+# vocabulary.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Before revealing the ablation, ask which matters more at this budget, the initialisation
+# or the loss, and why. Point at the random-init rows: a few dozen steps cannot train three
+# transformer layers from scratch, which is why DistilBERT and TinyBERT both initialise
+# or pre-train their students before the task.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## TinyBERT: distilling the layers too
+#
+# TinyBERT (Jiao et al., 2020) makes the student imitate the teacher inside, not only at
+# the output. With the uniform layer map $g(m) = m N / M$ (student layer $m$ learns from
+# teacher layer $g(m)$; $m = 0$ is the embedding layer), the losses are
+#
+# $$L_\text{embd} = \mathrm{MSE}(E^S W_e, E^T),\quad
+# L_\text{hidn}^{m} = \mathrm{MSE}(H^S_m W_h, H^T_{g(m)}),\quad
+# L_\text{attn}^{m} = \frac{1}{h}\sum_{i=1}^{h}\mathrm{MSE}(A^S_{m,i}, A^T_{g(m),i}),$$
+#
+# and the prediction layer is distilled with $L_\text{pred} = -\operatorname{softmax}(z^T)
+# \cdot \log\operatorname{softmax}(z^S)$. $W_e$ and $W_h$ are learned projections from the
+# student's width to the teacher's; our student has the teacher's width, so they are the
+# identity. TinyBERT runs two stages (the layers first, then the prediction), with data
+# augmentation; we run one stage with the sum of all the losses, starting from the
+# every-other-layer student, one seed, the same steps.
+
+# %% slideshow={"slide_type": "-"}
+show(layer_map)
+mapping = layer_map(3, 6)
+print(f"layer map for 3 student layers and 6 teacher layers: {mapping}")
+
+
+def layer_wise(student, ids, mask, labels, rows):
+    with torch.no_grad():
+        t_out = teacher.encoder(ids, attention_mask=mask)
+        t_logits = teacher.classifier(t_out.last_hidden_state[:, 0])
+    s_out = student.encoder(ids, attention_mask=mask)
+    s_logits = student.classifier(student.dropout(s_out.last_hidden_state[:, 0]))
+    loss = sum(hidden_loss(s_out.hidden_states[m], t_out.hidden_states[g])
+               for m, g in enumerate(mapping))  # m = 0: the embedding loss
+    loss = loss + sum(attention_loss(s_out.attentions[m - 1], t_out.attentions[g - 1])
+                      for m, g in enumerate(mapping) if m > 0)
+    return loss + prediction_loss(s_logits, t_logits) + F.cross_entropy(s_logits, labels)
+
+
+torch.manual_seed(0)
+tiny = half_depth_student(teacher, "every other")
+tiny_losses = train_student(tiny, pool, layer_wise, steps=STEPS, lr=2e-4, seed=0,
+                            progress=False)
+tiny_auc = data.roc_auc(tiny, eval_texts, eval_labels)
+print(f"TinyBERT-style student (one seed): ROC-AUC {tiny_auc:.3f}; loss "
+      f"{statistics.mean(tiny_losses[:5]):.3f} (first 5 steps) -> "
+      f"{statistics.mean(tiny_losses[-5:]):.3f} (last 5)")
+print(f"DistilBERT-style students, every-other init (3 seeds): "
+      f"{mean_spread(results['every other', 'distillation'])}")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Smaller, faster, almost as good? One table
+#
+# Parameters, latency and quality of the teacher and the students, measured in this run on
+# this machine. Latency is the median time of a forward pass over one batch of 64 test
+# sentences padded to 32 pieces, on the CPU, the same threads for every model. Beside the
+# measurements, DistilBERT's numbers (paper): 66M parameters against BERT-base's 110M (40%
+# fewer), 60% faster, 97% of BERT's GLUE score.
+
+# %% slideshow={"slide_type": "-"}
+latency_ids, latency_mask = finetune.encode(data.tokenizer, eval_texts[:64], data.max_len,
+                                            pad_to_max=True)
+
+
+def latency_of(model) -> float:
+    model = model.cpu().eval()
+    seconds = latency_seconds(lambda: model(latency_ids, latency_mask), repeats=7)
+    model.to(dev)
+    return seconds
+
+
+teacher_latency = latency_of(teacher)
+rows = {"teacher: MiniLM fine-tuned, 6 layers": (teacher, teacher_auc),
+        "DistilBERT-style student, 3 layers": (students["every other", "distillation"],
+                                               results["every other", "distillation"][0]),
+        "TinyBERT-style student, 3 layers": (tiny, tiny_auc)}
+lines = ["| model (ours, measured) | parameters | fewer | latency ms | speed-up | ROC-AUC "
+         "| of teacher's |", "|---|---:|---:|---:|---:|---:|---:|"]
+measured = {}
+for name, (model, auc) in rows.items():
+    latency = teacher_latency if model is teacher else latency_of(model)
+    fewer = 1 - count_params(model) / count_params(teacher)
+    measured[name] = (fewer, teacher_latency / latency, auc / teacher_auc)
+    lines.append(f"| {name} | {count_params(model):,} | {fewer:.0%} | {latency * 1e3:.1f} | "
+                 f"{teacher_latency / latency:.2f}x | {auc:.3f} | {auc / teacher_auc:.1%} |")
+lines.append(f"| bag of words (baseline) | - | - | - | - | {bow_auc:.3f} | "
+             f"{bow_auc / teacher_auc:.1%} |")
+lines.append("| DistilBERT vs BERT-base (paper) | 66M vs 110M | 40% | - | 1.6x | - | 97% |")
+display(Markdown("\n".join(lines)))
+fewer, speed_up, kept = measured["DistilBERT-style student, 3 layers"]
+print(f"targets for the half-depth student: >= 1.6x faster (measured {speed_up:.2f}x), "
+      f">= 95% of the teacher's ROC-AUC (measured {kept:.1%}): "
+      + ("both met" if speed_up >= 1.6 and kept >= 0.95 else "not both met"))
+embedding_share = (sum(p.numel() for p in teacher.encoder.embeddings.parameters())
+                   / count_params(teacher))
+base = PRESETS["bert-base-uncased"]
+base_embeddings = ((base.vocab_size + base.max_position_embeddings + base.type_vocab_size)
+                   * base.hidden_size + 2 * base.hidden_size)
+print(f"MiniLM's embeddings hold {embedding_share:.0%} of its parameters; BERT-base's "
+      f"{base_embeddings / 1e6:.1f}M of 110M (computed from its configuration)")
+print(f"whole notebook: {time.perf_counter() - notebook_start:.0f} s")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Why our "fewer" is far from 40%.** Halving the layers removes half of the *layer*
+# parameters only. In BERT-base the 12 layers hold 85M of the 110M parameters, so half of
+# them is 40% of the model. MiniLM is narrow (width 384) but keeps BERT's full 30,522-word
+# vocabulary, so its embedding table holds about half of all its parameters (printed
+# above) and halving its six layers removes much less. The **speed-up** is a different
+# matter: looking up an embedding costs almost nothing, the layers do the work, so half
+# the layers is close to half the time, as in the paper. The quality column is on one
+# task with two classes, where the teacher's lead over a bag of words is small; GLUE's
+# 97% is a mean over nine tasks.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Summary
+#
+# - A **temperature** $T$ softens a softmax; the teacher's soft targets carry how sure it
+#   is and how it ranks the wrong answers (**dark knowledge**).
+# - The **distillation loss** $L_d = -\sum_i q_i \log p_i$ has gradient $(p - q)/(TB)$,
+#   which shrinks like $1/T^2$; **$\alpha T^2 L_d + \beta L_s$** keeps the balance between
+#   soft and hard targets when $T$ changes (measured above).
+# - **DistilBERT**: half the layers, initialised from every other teacher layer, no
+#   token types or pooler, a triple loss (distillation + MLM + cosine).
+# - **TinyBERT**: the student also matches the teacher's embeddings, hidden states and
+#   attention matrices through a layer map $g(m) = mN/M$.
+# - At our scale the ablation, the layer-wise run and the size / speed / quality table
+#   above are measured in one run; compare each ratio with the paper's and with the bag
+#   of words before drawing a conclusion.
+#
+# ## Exercises
+#
+# 1. *(warm-up)* Compute $\operatorname{softmax}(z / T)$ for $z = (2, 1, 0)$ at $T = 1$
+#    and $T = 10$ by hand, and check with `softmax_t`.
+# 2. Show from the definitions that $L_d$ and $\mathrm{KL}(q\,\|\,p)$ differ by the
+#    teacher's entropy, and check it numerically with `distillation_loss`.
+# 3. Rerun the ablation with $T = 1$ and $T = 8$ (keeping $T^2$). Does the distilled
+#    student move by more than the seed spread?
+# 4. Build a student from teacher layers $[1, 3, 5]$ instead of $[0, 2, 4]$ (`layers=`),
+#    and compare the two with three seeds each.
+# 5. *(harder)* Give the TinyBERT-style student a width of 192: add learned projections
+#    $W_e$, $W_h$ (`nn.Linear(192, 384)`) and halve the heads' size. What happens to the
+#    attention loss, and to the latency?
+# 6. *(harder)* Quantize the distilled student with chapter 13's `quantize_int8` and add
+#    its row to the table. How far are you from the teacher now, in size, time and
+#    ROC-AUC?
+#
+# ## References
+#
+# - Hinton, Vinyals, Dean (2015). *Distilling the Knowledge in a Neural Network.* NIPS
+#   Deep Learning Workshop.
+# - Sanh, Debut, Chaumond, Wolf (2019). *DistilBERT, a distilled version of BERT:
+#   smaller, faster, cheaper and lighter.* EMC² Workshop at NeurIPS.
+# - Jiao, Yin, Shang, Jiang, Chen, Li, Wang, Liu (2020). *TinyBERT: Distilling BERT for
+#   Natural Language Understanding.* Findings of EMNLP.
+# - Wang, Wei, Dong, Bao, Yang, Zhou (2020). *MiniLM: Deep Self-Attention Distillation for
+#   Task-Agnostic Compression of Pre-Trained Transformers.* NeurIPS.
+# - Devlin, Chang, Lee, Toutanova (2019). *BERT: Pre-training of Deep Bidirectional
+#   Transformers for Language Understanding.* NAACL.
