@@ -1,6 +1,7 @@
-"""The last check of lab 06: does the fine-tuned model beat the baselines trained on the same
-sentences (:mod:`lmcourse.models.baselines`)? A baseline may be trained with several seeds;
-the target is then the mean of their ROC-AUCs."""
+"""Quality checks that end a lab. Lab 06: does the fine-tuned model beat the baselines trained
+on the same sentences (:mod:`lmcourse.models.baselines`)? A baseline may be trained with
+several seeds; the target is then the mean of their ROC-AUCs. Lab 07: does the distilled
+student keep enough of its teacher's ROC-AUC?"""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from lmcourse.checks import as_float_tensor, attempt, expect, fail, passed
 from lmcourse.metrics import bootstrap_auc_difference
 from lmcourse.models.baselines import Sentences
 
-__all__ = ["beats_baseline"]
+__all__ = ["beats_baseline", "keeps_teacher_quality"]
 
 
 Predict = Callable[[list[str]], Any]
@@ -91,3 +92,59 @@ def beats_baseline(predict: Predict, validation: Sentences, test: Sentences,
     passed(name, f"ROC-AUC {auc:.3f} vs {target_auc:.3f}{of}{margin}; F1 "
                  f"{rows[label]['all'][1]:.3f}")
     return rows
+
+
+# ---- the last check of lab 07: the distilled student against its teacher -------------------
+
+def _scores(name: str, who: str, predict: Predict, texts: list[str]) -> np.ndarray:
+    raw = as_float_tensor(attempt(name, predict, texts))
+    expect(raw is not None and raw.numel() == len(texts), name,
+           f"{who}: predict(texts) should return one score per sentence ({len(texts)} here)")
+    return raw.reshape(-1).double().numpy()
+
+
+def keeps_teacher_quality(student: Predict, teacher: Predict, test: Sequence[tuple],
+                          baselines: dict[str, Predict] | None = None,
+                          losses: Sequence[float] | None = None, share: float = 0.9
+                          ) -> dict[str, float]:
+    """The student's ROC-AUC on ``test`` rows ``(text, label, ...)`` is at least ``share``
+    of the teacher's. Prints each model's AUC (``baselines`` too) and its share of the
+    teacher's, and a bootstrap interval of the student-teacher difference; ``losses`` (one
+    per training step) tell an untrained or diverged student. Returns ``{model: AUC}``."""
+    name = "student vs teacher"
+    texts = [row[0] for row in test]
+    y = np.array([int(row[1]) for row in test])
+    if losses is not None:
+        expect(len(losses) > 0, name,
+               "the student was not trained (no loss recorded): make distill_step pass its "
+               "check, then run the distillation cell.")
+        expect(bool(np.isfinite(losses).all()), name,
+               "the training loss became NaN or infinite: the run diverged. Is the learning "
+               "rate too high, or is a log of a softmax computed naively?")
+    s = _scores(name, "the student", student, texts)
+    t = _scores(name, "the teacher", teacher, texts)
+    if not np.isfinite(s).all():
+        fail(name, "some of the student's scores are NaN or infinite: training diverged.")
+    if np.ptp(s) < 1e-9:
+        fail(name, "the student gives every sentence the same score: it predicts one class.")
+    aucs = {"teacher": metrics.roc_auc(y, t), "student": metrics.roc_auc(y, s)}
+    for key, fn in (baselines or {}).items():
+        aucs[key] = metrics.roc_auc(y, _scores(name, key, fn, texts))
+    print(f"{len(y):,} test sentences, {int(y.sum())} spoilers")
+    print(f"{'':30s}{'ROC-AUC':>9s}{'share of teacher':>18s}")
+    for key, auc in aucs.items():
+        print(f"{key:30s}{auc:9.3f}{auc / aucs['teacher']:18.1%}")
+    diff, low, high = metrics.bootstrap_auc_difference(y, s, t)
+    print(f"AUC(student) - AUC(teacher) = {diff:+.3f}, 95% bootstrap interval "
+          f"[{low:+.3f}, {high:+.3f}]")
+    if aucs["student"] < 0.5:
+        fail(name, f"AUC {aucs['student']:.3f} is below chance: the student's scores rank "
+                   "spoilers lowest. Is it scoring P(class 1)?")
+    target = share * aucs["teacher"]
+    expect(aucs["student"] >= target, name,
+           f"the student's ROC-AUC {aucs['student']:.3f} is below {share:.0%} of the teacher's "
+           f"({target:.3f}): train for more steps, or check the learning rate, the "
+           "temperature and that the student starts from the teacher's layers.")
+    passed(name, f"ROC-AUC {aucs['student']:.3f} = {aucs['student'] / aucs['teacher']:.1%} of "
+                 f"the teacher's {aucs['teacher']:.3f} (at least {share:.0%} asked)")
+    return aucs

@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lmcourse import finetune, metrics
-from lmcourse.checks import CheckFailed, as_float_tensor, attempt, close, expect, fail, passed, same
+from lmcourse import finetune
+from lmcourse.checks import CheckFailed, attempt, close, expect, fail, passed, same
+from lmcourse.checks.beats import keeps_teacher_quality  # the lab's last check
 from lmcourse.checks.finetune import (
     _batch,
     _clipped,
     _flat,
+    _gradient_the_optimiser_saw,
     _RecordingAdamW,
     _RecordingScheduler,
     tiny_bert,
@@ -375,20 +376,7 @@ def distill_step(student_fn: Callable[..., Any], temperature: float = 4.0, alpha
     expect(student.training, name,
            "the student is still in evaluation mode: call student.train() before its forward "
            "pass, so that its dropout is on while it learns.")
-    n = optimizer.log.count("optimizer")
-    expect(n == 1, name, f"optimizer.step() was called {n} times: once per step.")
-    seen = optimizer.calls[0]
-    if all(s is None or not s.any() for s in seen):
-        fail(name, "the optimiser saw no gradient: call optimizer.zero_grad() before "
-                   "loss.backward(), not between backward() and optimizer.step().")
-    seen = _flat(seen, params)
-    if _near(seen, _clipped(g + old, clip)) or _near(seen, g + old):
-        fail(name, "the gradients of an earlier backward() were added to this step's: call "
-                   "optimizer.zero_grad() before loss.backward().")
-    if _near(seen, g) and float(g.norm()) > clip:
-        fail(name, f"the gradient was not clipped (norm {float(g.norm()):.3f} > clip = "
-                   f"{clip}): call nn.utils.clip_grad_norm_(student.parameters(), clip) "
-                   "between loss.backward() and optimizer.step().")
+    seen = _gradient_the_optimiser_saw(name, optimizer, params, g, old, clip, "student", _near)
     if _near(seen, _clipped(hard_only, clip)):
         fail(name, "the student learned from the hard labels only (plain cross-entropy): use "
                    "combined_loss(student_logits, teacher_logits, labels, temperature, alpha, "
@@ -411,62 +399,3 @@ def distill_step(student_fn: Callable[..., Any], temperature: float = 4.0, alpha
            "step the optimiser first, then the scheduler.")
     passed(name, f"combined loss {loss:.4f}, teacher in eval mode without gradients, fresh "
                  f"student gradients clipped to norm {clip}, one optimiser and scheduler step")
-
-
-# ---- the distilled student against its teacher ---------------------------------------------
-
-Predict = Callable[[list[str]], Any]
-
-
-def _scores(name: str, who: str, predict: Predict, texts: list[str]) -> np.ndarray:
-    raw = as_float_tensor(attempt(name, predict, texts))
-    expect(raw is not None and raw.numel() == len(texts), name,
-           f"{who}: predict(texts) should return one score per sentence ({len(texts)} here)")
-    return raw.reshape(-1).double().numpy()
-
-
-def keeps_teacher_quality(student: Predict, teacher: Predict, test: Sequence[tuple],
-                          baselines: dict[str, Predict] | None = None,
-                          losses: Sequence[float] | None = None, share: float = 0.9
-                          ) -> dict[str, float]:
-    """The student's ROC-AUC on ``test`` rows ``(text, label, ...)`` is at least ``share``
-    of the teacher's. Prints each model's AUC (``baselines`` too) and its share of the
-    teacher's, and a bootstrap interval of the student-teacher difference; ``losses`` (one
-    per training step) tell an untrained or diverged student. Returns ``{model: AUC}``."""
-    name = "student vs teacher"
-    texts = [row[0] for row in test]
-    y = np.array([int(row[1]) for row in test])
-    if losses is not None:
-        expect(len(losses) > 0, name,
-               "the student was not trained (no loss recorded): make distill_step pass its "
-               "check, then run the distillation cell.")
-        expect(bool(np.isfinite(losses).all()), name,
-               "the training loss became NaN or infinite: the run diverged. Is the learning "
-               "rate too high, or is a log of a softmax computed naively?")
-    s = _scores(name, "the student", student, texts)
-    t = _scores(name, "the teacher", teacher, texts)
-    if not np.isfinite(s).all():
-        fail(name, "some of the student's scores are NaN or infinite: training diverged.")
-    if np.ptp(s) < 1e-9:
-        fail(name, "the student gives every sentence the same score: it predicts one class.")
-    aucs = {"teacher": metrics.roc_auc(y, t), "student": metrics.roc_auc(y, s)}
-    for key, fn in (baselines or {}).items():
-        aucs[key] = metrics.roc_auc(y, _scores(name, key, fn, texts))
-    print(f"{len(y):,} test sentences, {int(y.sum())} spoilers")
-    print(f"{'':30s}{'ROC-AUC':>9s}{'share of teacher':>18s}")
-    for key, auc in aucs.items():
-        print(f"{key:30s}{auc:9.3f}{auc / aucs['teacher']:18.1%}")
-    diff, low, high = metrics.bootstrap_auc_difference(y, s, t)
-    print(f"AUC(student) - AUC(teacher) = {diff:+.3f}, 95% bootstrap interval "
-          f"[{low:+.3f}, {high:+.3f}]")
-    if aucs["student"] < 0.5:
-        fail(name, f"AUC {aucs['student']:.3f} is below chance: the student's scores rank "
-                   "spoilers lowest. Is it scoring P(class 1)?")
-    target = share * aucs["teacher"]
-    expect(aucs["student"] >= target, name,
-           f"the student's ROC-AUC {aucs['student']:.3f} is below {share:.0%} of the teacher's "
-           f"({target:.3f}): train for more steps, or check the learning rate, the "
-           "temperature and that the student starts from the teacher's layers.")
-    passed(name, f"ROC-AUC {aucs['student']:.3f} = {aucs['student'] / aucs['teacher']:.1%} of "
-                 f"the teacher's {aucs['teacher']:.3f} (at least {share:.0%} asked)")
-    return aucs

@@ -241,6 +241,31 @@ def _clipped(g: torch.Tensor, c: float) -> torch.Tensor:
     return g * min(1.0, c / (float(g.norm()) + 1e-6))  # as nn.utils.clip_grad_norm_
 
 
+
+def _gradient_the_optimiser_saw(name: str, optimizer: _RecordingAdamW, params: list,
+                                g: torch.Tensor, old: torch.Tensor, clip: float, model: str,
+                                near: Callable[[torch.Tensor, torch.Tensor], bool]
+                                ) -> torch.Tensor:
+    """The part every training-step check shares: exactly one ``optimizer.step()``, fresh
+    gradients (``zero_grad`` before ``backward``, ``old`` being the stale ones) and clipping
+    to norm ``clip`` when ``g``, this step's gradient, is larger. Returns what it saw."""
+    n = optimizer.log.count("optimizer")
+    expect(n == 1, name, f"optimizer.step() was called {n} times: once per training step.")
+    seen = optimizer.calls[0]
+    if all(s is None or not s.any() for s in seen):
+        fail(name, "the optimiser saw no gradient: call optimizer.zero_grad() before "
+                   "loss.backward(), not between backward() and optimizer.step().")
+    seen = _flat(seen, params)
+    if near(seen, _clipped(g + old, clip)) or near(seen, g + old):
+        fail(name, "the gradients of an earlier backward() were added to this step's: call "
+                   "optimizer.zero_grad() before loss.backward() (PyTorch accumulates .grad).")
+    if near(seen, g) and float(g.norm()) > clip:
+        fail(name, f"the gradient was not clipped when the optimiser used it (norm "
+                   f"{float(g.norm()):.3f} > clip = {clip}): call nn.utils.clip_grad_norm_("
+                   f"{model}.parameters(), clip) between loss.backward() and optimizer.step().")
+    return seen
+
+
 def train_step(student: Callable[..., Any], clip: float = 0.05) -> None:
     """Exercise 3: ``train_step(model, batch, optimizer, scheduler, clip, class_weight)``."""
     name = "train_step"
@@ -292,20 +317,8 @@ def train_step(student: Callable[..., Any], clip: float = 0.05) -> None:
     expect(model.training, name,
            "the model is still in evaluation mode: call model.train() first, so that dropout "
            "is on while training (predict_proba switched it off).")
-    n = optimizer.log.count("optimizer")
-    expect(n == 1, name, f"optimizer.step() was called {n} times: once per training step.")
-    seen = optimizer.calls[0]
-    if all(s is None or not s.any() for s in seen):
-        fail(name, "the optimiser saw no gradient: call optimizer.zero_grad() before "
-                   "loss.backward(), not between backward() and optimizer.step().")
-    seen = _flat(seen, params)
-    if same(seen, _clipped(g + old, clip), 1e-4) or same(seen, g + old, 1e-4):
-        fail(name, "the gradients of an earlier backward() were added to this step's: call "
-                   "optimizer.zero_grad() before loss.backward() (PyTorch accumulates .grad).")
-    if same(seen, g, 1e-4) and float(g.norm()) > clip:
-        fail(name, f"the gradient was not clipped when the optimiser used it (norm "
-                   f"{float(g.norm()):.3f} > clip = {clip}): call nn.utils.clip_grad_norm_("
-                   "model.parameters(), clip) between loss.backward() and optimizer.step().")
+    seen = _gradient_the_optimiser_saw(name, optimizer, params, g, old, clip, "model",
+                                       lambda a, b: same(a, b, 1e-4))
     if same(seen, _clipped(grads["plain"], clip), 1e-4) or same(seen, grads["plain"], 1e-4):
         fail(name, "class_weight was ignored: pass it to the loss, "
                    "F.cross_entropy(logits, labels, weight=class_weight), so that the rare "
