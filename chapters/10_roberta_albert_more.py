@@ -594,13 +594,8 @@ spoiler_test = sentences(reviews.test_reviews)
 
 
 def sentence_ids(rows):
-    """Compact ids of each sentence as ``[CLS] ... [SEP]``, padded: input_ids, attention."""
-    index = {piece: i for i, piece in enumerate(corpus.pieces)}
-    unk = corpus.pieces.index("[UNK]")
-    pairs = [([index.get(p, unk) for p in tokenizer.tokenize(text)], [], 0)
-             for text, _, _ in rows]
-    batch = collate_pairs(pairs, corpus.cls_id, corpus.sep_id, corpus.pad_id, MAX_LEN)
-    return batch["input_ids"], batch["attention_mask"]
+    """Each sentence in the bench's vocabulary, padded: input_ids, attention mask."""
+    return bench.encode_sentences([text for text, _, _ in rows], tokenizer.tokenize)
 
 
 probe_ids = [sentence_ids(rows) for rows in (spoiler_train, spoiler_test)]

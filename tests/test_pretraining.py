@@ -178,3 +178,12 @@ def test_masked_lm_bench_scores_the_same_positions_every_time(review_bench):
     history, after = bench.train_and_score(model, seed=0, steps=30, batch_size=16, nsp=False)
     assert len(history.mlm) == 30 and after["MLM loss"] < before["MLM loss"]
     assert set(bench.baselines()) == {"unigram", "bigram (left)", "bigram (both sides)"}
+
+
+def test_bench_encodes_single_sentences_in_its_vocabulary(review_bench):
+    corpus = review_bench.data.corpus
+    ids, mask = review_bench.encode_sentences(["the the zzzunseen", "a"], str.split)
+    first = corpus.decode(ids[0][mask[0].bool()])
+    assert first[0] == "[CLS]" and first[-1] == "[SEP]" and "[UNK]" in first
+    # a pair with an empty second segment, as the pre-training inputs are built
+    assert corpus.decode(ids[1][mask[1].bool()]) == ["[CLS]", "a", "[SEP]", "[SEP]"]

@@ -382,6 +382,18 @@ class MaskedLMBench:
                            **{"progress": False, **pretrain_args, **self.ids_args})
         return history, self.score(model)
 
+    def encode_sentences(self, texts: Sequence[str], tokenize: Callable[[str], list[str]]
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Single sentences as pairs with an empty second segment, ``[CLS] ... [SEP] [SEP]``,
+        in the bench's compact vocabulary (a piece it never saw becomes ``[UNK]``), padded:
+        ``(input_ids, attention_mask)``."""
+        corpus = self.data.corpus
+        index = {piece: i for i, piece in enumerate(corpus.pieces)}
+        unk = index["[UNK]"]
+        pairs = [([index.get(p, unk) for p in tokenize(text)], [], 0) for text in texts]
+        batch = collate_pairs(pairs, corpus.cls_id, corpus.sep_id, corpus.pad_id, self.max_len)
+        return batch["input_ids"], batch["attention_mask"]
+
     def score(self, model: BertForPreTraining) -> dict[str, float]:
         return evaluate_pretraining(model, self.eval_batch, self.eval_ids, self.eval_labels)
 
