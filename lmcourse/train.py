@@ -9,7 +9,13 @@ Gradient clipping rescales the whole gradient when its norm exceeds theta,
 
     g <- min(1, theta / ||g||) * g,
 
-which keeps the direction and bounds the step.
+which keeps the direction and bounds the step. The transformer's learning-rate schedule
+(Vaswani et al. 2017) warms up linearly, then decays as the inverse square root of the step,
+
+    lr(s) = factor * d^-0.5 * min(s^-0.5, s * warmup^-1.5),
+
+peaking at ``s = warmup``; :func:`transformer_lr` computes it and ``fit_lm(lr_schedule=...)``
+uses it.
 """
 
 from __future__ import annotations
@@ -66,10 +72,29 @@ class History:
     epoch_perplexity: list[float] = field(default_factory=list)
     val_perplexity: list[float] = field(default_factory=list)
     seconds: float = 0.0
+    # when each validation perplexity was measured: optimizer steps so far, and seconds of
+    # training so far (evaluation time left out), for equal-steps and equal-time plots
+    val_steps: list[int] = field(default_factory=list)
+    val_seconds: list[float] = field(default_factory=list)
+    tokens: int = 0            # training tokens (targets) seen
+    train_seconds: float = 0.0  # time spent in training steps, evaluation left out
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / max(self.train_seconds, 1e-9)
 
     @property
     def final_perplexity(self) -> float:
         return self.epoch_perplexity[-1] if self.epoch_perplexity else float("nan")
+
+
+def transformer_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
+    """The paper's schedule, ``factor * d^-0.5 * min(step^-0.5, step * warmup^-1.5)``:
+    a linear rise for ``warmup`` steps to ``factor / sqrt(d * warmup)``, then ``1/sqrt(step)``.
+    Steps count from 1."""
+    if step < 1 or warmup < 1:
+        raise ValueError(f"step and warmup count from 1, got step={step}, warmup={warmup}")
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
 def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -97,12 +122,16 @@ def fit_lm(model: nn.Module,
            make_batches: Callable[[int], Sequence[tuple[torch.Tensor, torch.Tensor]]],
            epochs: int, lr: float, *, clip: float | None = 1.0, carry_state: bool = True,
            optimizer: str = "adam", val_batches: Sequence | None = None,
-           progress: bool = True, desc: str = "training") -> History:
+           progress: bool = True, desc: str = "training",
+           lr_schedule: Callable[[int], float] | None = None) -> History:
     """Train a language model ``logits, state = model(x, state)`` on next-token prediction.
 
     ``make_batches(epoch)`` returns that epoch's ``(X, Y)`` minibatches. With
     ``carry_state`` the hidden state flows from one minibatch to the next (sequential
-    partitioning) and is detached in between: regular truncated BPTT.
+    partitioning) and is detached in between: regular truncated BPTT. ``lr_schedule(s)``,
+    if given, sets the learning rate of step ``s = 1, 2, ...`` (e.g. a
+    :func:`transformer_lr` with its arguments bound), in place of the constant ``lr``.
+    Validation (after every epoch) is not counted in ``history.train_seconds``.
     """
     dev = next(model.parameters()).device
     opt_cls = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}.get(optimizer)
@@ -110,14 +139,20 @@ def fit_lm(model: nn.Module,
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
     opt = opt_cls(model.parameters(), lr=lr)
     history, start = History(), time.perf_counter()
+    step = 0
     model.train()
     # honour TQDM_DISABLE=1 here: tqdm's notebook bar ignores it
     quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
     bar = tqdm(range(epochs), desc=desc, disable=quiet)
     for epoch in bar:
         state, total, count = None, 0.0, 0
+        tick = time.perf_counter()
         for x, y in make_batches(epoch):
             x, y = x.to(dev), y.to(dev)
+            step += 1
+            if lr_schedule is not None:
+                for group in opt.param_groups:
+                    group["lr"] = lr_schedule(step)
             logits, state = model(x, detach_state(state) if carry_state else None)
             loss = lm_loss(logits, y)
             opt.zero_grad()
@@ -129,9 +164,15 @@ def fit_lm(model: nn.Module,
             history.step_grad_norm.append(norm)
             total += loss.item() * y.numel()
             count += y.numel()
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        history.train_seconds += time.perf_counter() - tick
+        history.tokens += count
         history.epoch_perplexity.append(perplexity(total / max(count, 1)))
         if val_batches is not None:
             history.val_perplexity.append(evaluate_lm(model, val_batches, carry_state))
+            history.val_steps.append(step)
+            history.val_seconds.append(history.train_seconds)
         bar.set_postfix(ppl=f"{history.epoch_perplexity[-1]:.2f}")
     history.seconds = time.perf_counter() - start
     return history

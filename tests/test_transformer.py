@@ -95,3 +95,35 @@ def test_training_reduces_loss():
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_tied_weights_share_one_tensor_and_save_v_times_d():
+    V, d = 11, 16
+    torch.manual_seed(0)
+    untied = TransformerLM(V, d, 2, 1, 32, max_len=8)
+    tied = TransformerLM(V, d, 2, 1, 32, max_len=8, tie_weights=True).double()
+    assert tied.head.weight is tied.embed.weight  # the same Parameter, even after .double()
+    n = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731 (counts shared once)
+    assert n(untied) - n(tied) == V * d
+    assert untied.head.weight is not untied.embed.weight
+    # a gradient step moves input and output embedding together
+    x = torch.randint(0, V, (2, 8))
+    lm_loss(tied(x[:, :-1])[0], x[:, 1:]).backward()
+    assert tied.embed.weight.grad is tied.head.weight.grad
+    # logits = E h + b, with the same E that embeds the inputs (scaled by sqrt(d) on the way in)
+    h = tied.hidden(x)[0]
+    assert torch.allclose(tied(x)[0], h @ tied.embed.weight.T + tied.head.bias)
+    assert tied.embed_scale == d ** 0.5 and untied.embed_scale == 1.0
+
+
+def test_embed_dropout_only_in_training_and_default_off():
+    torch.manual_seed(0)
+    model = TransformerLM(7, 16, 2, 1, 32, max_len=8, embed_dropout=0.5)
+    x = torch.randint(0, 7, (3, 8))
+    model.eval()
+    assert torch.equal(model(x)[0], model(x)[0])  # eval: deterministic
+    model.train()
+    assert not torch.equal(model(x)[0], model(x)[0])  # training: inputs dropped at random
+    assert TransformerLM(7, 16, 2, 1, 32, max_len=8).embed_dropout.p == 0.0
+    with pytest.raises(ValueError, match="embed_dropout"):
+        TransformerLM(7, 16, 2, 1, 32, max_len=8, embed_dropout=1.5)

@@ -25,6 +25,7 @@ import math
 import torch
 from torch import nn
 
+from lmcourse.sampling import generate  # noqa: F401  (chapter 02 imports it from here)
 from lmcourse.train import lm_loss
 
 __all__ = [
@@ -160,36 +161,6 @@ class RNNLM(nn.Module):
     def forward(self, x: torch.Tensor, state=None):
         hidden, state = self.rnn(self.inputs(x), state)
         return self.head(hidden), state
-
-
-@torch.no_grad()
-def generate(model: nn.Module, vocab, prefix: str, n: int, temperature: float = 1.0,
-             generator: torch.Generator | None = None, sep: str = "") -> str:
-    """Continue ``prefix`` by ``n`` tokens sampled from ``softmax(logits / temperature)``.
-
-    The model first reads the prefix (warming up its state), then feeds each sampled
-    token back in. ``temperature=0`` picks the most likely token every time. ``sep``
-    is ``""`` for characters, ``" "`` for words.
-    """
-    was_training = model.training
-    model.eval()
-    dev = next(model.parameters()).device
-    tokens = list(prefix) if sep == "" else prefix.split(sep)
-    ids = vocab.encode(tokens)
-    logits, state = model(torch.tensor([ids], device=dev), None)
-    out = []
-    for _ in range(n):
-        last = logits[0, -1]
-        if temperature == 0:
-            nxt = int(last.argmax())
-        else:
-            probs = torch.softmax(last.double() / temperature, dim=-1).cpu()
-            nxt = int(torch.multinomial(probs, 1, generator=generator))
-        out.append(nxt)
-        logits, state = model(torch.tensor([[nxt]], device=dev), state)
-    model.train(was_training)
-    continuation = vocab.decode(out, sep=sep)
-    return f"{prefix}{sep}{continuation}" if sep else prefix + continuation
 
 
 # ---- backpropagation through time, by hand -------------------------------------------------

@@ -226,14 +226,23 @@ class TransformerLM(nn.Module):
     vocabulary. Follows the course contract ``logits, state = model(x, state)`` with
     batch-first ``x`` (``B x T`` ids); it has no state (``None`` in and out), so train it
     with ``fit_lm(..., carry_state=False)``.
+
+    ``tie_weights=True`` shares the embedding matrix ``E`` (``V x d``) with the output layer,
+    ``logits_t = E h_t + b`` (Press & Wolf 2017; Vaswani et al. 2017), which saves ``V d``
+    parameters; as in the paper the embeddings are then multiplied by ``sqrt(d)`` on the way
+    in, with ``E`` initialised ``N(0, 1/d)`` so that both uses see unit-scale vectors.
+    ``embed_dropout`` is the paper's dropout on the sums ``E[token_t] + P[t]``.
     """
 
     def __init__(self, vocab_size: int, d_model: int, nhead: int, num_layers: int,
                  dim_feedforward: int, max_len: int, positions: str = "sinusoidal",
-                 dropout: float = 0.0, norm_first: bool = True):
+                 dropout: float = 0.0, norm_first: bool = True, tie_weights: bool = False,
+                 embed_dropout: float = 0.0):
         super().__init__()
         if positions not in ("sinusoidal", "learned"):
             raise ValueError(f"positions must be 'sinusoidal' or 'learned', got {positions!r}")
+        if not 0.0 <= embed_dropout < 1.0:
+            raise ValueError(f"embed_dropout is a probability in [0, 1), got {embed_dropout!r}")
         self.max_len = max_len
         self.embed = nn.Embedding(vocab_size, d_model)
         if positions == "learned":
@@ -241,12 +250,23 @@ class TransformerLM(nn.Module):
         else:
             self.positions = None
             self.register_buffer("pe", sinusoidal_positions(max_len, d_model), persistent=False)
+        self.embed_dropout = nn.Dropout(embed_dropout)
         self.layers = nn.ModuleList(
             TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
                                     batch_first=True, norm_first=norm_first)
             for _ in range(num_layers))
         self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
         self.head = nn.Linear(d_model, vocab_size)
+        self.embed_scale = 1.0
+        if tie_weights:
+            self.tie_weights()
+
+    def tie_weights(self) -> None:
+        """Share ``E`` between input and output: ``head.weight`` *is* ``embed.weight``."""
+        d = self.embed.embedding_dim
+        nn.init.normal_(self.embed.weight, std=d ** -0.5)
+        self.head.weight = self.embed.weight  # one Parameter, used twice
+        self.embed_scale = d ** 0.5
 
     def hidden(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Final hidden states ``B x T x d`` and the attention weights of every layer."""
@@ -254,7 +274,7 @@ class TransformerLM(nn.Module):
         if T > self.max_len:
             raise ValueError(f"sequence of {T} tokens is longer than max_len={self.max_len}")
         pos = self.pe[:T] if self.positions is None else self.positions(T)
-        h = self.embed(x) + pos
+        h = self.embed_dropout(self.embed(x) * self.embed_scale + pos)
         mask = causal_mask(T, device=x.device)
         attentions = []
         for layer in self.layers:
