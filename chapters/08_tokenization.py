@@ -777,8 +777,9 @@ plt.show()
 # - **BPE** learns an ordered list of merges, each time the most frequent adjacent pair
 #   $\arg\max f(a, b)$; it reproduces the lecture's *es*, *est*, *lo* (9, 9, 7). Ties are
 #   common and a rule must be stated; ours is "first seen". New words are segmented by
-#   replaying the merges, and after $k$ merges the training text has $N_0 - \sum_i f_i$
-#   tokens.
+#   replaying the merges, and after $k$ merges the training text has $N_0 - \sum_i m_i$
+#   tokens, $m_i$ being the occurrences merge $i$ replaced (usually, not always, its
+#   frequency $f_i$).
 # - **WordPiece** (BERT) tokenizes with a fixed vocabulary by greedy longest match, `##`
 #   for continuations, `[UNK]` for a word that cannot be covered; ours matches Hugging
 #   Face token for token on the whole corpus. Its training criterion
