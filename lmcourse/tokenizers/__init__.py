@@ -1,4 +1,5 @@
-"""Tokenizers from scratch: BPE, WordPiece, byte-level BPE and SentencePiece's ▁ idea."""
+"""Tokenizers from scratch: BPE, WordPiece, byte-level BPE, SentencePiece's ▁ idea and its
+unigram language model."""
 
 from lmcourse.tokenizers.bpe import (
     BPEStep,
@@ -11,6 +12,7 @@ from lmcourse.tokenizers.bpe import (
 )
 from lmcourse.tokenizers.bytelevel import ByteLevelBPE, byte_decode, byte_encode, bytes_to_unicode
 from lmcourse.tokenizers.metaspace import SPACE, detokenize, metaspace_words
+from lmcourse.tokenizers.unigram import UnigramLM, train_unigram, viterbi
 from lmcourse.tokenizers.wordpiece import WordPiece, likelihood_scores
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "BPEStep",
     "BPETokenizer",
     "ByteLevelBPE",
+    "UnigramLM",
     "WordPiece",
     "apply_bpe",
     "byte_decode",
@@ -30,4 +33,6 @@ __all__ = [
     "pair_frequencies",
     "train_bpe",
     "train_bpe_steps",
+    "train_unigram",
+    "viterbi",
 ]
