@@ -124,3 +124,81 @@ def test_widget_takes_a_real_hugging_face_models_attentions():
     np.testing.assert_allclose(shown, attentions[2][0, 5].numpy(), atol=1e-6)
     assert [t.get_text() for t in heatmaps[0].get_xticklabels()] == tokens
     plt.close("all")
+
+
+LONG = ("the prime minister said on tuesday that the new budget would cut taxes for "
+        "families and small firms while raising spending on schools hospitals and roads "
+        "across the whole country").split()
+
+
+def _long_attentions(heads=4):
+    torch.manual_seed(1)
+    return [torch.softmax(torch.randn(1, heads, len(LONG), len(LONG)), -1)]
+
+
+def _overlaps(labels, renderer, axis):
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    lo, hi = ("x0", "x1") if axis == "x" else ("y0", "y1")
+    spans = sorted((getattr(b, lo), getattr(b, hi)) for b in boxes)
+    return sum(a[1] > b[0] + 0.5 for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_heads_grid_labels_every_token_of_a_long_sentence_legibly():
+    assert len(LONG) == 30
+    fig = plot_heads_grid(_long_attentions(), LONG)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == 4
+    for h, ax in enumerate(panels):
+        xlabels = ax.get_xticklabels()
+        assert [t.get_text() for t in xlabels] == LONG
+        assert min(t.get_fontsize() for t in xlabels) >= 4
+        assert _overlaps(xlabels, renderer, "x") == 0
+        if h % 2 == 0:  # first column: the query labels
+            ylabels = ax.get_yticklabels()
+            assert [t.get_text() for t in ylabels] == LONG
+            assert _overlaps(ylabels, renderer, "y") == 0
+    plt.close(fig)
+
+
+def test_widget_recomputes_the_heads_for_a_typed_sentence():
+    calls = []
+
+    def compute(sentence):
+        calls.append(sentence)
+        if "!" in sentence:
+            raise ValueError("no exclamation marks, please")
+        words = sentence.split()
+        torch.manual_seed(len(words))
+        return [torch.softmax(torch.randn(1, 4, len(words), len(words)), -1)
+                for _ in range(3)], words
+
+    box = attention_widget(_attentions(2, heads=4), TOKENS, compute=compute,
+                           text=" ".join(TOKENS), head=1)
+    assert box.head_dropdown.value == 1 and box.text_box.value == " ".join(TOKENS)
+    assert box.layer_dropdown.options == (0, 1) and calls == []
+    static = box.static_figure  # drawn from the given attentions, not from compute
+    assert [t.get_text() for t in static.axes[0].get_xticklabels()] == TOKENS
+
+    box.text_box.value = "a dog barked at the moon tonight"
+    assert calls == ["a dog barked at the moon tonight"]
+    assert box.shown["tokens"] == "a dog barked at the moon tonight".split()
+    assert box.layer_dropdown.options == (0, 1, 2)  # compute's model has three layers
+    assert box.shown["layers"][0].shape == (1, 4, 7, 7)
+    assert "7 tokens" in box.message.value
+    box.head_dropdown.value = ALL_HEADS
+    box.layer_dropdown.value = 2
+
+    box.text_box.value = "stop!"
+    assert "cannot show" in box.message.value and "exclamation" in box.message.value
+    assert box.shown["tokens"] == "a dog barked at the moon tonight".split()  # kept
+    plt.close("all")
+
+
+def test_widget_without_compute_has_no_text_box_and_checks_head():
+    box = attention_widget(_attentions(1, heads=2), TOKENS)
+    assert box.text_box is None and box.head_dropdown.value == ALL_HEADS
+    with pytest.raises(ValueError, match="head must be"):
+        attention_widget(_attentions(1, heads=2), TOKENS, head=5)
+    plt.close("all")
