@@ -160,7 +160,7 @@ def pruning_losses(log_probs: Mapping[str, float], expected: Mapping[str, float]
     return losses
 
 
-def seed_vocabulary(word_counts: Mapping[str, int], max_len: int = 16, min_count: int = 2
+def seed_vocabulary(word_counts: Mapping[str, int], max_len: int = 16, min_count: int = 3
                     ) -> dict[str, float]:
     """log p of every character and every substring of 2..``max_len`` characters seen at
     least ``min_count`` times (counting each word ``c(w)`` times), p proportional to the count.
@@ -176,7 +176,7 @@ def seed_vocabulary(word_counts: Mapping[str, int], max_len: int = 16, min_count
 
 
 def train_unigram(word_counts: Mapping[str, int], vocab_size: int, *, max_len: int = 16,
-                  min_count: int = 2, shrink: float = 0.75, em_iters: int = 2
+                  min_count: int = 3, shrink: float = 0.75, em_iters: int = 2
                   ) -> tuple[dict[str, float], list[tuple[int, float]]]:
     """Seed, then (``em_iters`` EM steps, prune to ``max(vocab_size, shrink * |V|)``) until
     ``|V| = vocab_size``, then EM again. Returns ``(log p, history)``: ``history`` holds
