@@ -154,3 +154,24 @@ def test_decoder_bad_activation():
 def test_decoder_bad_heads():
     with pytest.raises(ValueError, match="not divisible"):
         TransformerDecoderLayer(10, 3)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_layer_causal_mask_float64_and_parameter_count(norm_first):
+    """The issue's check: float64, causal self-attention mask, <= 1e-10 for both norms; the
+    future of the target cannot move earlier outputs; and the parameter count formula."""
+    from lmcourse.models.transformer import decoder_layer_parameters
+
+    ref, ours = _pair(norm_first, batch_first=True, seed=3)
+    tgt, memory = _inputs(batch_first=True)
+    mask = causal_mask(T)
+    got = ours(tgt, memory, tgt_mask=mask)
+    assert got.dtype == torch.float64
+    assert (got - ref(tgt, memory, tgt_mask=~mask)).abs().max().item() <= 1e-10
+    changed = tgt.clone()
+    changed[:, 4] += 1.0  # change target position 4: positions 0..3 must not move
+    moved = ours(changed, memory, tgt_mask=mask)
+    assert (moved[:, :4] - got[:, :4]).abs().max().item() == 0.0
+    assert (moved[:, 4:] - got[:, 4:]).abs().max().item() > 1e-6
+    n = sum(p.numel() for p in ours.parameters())
+    assert n == sum(p.numel() for p in ref.parameters()) == decoder_layer_parameters(D, FF)

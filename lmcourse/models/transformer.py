@@ -30,6 +30,7 @@ __all__ = [
     "TransformerDecoderLayer",
     "TransformerEncoderLayer",
     "TransformerLM",
+    "decoder_layer_parameters",
     "encoder_layer_parameters",
     "sinusoidal_positions",
 ]
@@ -216,6 +217,13 @@ def encoder_layer_parameters(d_model: int, dim_feedforward: int) -> int:
     ``4 d^2 + 4 d`` (attention) ``+ 2 d d_ff + d_ff + d`` (FFN) ``+ 4 d`` (two LayerNorms)."""
     d, f = d_model, dim_feedforward
     return (4 * d * d + 4 * d) + (2 * d * f + f + d) + 4 * d
+
+
+def decoder_layer_parameters(d_model: int, dim_feedforward: int) -> int:
+    """Parameters of one decoder layer: an encoder layer's, plus the cross-attention
+    (``4 d^2 + 4 d``) and a third LayerNorm (``2 d``)."""
+    d = d_model
+    return encoder_layer_parameters(d_model, dim_feedforward) + (4 * d * d + 4 * d) + 2 * d
 
 
 class TransformerLM(nn.Module):
