@@ -202,3 +202,25 @@ def test_widget_without_compute_has_no_text_box_and_checks_head():
     with pytest.raises(ValueError, match="head must be"):
         attention_widget(_attentions(1, heads=2), TOKENS, head=5)
     plt.close("all")
+
+
+@pytest.mark.parametrize("heads, tokens", [(12, TOKENS * 2), (4, LONG)])
+def test_heads_grid_text_does_not_collide(heads, tokens):
+    """Head titles, axis labels and tick labels of neighbouring panels stay apart."""
+    torch.manual_seed(0)
+    n = len(tokens)
+    fig = plot_heads_grid([torch.softmax(torch.randn(1, heads, n, n), -1)], tokens)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.images]
+    for i, ax in enumerate(panels):
+        title = ax.title.get_window_extent(renderer)
+        for j, other in enumerate(panels):
+            texts = [other.xaxis.label, *other.get_xticklabels(), *other.get_yticklabels()]
+            if j != i:
+                texts.append(other.title)
+            for text in texts:
+                if text.get_text():
+                    assert not title.overlaps(text.get_window_extent(renderer)), (
+                        f"title of head {i} overlaps {text.get_text()!r} of head {j}")
+    plt.close(fig)

@@ -125,7 +125,7 @@ def plot_heads_grid(attentions, tokens: Sequence[str], layer: int = -1, *,
     nrows = math.ceil(H / ncols)
     longest = max(len(t) for t in [*tokens, *(query_tokens or [])])
     margin = 0.6 * fontsize / 72 * longest + 0.3  # inches for the rotated key labels
-    fig, axes = plt.subplots(nrows, ncols, squeeze=False,
+    fig, axes = plt.subplots(nrows, ncols, squeeze=False, layout="constrained",
                              figsize=(panel * ncols + margin + 0.3,
                                       (panel + margin) * nrows + 0.4))
     for h, ax in enumerate(axes.flat):
@@ -134,11 +134,13 @@ def plot_heads_grid(attentions, tokens: Sequence[str], layer: int = -1, *,
             continue
         plot_attention(heads[h], tokens, query_tokens, ax=ax, cmap=cmap, vmax=1.0,
                        colorbar=False, title=f"head {h}", aspect="equal", fontsize=fontsize)
+        ax.set_xlabel("")  # one axis title for the whole grid, below
+        ax.set_ylabel("")
         if h % ncols:  # query labels on the first column only
             ax.set_yticklabels([])
-            ax.set_ylabel("")
     fig.suptitle(f"layer {layer_index}: attention of every head", fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))  # room for the suptitle
+    fig.supxlabel("key (attended to), along the top of each head", fontsize=8)
+    fig.supylabel("query (attending)", fontsize=8)
     return fig
 
 
