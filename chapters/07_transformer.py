@@ -520,15 +520,16 @@ assert count_params(untied) - count_params(tied) == 56 * 48
 show(transformer_lr)
 
 # %% slideshow={"slide_type": "-"}
-fig, ax = plt.subplots(figsize=(7, 3))
-s_axis = np.arange(1, 20_001)
-ax.plot(s_axis, [transformer_lr(s, 512, 4000) for s in s_axis],
-        label="paper: d = 512, warmup 4000, factor 1")
-ax.plot(s_axis[:1500] * 10, [transformer_lr(s, 48, 100, factor=2.0) for s in s_axis[:1500]],
-        label="ours below: d = 48, warmup 100, factor 2 (x-axis x10)")
-ax.axvline(4000, color="0.6", linestyle=":")
-ax.set(xlabel="step", ylabel="learning rate", title="Warm-up, then 1/sqrt(step)")
-ax.legend(fontsize=8)
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3))
+for ax, d, warm, factor, n in ((ax1, 512, 4000, 1.0, 20_000), (ax2, 48, 100, 2.0, 2400)):
+    s_axis = np.arange(1, n + 1)
+    ax.plot(s_axis, [transformer_lr(s, d, warm, factor) for s in s_axis])
+    ax.axvline(warm, color="0.6", linestyle=":")
+    ax.set(xlabel="step", ylabel="learning rate",
+           title=f"d = {d}, warmup {warm}, factor {factor:g}")
+ax1.set_title("paper: " + ax1.get_title())
+ax2.set_title("ours below: " + ax2.get_title())
+fig.tight_layout()
 plt.show()
 print(f"peak: paper {transformer_lr(4000, 512, 4000):.2e} at step 4000; "
       f"ours {transformer_lr(100, 48, 100, factor=2.0):.2e} at step 100")
@@ -673,6 +674,10 @@ for n in (3, best_order):
 # finish together: the faster ones end first, and beyond that point we only know the slower
 # models' curves. So we read all three off at the moment the **fastest** model finished (the
 # dotted line): what each had reached by then, its last validation at or before that time.
+# (Reading them off when the slowest finished would need the faster models to keep training
+# until then: a fair alternative, at twice the cost.) Seconds are noisier than steps: they
+# depend on the machine and on whatever else runs on it, which is why the same model's
+# seeds can end several seconds apart.
 
 # %% slideshow={"slide_type": "-"}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
@@ -718,8 +723,9 @@ print("equal wall-clock:", verdict(at_equal_time))
 # - **Against the n-grams.** If no network beats the best n-gram (printed above), that is
 #   expected at this budget. The Kneser–Ney model counts every 5- and 6-character context in
 #   the 324K training characters in about a second; a network must *learn* the same
-#   statistics by gradient descent. STACK.md measured that a larger character LSTM needs
-#   about 2.5 minutes of two-core CPU to tie the 5-gram; ours get a few seconds each. What
+#   statistics by gradient descent. On the course's two-core machines a larger character
+#   LSTM (hidden 256) needed about 2.5 minutes of training to tie the 5-gram on this split
+#   (measured when the course was built); ours get a few seconds each. What
 #   the networks can do that the n-gram cannot, use more than 5 characters of context, only
 #   pays once they have learned the short-range statistics.
 # - **Per step.** A character model gets most of its gain from the last few characters. A
@@ -961,12 +967,12 @@ for ax, name in zip(axes, ["transformer", "GRU + attention"], strict=False):
     out, weights = s2s_models[name].greedy_decode(example.src, example.src_mask, max_len=10)
     agree = alignment_agreement(weights[0].cpu(), truth)
     ax.imshow(weights[0].cpu().numpy(), cmap="Greys", vmin=0, vmax=1)
-    ax.set(title=f"{name}: {agree:.0%} on the diagonal", xlabel="source position",
+    ax.set(title=f"{name}: {agree:.0%} on the diagonal", xlabel="source digit",
            ylabel="output position")
     print(f"{name:<16} wrote {decode_digits(out[0].cpu())} for {digits}; argmax of "
           f"attention on the true source position: {agree:.0%}")
 axes[2].imshow(truth.numpy(), cmap="Greys", vmin=0, vmax=1)
-axes[2].set(title="true alignment", xlabel="source position", ylabel="output position")
+axes[2].set(title="true alignment", xlabel="source digit", ylabel="output position")
 for ax in axes:
     ax.set_xticks(range(10), list(digits))
 fig.tight_layout()
@@ -994,7 +1000,8 @@ plt.show()
 #   were measured one seed each above.
 # - A fair comparison fixes the parameter count, the batches and the budget, runs several
 #   seeds, names a winner only when the spreads separate, and prints the n-gram baselines:
-#   a few seconds of CPU training do not reach the Kneser–Ney 5-gram, which only counts.
+#   a Kneser–Ney 5-gram, which only counts, takes a character LSTM minutes of CPU training
+#   to tie, far more than the seconds each of our runs gets.
 #   Equal steps and equal seconds can rank models differently; on a CPU a small
 #   transformer processes fewer tokens per second than a fused recurrent kernel.
 # - Generation picks the next token greedily, or samples from $\mathrm{softmax}(z/T)$,
