@@ -28,7 +28,8 @@
 #   graph, using the recursion
 #   $z^i = \sum_{j \in \mathrm{ch}(i)} z^j \, \partial f^j / \partial x^i$;
 # - read a complete scalar **autograd engine** (`lmcourse.autograd.Value`, about a hundred
-#   lines) and check it against `torch.autograd` on hundreds of random expressions;
+#   lines), check it against `torch.autograd` on hundreds of random expressions, train a
+#   tiny network with it, and measure what the backward pass costs;
 # - say what changes when values are vectors (Jacobians, vector-Jacobian products);
 # - implement **inverted dropout**, and measure that it keeps activations unbiased in
 #   training and is the identity at test time.
@@ -602,6 +603,120 @@ print(f"{len(topological_order(y))} nodes; grad {x.grad:.10f}, "
 assert math.isclose(x.grad, 1.0001**20000, rel_tol=1e-12)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
+# ## A gradient step: training with `Value`
+#
+# The gradient is only useful because of what we do with it. **Gradient descent** moves
+# every parameter a small step *against* its gradient,
+#
+# $$\theta \leftarrow \theta - \eta\, \nabla_\theta J(\theta),$$
+#
+# with a learning rate $\eta > 0$: for small enough $\eta$ the loss goes down, since to first
+# order $J(\theta - \eta g) \approx J(\theta) - \eta \lVert g\rVert^2$. One training step is
+# therefore: a **forward pass** that builds the graph of the loss from the current
+# parameters, a **backward pass** that fills every parameter's `grad`, and an **update**
+# of each parameter's `data`. The graph is rebuilt at every step, because the numbers in it
+# (the forward values) change with the parameters.
+#
+# Here is the smallest real network: a two-layer perceptron with one input, $H = 6$ tanh
+# units and one output,
+# $\hat y(x) = b_2 + \sum_{j=1}^{H} w^{(2)}_j \tanh\big(w^{(1)}_j x + b^{(1)}_j\big)$,
+# fitted by the mean squared error $J = \frac1N\sum_i (\hat y(x_i) - y_i)^2$ to eight points
+# of $y = \sin 3x$. Every weight is a `Value`; nothing else is needed.
+
+# %% slideshow={"slide_type": "-"}
+rng = random.Random(0)
+points = [(-1 + 2 * i / 7, math.sin(3 * (-1 + 2 * i / 7))) for i in range(8)]
+H = 6
+w1 = [Value(rng.gauss(0, 1)) for _ in range(H)]
+b1 = [Value(0.0) for _ in range(H)]
+w2 = [Value(rng.gauss(0, 1 / math.sqrt(H))) for _ in range(H)]
+b2 = Value(0.0)
+params = [*w1, *b1, *w2, b2]
+
+
+def predict(x: float) -> Value:
+    return sum((w2[j] * (w1[j] * x + b1[j]).tanh() for j in range(H)), b2)
+
+
+def mse() -> Value:
+    """J = mean squared error over the points: a fresh graph from the current weights."""
+    return sum(((predict(x) - y) ** 2 for x, y in points), Value(0.0)) * (1 / len(points))
+
+
+lr, losses = 0.3, []
+for _ in range(150):
+    loss = mse()              # forward: build the graph of J
+    loss.backward()           # backward: fill p.grad = dJ/dp for every weight
+    for p in params:
+        p.data -= lr * p.grad  # the update: a small step downhill
+    losses.append(loss.data)
+print(f"{len(params)} parameters, {len(topological_order(loss))} nodes in the graph of J; "
+      f"loss {losses[0]:.4f} at step 0, {losses[-1]:.4f} after {len(losses)} steps")
+assert losses[-1] < 0.2 * losses[0]
+
+# %% slideshow={"slide_type": "-"}
+fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
+left.semilogy(losses)
+left.set(xlabel="gradient step", ylabel="mean squared error (log scale)",
+         title="The loss falls, step by step")
+grid = [-1.1 + 2.2 * i / 100 for i in range(101)]
+right.plot(grid, [math.sin(3 * x) for x in grid], ":", color="grey", label="sin 3x")
+right.plot(grid, [predict(x).data for x in grid], color="C1", lw=2, label="the trained MLP")
+right.scatter(*zip(*points, strict=True), color="k", zorder=3, label="training points")
+right.set(xlabel="x", title="The fit after the last step")
+right.legend(fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# In lab 01 you write this loop with your own engine, and the check there recognises the
+# classic mistakes: stepping *up* the gradient, building the loss graph once outside the
+# loop, or rebinding a parameter instead of updating its `data`.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### What does the backward pass cost?
+#
+# Backpropagation visits every node once and does a constant amount of work per incoming
+# arc, so its cost is a **small constant times the cost of the forward pass**, whatever the
+# number of parameters. That is the textbook statement (Baydin et al., 2018; Griewank &
+# Walther's *cheap gradient principle*); for matrix products the constant is about 2, since
+# the backward pass of $Y = XW$ needs two products of the same size, $\partial J/\partial W =
+# X^\top \bar Y$ and $\partial J/\partial X = \bar Y W^\top$, where the forward pass needed one.
+# Numerical differentiation would instead cost one extra forward pass *per parameter*.
+#
+# Measured with the course's timer (`lmcourse.timing.compare`: warm-up, alternating
+# repeats, medians), on the MLP's loss above and on a two-layer network of matrix products
+# in PyTorch (its input $X$ stands for the output of an earlier layer, so it needs a
+# gradient too, as inside any deep network):
+
+# %% slideshow={"slide_type": "-"}
+from lmcourse.timing import compare
+
+loss = mse()
+t_fwd, t_bwd = compare(mse, loss.backward, repeats=15, warmup=2)
+g = torch.Generator().manual_seed(0)
+X = torch.randn(256, 512, generator=g, requires_grad=True)  # an earlier layer's output
+W1 = torch.randn(512, 1024, generator=g, requires_grad=True)
+W2 = torch.randn(1024, 10, generator=g, requires_grad=True)
+t_loss = (torch.tanh(X @ W1) @ W2).square().mean()
+t_fwd_torch, t_bwd_torch = compare(lambda: (torch.tanh(X @ W1) @ W2).square().mean(),
+                                   lambda: t_loss.backward(retain_graph=True), repeats=15)
+print(f"{'':34}{'forward':>10}{'backward':>10}{'backward / forward':>20}")
+print(f"{'Value, MLP loss (scalar nodes)':34}{1e3 * t_fwd:8.2f}ms{1e3 * t_bwd:8.2f}ms"
+      f"{t_bwd / t_fwd:19.2f}x  (measured)")
+print(f"{'torch, 256x512 @ 512x1024 @ ...':34}{1e3 * t_fwd_torch:8.2f}ms{1e3 * t_bwd_torch:8.2f}ms"
+      f"{t_bwd_torch / t_fwd_torch:19.2f}x  (measured)")
+print(f"{'textbook expectation':34}{'':20}{'a small constant, ~2-3':>20}")
+print(f"numerical differentiation of the MLP: {len(params) + 1} forward passes, "
+      f"≈ {len(params) + 1:.0f}x one forward pass")
+ratio = t_bwd / t_fwd
+if ratio < 1:
+    print(f"Value: backward is {1 / ratio:.1f}x *faster* than forward here: in pure Python the "
+          "forward pays for a new object and closure per node, the backward only calls them.")
+else:
+    print(f"Value: backward costs {ratio:.1f}x the forward, within a small constant.")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Vectors: the same algorithm with Jacobians
 #
 # Real networks have vector (matrix, tensor) nodes: $x^i\in\mathbb{R}^{d^i}$. The output is
@@ -780,6 +895,10 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 #   hand, by our `Value` engine and by PyTorch.
 # - Our engine agrees with `torch.autograd` to round-off on 200 random expressions; a
 #   deep chain of 40,001 nodes is no problem for its iterative topological sort.
+# - **Gradient descent** with `Value`: forward (build the graph of the loss), backward,
+#   update `p.data -= lr * p.grad`, repeat; a small MLP's loss falls (plotted). The
+#   backward pass costs a small constant times the forward pass (measured above, beside
+#   the textbook's ~2-3x for matrix products).
 # - With vectors, local derivatives are Jacobians, and backprop only needs
 #   vector-Jacobian products.
 # - Autodiff differentiates the program, so its numerics matter: $\log e^{u}$ overflows
@@ -797,9 +916,9 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # 3. *(a new operation)* Add `sigmoid` to a copy of `Value`, with
 #    $\sigma'(u) = \sigma(u)(1-\sigma(u))$ computed from the output, and extend the random
 #    test to use it.
-# 4. *(cost)* Time `backward` on the 20,000-step chain and on the forward pass alone. Is the
-#    backward pass a small constant times the forward pass, as claimed? Why is numerical
-#    differentiation with $n$ inputs about $n$ times more expensive?
+# 4. *(cost)* Repeat the backward/forward timing on the 20,000-step chain, and on the
+#    torch network with a batch of 1 instead of 256. Does the ratio stay a small constant?
+#    What dominates the time when the matrices are tiny?
 # 5. *(dropout)* Implement the original, non-inverted dropout (no scaling during training,
 #    multiply by $1-p$ at test time). Show that for a single linear layer followed by the
 #    identity, its test-time output equals the training-time expectation, and explain why
@@ -819,5 +938,7 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 #   simple way to prevent neural networks from overfitting.* JMLR 15, 2014.
 # - A. G. Baydin, B. A. Pearlmutter, A. A. Radul, J. M. Siskind. *Automatic differentiation
 #   in machine learning: a survey.* JMLR 18, 2018.
+# - A. Griewank, A. Walther. *Evaluating derivatives: principles and techniques of
+#   algorithmic differentiation*, 2nd ed. SIAM, 2008.
 # - A. Karpathy. *micrograd* (software), 2020: the engine design `lmcourse.autograd`
 #   follows.
