@@ -21,7 +21,8 @@
 # 1. the **local derivatives** of `+`, `*`, `**`, `tanh` and `exp` (each operation's
 #    `_backward` closure);
 # 2. a **topological order** of the computation graph;
-# 3. **backward**, the backpropagation loop.
+# 3. **backward**, the backpropagation loop;
+# 4. a **training loop**: gradient descent on a tiny model, with your engine only.
 #
 # After each exercise, run the check cell below it. A check recomputes the right answer
 # itself (with PyTorch or the chain rule) and, if yours differs, tells you what is wrong,
@@ -323,10 +324,67 @@ ax.set_title("your engine on f(x, y) = (x + y) · x · y²")
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 4: a training loop
+#
+# An engine that computes gradients is only half of training. **Gradient descent** moves
+# every parameter a small step against its gradient, $\theta \leftarrow \theta - \eta\,
+# \partial J/\partial\theta$, and repeats. Write `train(params, loss_fn, lr, steps)`:
+# `steps` times,
+#
+# 1. call `loss_fn()`: a **new forward pass**, which builds the graph of the loss $J$ from
+#    the parameters' current values;
+# 2. call `backward()` on it, which fills every parameter's `grad`;
+# 3. update **every** parameter in place, `p.data -= lr * p.grad`;
+#
+# and return the list of the losses (`loss.data` of each step, before its update).
+#
+# Below, it fits one tanh neuron $\hat y = \tanh(wx + b)$ to five points by the mean
+# squared error. The check runs your loop on a problem of its own and compares the
+# parameters with gradient descent to $10^{-9}$.
+
+# %% slideshow={"slide_type": "-"}
+def train(params, loss_fn, lr, steps):
+    """Gradient descent: returns the loss of each of the `steps` steps."""
+    # BEGIN SOLUTION
+    losses = []
+    for _ in range(steps):
+        loss = loss_fn()
+        loss.backward()
+        for p in params:
+            p.data -= lr * p.grad
+        losses.append(loss.data)
+    return losses
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.autograd_training(train, Value)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Your loop and your engine on a neuron of your own: the loss should fall steadily.
+
+# %% slideshow={"slide_type": "-"}
+points = [(-1.5, -0.9), (-0.5, -0.3), (0.0, 0.05), (0.7, 0.6), (1.5, 0.85)]
+w, b = Value(-0.5), Value(0.3)
+
+
+def mse():
+    return sum((((w * x + b).tanh() - y) ** 2 for x, y in points), Value(0.0)) * (1 / len(points))
+
+
+losses = train([w, b], mse, lr=0.5, steps=60)
+print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f}; w = {w.data:.3f}, b = {b.data:.3f}")
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.semilogy(losses)
+ax.set(xlabel="step", ylabel="mean squared error", title="Training a neuron with your engine")
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Going further (optional, not checked)
 #
 # 1. Make `topological_order` iterative (an explicit stack of `(node, parents_done)` pairs)
 #    and differentiate a chain of 10,000 `tanh`s without hitting the recursion limit.
 # 2. Add `sigmoid` with $\sigma'(a) = \sigma(a)\,(1 - \sigma(a))$, computed from `out.data`.
-# 3. Train a tiny model with your engine: fit $y = \tanh(wx + b)$ to a handful of points by
-#    gradient descent on the squared error, using only `Value`.
+# 3. Give `train` momentum: keep a velocity per parameter, $v \leftarrow \beta v + g$,
+#    $\theta \leftarrow \theta - \eta v$, and compare the loss curves for $\beta = 0$ and
+#    $\beta = 0.9$ on the neuron above.

@@ -60,8 +60,9 @@ def test_correct_engine_passes_all_checks(capsys) -> None:
     check.autograd_backward(Value)
     check.autograd_against_torch(Value)
     check.autograd_worked_example(Value)
+    check.autograd_training(good_train, Value)
     out = capsys.readouterr().out
-    assert out.count("passed") == 5
+    assert out.count("passed") == 6
     assert "200 random expressions" in out and "tolerance" in out
 
 
@@ -264,3 +265,79 @@ def test_random_expression_check_rejects_wrong_engines(monkeypatch, method, impl
 def test_worked_example_check_rejects_wrong_engines(monkeypatch, method, impl, hint) -> None:
     monkeypatch.setattr(Value, method, impl)
     fails_with(check.autograd_worked_example, Value, hint=hint)
+
+
+# ---- exercise 4: the training loop ----------------------------------------------------
+
+def good_train(params, loss_fn, lr, steps):
+    losses = []
+    for _ in range(steps):
+        loss = loss_fn()
+        loss.backward()
+        for p in params:
+            p.data -= lr * p.grad
+        losses.append(loss.data)
+    return losses
+
+
+def uphill(params, loss_fn, lr, steps):
+    return good_train(params, loss_fn, -lr, steps)
+
+
+def stale_graph(params, loss_fn, lr, steps):  # the forward pass runs once, before the loop
+    loss, losses = loss_fn(), []
+    for _ in range(steps):
+        loss.backward()
+        for p in params:
+            p.data -= lr * p.grad
+        losses.append(loss.data)
+    return losses
+
+
+def rebinds(params, loss_fn, lr, steps):  # `p = p - lr * p.grad` leaves the parameter alone
+    losses = []
+    for _ in range(steps):
+        loss = loss_fn()
+        loss.backward()
+        for p in params:
+            p = p - lr * p.grad  # noqa: PLW2901
+        losses.append(loss.data)
+    return losses
+
+
+def no_lr(params, loss_fn, lr, steps):
+    return good_train(params, loss_fn, 1.0, steps)
+
+
+def loss_after_update(params, loss_fn, lr, steps):
+    good_train(params, loss_fn, lr, steps)
+    return [loss_fn().data] * steps
+
+
+def returns_nothing(params, loss_fn, lr, steps):
+    good_train(params, loss_fn, lr, steps)
+
+
+def train_todo(params, loss_fn, lr, steps):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize("fn, hint", [
+    (uphill, "stepped *up* the gradient"),
+    (stale_graph, "built once, before the loop"),
+    (rebinds, "did not move"),
+    (no_lr, "ignored the learning rate"),
+    (loss_after_update, "losses are not"),
+    (returns_nothing, "return the list"),
+    (train_todo, "not implemented yet"),
+])
+def test_training_check_rejects_typical_mistakes(fn, hint: str) -> None:
+    fails_with(check.autograd_training, fn, Value, hint=hint)
+
+
+def test_training_check_reports_the_falling_loss(capsys) -> None:
+    check.autograd_training(good_train, Value)
+    out = capsys.readouterr().out
+    assert "loss fell from" in out
+    first, last = (float(v) for v in out.split("fell from ")[1].split(" in ")[0].split(" to "))
+    assert last < 0.5 * first
