@@ -150,3 +150,20 @@ def test_the_cell_menu_does_not_depend_on_import_order():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "['gru', 'lstm', 'rnn']"
+
+
+def test_single_curve_is_strong_thick_and_above_the_reference():
+    """The widget's one curve must stand out, not sit pale on the grey reference line."""
+    from matplotlib.colors import to_rgb
+
+    from lmcourse.viz.gradient_flow import SINGLE_COLOR
+
+    fig = plot_gradient_flow([dict(radius=1.0, nonlinearity="linear")], reference=True,
+                             seq_len=20, hidden_size=8)
+    curve, ref = fig.axes[0].get_lines()
+    assert to_rgb(curve.get_color()) == to_rgb(SINGLE_COLOR)
+    r, g, b = to_rgb(curve.get_color())
+    assert max(r, g, b) - min(r, g, b) > 0.4  # saturated, not a pale or grey tone
+    assert curve.get_linewidth() >= 2 * ref.get_linewidth()
+    assert curve.get_zorder() > ref.get_zorder()
+    assert to_rgb(ref.get_color()) != to_rgb(curve.get_color())

@@ -80,3 +80,26 @@ def test_draw_dag_six_node_example() -> None:
 def test_draw_dag_rejects_a_cycle() -> None:
     with pytest.raises(ValueError, match="cycle"):
         draw_dag([(1, 2), (2, 3), (3, 1)])
+
+
+def test_draw_unrolled_rnn_has_every_node_and_arrow() -> None:
+    from lmcourse.viz.graph import draw_unrolled_rnn
+
+    steps = 3
+    ax = draw_unrolled_rnn(steps, backward=False)
+    boxes = [t.get_text() for t in ax.texts if t.get_bbox_patch() is not None]
+    assert len(boxes) == 1 + 4 * steps  # h_0, then x_t, h_t, o_t, L_t per step
+    assert {"$h_0$", "$x_{3}$", "$h_{3}$", "$o_{3}$", "$L_{3}$"} <= set(boxes)
+    assert len(arrows(ax)) == 4 * steps  # h_{t-1}->h_t, x_t->h_t, h_t->o_t, o_t->L_t
+    shared = [t.get_text() for t in ax.texts if t.get_text() == "$W_{hh}$"]
+    assert len(shared) == steps  # the same recurrent matrix on every step
+    with_backward = draw_unrolled_rnn(steps)
+    assert len(arrows(with_backward)) == 4 * steps + 2 * steps  # plus BPTT's arrows
+    plt.close("all")
+
+
+def test_draw_unrolled_rnn_rejects_bad_steps() -> None:
+    from lmcourse.viz.graph import draw_unrolled_rnn
+
+    with pytest.raises(ValueError, match="steps"):
+        draw_unrolled_rnn(0)

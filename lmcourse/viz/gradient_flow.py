@@ -5,10 +5,13 @@ A recurrent chain ``h_t = phi(W h_{t-1} + x_t)`` with a loss on the last state o
 
     dL/dh_t = (dh_{t+1}/dh_t)^T ... (dh_T/dh_{T-1})^T u,   dh_s/dh_{s-1} = diag(phi'(a_s)) W.
 
-For a linear chain this is ``(W^{T-t})^T u``, whose norm behaves like ``rho^(T-t)``
-with ``rho`` the spectral radius of ``W``: it explodes for ``rho > 1`` and vanishes
-for ``rho < 1``. A saturating ``tanh`` multiplies in slopes ``phi' <= 1`` and so
-shrinks it further. :func:`gradient_flow` measures the norms with autograd.
+For a linear chain this is ``(W^{T-t})^T u``. Its norm is at most ``s^(T-t)`` with ``s``
+the largest singular value of ``W``, and in the long run it grows or shrinks like
+``rho^(T-t)``, ``rho`` the spectral radius (``||W^k||^(1/k) -> rho``). The default
+matrices here are scaled orthogonal, whose singular values all equal ``rho``, so the
+two agree at every step; a non-normal matrix can have ``s > 1 > rho`` and grow for a
+while before it vanishes. A saturating ``tanh`` multiplies in slopes ``phi' <= 1`` and
+so shrinks the gradient further. :func:`gradient_flow` measures the norms with autograd.
 
 Other recurrent cells plug in through :data:`CELLS` (name -> builder): a builder takes
 the recurrent matrix and a nonlinearity and returns a :class:`Cell`. Chapter 03 adds
@@ -159,6 +162,8 @@ def gradient_flow(radius: float = 1.0, nonlinearity: str = "tanh", seq_len: int 
 
 # ---- pictures ------------------------------------------------------------------------------
 
+#: The live widget's single curve: a strong colour, drawn thick and above the reference.
+SINGLE_COLOR = "#c2185b"
 DEFAULT_SETTINGS = tuple(dict(radius=r, nonlinearity=nl)
                          for nl in ("linear", "tanh") for r in (0.9, 1.0, 1.1))
 
@@ -177,7 +182,8 @@ def plot_gradient_flow(settings: Sequence[dict] | None = None, *, reference: boo
     Each setting is a dict of :func:`gradient_flow` arguments (``radius``,
     ``nonlinearity``, ``cell``, ...); ``common`` holds those shared by all lines
     (``seq_len=60`` unless given). ``reference`` adds the linear prediction
-    ``rho^(T-t)`` as a dotted grey line.
+    ``rho^(T-t)`` as a thin dotted grey line underneath. A single setting (the widget's
+    live view) is drawn thick in :data:`SINGLE_COLOR`, on top of everything else.
     """
     settings = DEFAULT_SETTINGS if settings is None else settings
     if ax is None:
@@ -190,13 +196,17 @@ def plot_gradient_flow(settings: Sequence[dict] | None = None, *, reference: boo
         kwargs = {"seq_len": 60, **common, **s}
         flow = gradient_flow(**kwargs)
         r = flow.settings["radius"]
-        color = cmap(0.5 if len(radii) == 1 else radii.index(r) / (len(radii) - 1))
+        if len(settings) == 1:  # the curve the student moves: strong, thick, on top
+            color, lw, z = SINGLE_COLOR, 3.0, 3
+        else:
+            color, lw, z = cmap(radii.index(r) / max(1, len(radii) - 1)), 1.5, 2
         ax.plot(flow.steps_back, flow.norms, styles.get(flow.settings["nonlinearity"], "-"),
-                color=color, lw=2 if len(settings) == 1 else 1.5, label=_label(flow),
+                color=color, lw=lw, zorder=z, label=_label(flow),
                 marker=markers.get(flow.settings["cell"]), markevery=6, markersize=4)
         if reference:
             k = flow.steps_back
-            ax.plot(k, float(r) ** k, ":", color="grey", lw=1, label=f"ρ^(T−t), ρ = {r:g}")
+            ax.plot(k, float(r) ** k, ":", color="0.55", lw=1.2, zorder=1,
+                    label=f"linear prediction ρ^(T−t), ρ = {r:g}")
     ax.set_yscale("log", nonpositive="mask")
     ax.set_xlabel("steps back from the loss, T − t")
     ax.set_ylabel("‖∂L/∂h_t‖")
@@ -206,7 +216,6 @@ def plot_gradient_flow(settings: Sequence[dict] | None = None, *, reference: boo
     fig = ax.figure
     fig.tight_layout()
     return fig
-
 
 
 def gradient_flow_widget(radius: float = 1.0, nonlinearity: str = "tanh", seq_len: int = 60,

@@ -179,3 +179,51 @@ def draw_graph(root: Any, ax: Axes | None = None, grad: bool = True, fmt: str = 
     labels = {node: node_label(node, grad, fmt) for node in order}
     return _draw(*layered_layout(order, parents), edges, labels, colors, ax,
                  fontsize, width_per_layer=1.7, height_per_node=1.15)
+
+
+def draw_unrolled_rnn(steps: int = 4, ax: Axes | None = None, backward: bool = True,
+                      fontsize: float = 10) -> Axes:
+    """The RNN language model unrolled over ``steps`` time steps (chapter 02).
+
+    Column ``t`` holds the input ``x_t`` (bottom), the state ``h_t``, the scores
+    ``o_t`` and the loss ``L_t`` (top); ``h_{t-1} -> h_t`` is the recurrence through
+    ``W_hh``, the same matrices at every step. With ``backward``, dashed red arrows show
+    where BPTT sends gradients: down from each loss and right-to-left along the states.
+    """
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive integer (the number of time steps to "
+                         f"draw), got {steps!r}")
+    rows = {"x": 0.0, "h": 1.0, "o": 2.0, "L": 3.0}
+    colors = {"x": INPUT_COLOR, "h": OP_COLOR, "o": OP_COLOR, "L": OUTPUT_COLOR}
+    pos = {("h", 0): (0.0, rows["h"])}
+    labels = {("h", 0): "$h_0$"}
+    edges = []
+    for t in range(1, steps + 1):
+        for row, y in rows.items():
+            pos[(row, t)] = (1.4 * t, y)
+            labels[(row, t)] = f"${row}_{{{t}}}$"
+        edges += [(("h", t - 1), ("h", t)), (("x", t), ("h", t)), (("h", t), ("o", t)),
+                  (("o", t), ("L", t))]
+    fill = {node: colors[node[0]] for node in pos}
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(13.0, 1.6 + 1.5 * steps), 4.0))
+    _draw(pos, {}, edges, labels, fill, ax, fontsize, 1.5, 1.0)
+    for t in range(1, steps + 1):  # the shared matrices, written on their arrows
+        x = 1.4 * t
+        ax.text(x - 0.7, rows["h"] + 0.12, "$W_{hh}$", ha="center", fontsize=fontsize - 2)
+        ax.text(x + 0.08, (rows["x"] + rows["h"]) / 2, "$W_{ih}$", fontsize=fontsize - 2)
+        ax.text(x + 0.08, (rows["h"] + rows["o"]) / 2, "$W_{hq}$", fontsize=fontsize - 2)
+        if backward:
+            red = dict(arrowstyle="-|>", mutation_scale=10, color="#c62828", lw=1.2, ls="--",
+                       zorder=5)
+            ax.add_patch(FancyArrowPatch((x - 0.22, rows["L"] - 0.25),
+                                         (x - 0.22, rows["h"] + 0.25), **red))
+            ax.add_patch(FancyArrowPatch((x - 0.3, rows["h"] - 0.2),
+                                         (x - 1.1, rows["h"] - 0.2), **red))
+    ax.set_xlim(-0.6, 1.4 * steps + 0.7)
+    ax.set_ylim(-0.6, rows["L"] + 0.6)
+    if backward:
+        ax.text(0.7 * steps + 0.35, -0.55, "dashed red: gradients of BPTT, "
+                "each step back multiplies by $(\\partial h_t/\\partial h_{t-1})^\\top$",
+                ha="center", color="#c62828", fontsize=fontsize - 2)
+    return ax
