@@ -38,7 +38,9 @@
 #   tricks (weight tying, embedding dropout, the warm-up schedule), and compare it fairly
 #   with chapter 02's RNN and chapter 03's LSTM at matched size, over three seeds, beside
 #   character n-grams, at equal steps and at equal seconds;
-# - make the models **write**: greedy decoding, temperature and top-k sampling.
+# - make the models **write**: greedy decoding, temperature and top-k sampling;
+# - assemble the full **encoder–decoder** transformer and train it on chapter 06's
+#   digit-reversal task beside the GRU with attention, and draw its cross-attention.
 
 # %% slideshow={"slide_type": "-"}
 from functools import partial
@@ -349,6 +351,11 @@ for norm_first in (False, True):
 #
 # Our `TransformerDecoderLayer` shares the self-attention and feed-forward code with the
 # encoder layer; the cross-attention block is the new part:
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Draw the two stacks on the board before showing the figure: ask where the keys and values
+# of cross-attention come from, and why the decoder's self-attention needs the causal mask
+# during training (teacher forcing shows it the whole target at once).
 
 # %% slideshow={"slide_type": "-"}
 show(TransformerDecoderLayer._mha_block)
@@ -835,6 +842,10 @@ plt.show()
 #   $p'_i = p_i / \sum_{j\in\text{top-}k} p_j$ for the top $k$, else $0$, so an unlikely
 #   character can never be drawn.
 
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Live: rerun the sample cell with another generator seed and with top-k = 1 (which is greedy
+# again). Ask why greedy decoding loops, and what happens to the samples as T grows past 1.
+
 # %% slideshow={"slide_type": "-"}
 show(next_token_distribution)
 show(sample_next)
@@ -1006,6 +1017,10 @@ plt.show()
 #   transformer processes fewer tokens per second than a fused recurrent kernel.
 # - Generation picks the next token greedily, or samples from $\mathrm{softmax}(z/T)$,
 #   optionally restricted to the top $k$ and renormalised.
+# - The encoder–decoder transformer built from our layers learns chapter 06's reversal
+#   task; its cross-attention, averaged over heads, can be read against the true alignment
+#   like the GRU's additive attention (accuracy by length and agreement printed above, one
+#   seed each).
 #
 # ## Exercises
 #
@@ -1025,7 +1040,10 @@ plt.show()
 #    (three seeds; set `steps` by hand) with $T = 64$ and $T = 128$. Does any network pass
 #    the 5-gram? Does the ranking at equal steps change, and where does the transformer's
 #    $T^2$ attention cost start to show in its tokens/s?
-# 6. *(medium)* Sample 2,000 characters from the seed-0 transformer at $T = 0.7$, $T = 1$ and
+# 6. *(medium)* Run the encoder–decoder comparison with three seeds and test lengths 11 to
+#    14, longer than any training string (the transformer's `max_len` allows up to 15). Which
+#    model generalises to longer strings, and do the spreads let you name a winner?
+# 7. *(medium)* Sample 2,000 characters from the seed-0 transformer at $T = 0.7$, $T = 1$ and
 #    with top-5, and fit a Kneser–Ney 3-gram to each sample. Score the validation text with
 #    these "model-written" n-grams: which decoding setting writes text most like the corpus?
 #
