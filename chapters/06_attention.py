@@ -374,7 +374,7 @@ assert diff < 1e-12 and on_padding == 0.0
 # transformer encoder–decoder on the same task with it.
 
 # %% slideshow={"slide_type": "-"}
-steps, batch_size, min_len, max_len = lmcourse.budget(cpu=200, gpu=1000), 128, 3, 12
+steps, batch_size, min_len, max_len = lmcourse.budget(cpu=150, gpu=1000), 128, 3, 12
 seeds = (0, 1, 2)
 reversers, train_seconds, train_examples = {}, 0.0, 0
 for attend in (True, False):
