@@ -472,13 +472,13 @@ plt.show()
 #
 # This is the toy memory's picture again, now with learned models. The model without
 # attention must squeeze the whole string into $c$, $2\times 64 = 128$ numbers, before it
-# writes the first digit. Short strings fit; the longer the string, the more digits it gets
-# wrong, just as the recall of one fixed-size vector fell with $L$. The model with attention
-# keeps all $L$ states and reads the one it needs at each step. (Given more training or a
-# larger $c$, the model without attention does better at these lengths; Sutskever et al.
-# made such models translate well with four-layer LSTMs of 1,000 units. What this
-# experiment measures is the trend with length at equal size and equal training.) The
-# table below puts the two side by side, both printed by this run:
+# writes the first digit. Read its row of the table: short strings fit, and the longer the
+# string, the more it gets wrong, the pattern of the toy memory's fixed-size vector. The
+# model with attention keeps all $L$ states and reads the one it needs at each step. (More
+# training or a larger $c$ may help the model without attention at these lengths, and
+# exercise 4 asks how much; Sutskever et al. made such models translate well with
+# four-layer LSTMs of 1,000 units. What this experiment measures is the trend with length
+# at equal size and equal training.) Side by side, both printed by this run:
 
 # %% slideshow={"slide_type": "-"}
 print(f"{'L':>3}  toy: one vector d=64 recall   trained: no-attention digit accuracy")
@@ -532,11 +532,11 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# The learned weights should form the anti-diagonal: the model discovered that the first
-# output reads the last digit, and so on, from nothing but the loss of the outputs
-# (the agreement printed above says how often its largest weight is exactly right).
-# The last row is the end token; there is no digit to fetch, and the model may look
-# anywhere.
+# If attention has learned the task, its weights form the anti-diagonal: the first output
+# reads the last digit, and so on, found from nothing but the loss of the outputs, since
+# no one told the model where to look. The agreement printed above says how often its
+# largest weight is exactly right. The last row is the end token; there is no digit to
+# fetch, and the model may look anywhere.
 #
 # **Beside the paper.** Bahdanau et al. (2015) measured the same effect on English→French
 # translation: BLEU on the WMT'14 test set, all sentences, was 17.82 for their
