@@ -167,3 +167,11 @@ def test_single_curve_is_strong_thick_and_above_the_reference():
     assert curve.get_linewidth() >= 2 * ref.get_linewidth()
     assert curve.get_zorder() > ref.get_zorder()
     assert to_rgb(ref.get_color()) != to_rgb(curve.get_color())
+
+
+def test_flat_line_is_not_magnified_into_round_off():
+    """rho = 1, linear: the norm is 1 up to round-off; the axis must not zoom into it."""
+    fig = plot_gradient_flow([dict(radius=1.0, nonlinearity="linear")], reference=True,
+                             seq_len=20, hidden_size=8)
+    lo, hi = fig.axes[0].get_ylim()
+    assert hi / lo >= 100

@@ -208,6 +208,12 @@ def plot_gradient_flow(settings: Sequence[dict] | None = None, *, reference: boo
             ax.plot(k, float(r) ** k, ":", color="0.55", lw=1.2, zorder=1,
                     label=f"linear prediction ρ^(T−t), ρ = {r:g}")
     ax.set_yscale("log", nonpositive="mask")
+    values = np.concatenate([np.asarray(line.get_ydata(), float) for line in ax.get_lines()])
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size:  # show at least two decades, or round-off on a flat line fills the plot
+        lo, hi = values.min(), values.max()
+        mid = math.sqrt(lo * hi)
+        ax.set_ylim(min(lo, mid / 10) / 1.5, max(hi, mid * 10) * 1.5)
     ax.set_xlabel("steps back from the loss, T − t")
     ax.set_ylabel("‖∂L/∂h_t‖")
     ax.set_title(title or "Gradient norm travelling back through time")
