@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -188,36 +185,53 @@ def corpus():
     return ids[:cut], ids[cut:], len(vocab)
 
 
-def test_unigram_perplexity_matches_a_direct_computation(corpus):
-    train, val, V = corpus
-    counts = Counter(train)
-    probs = torch.tensor([(counts[v] + 1) / (len(train) + V) for v in range(V)],
-                         dtype=torch.float64)
-    direct = math.exp(float(-probs.log()[torch.tensor(val[1:])].mean()))
-    assert math.isclose(check.unigram_perplexity(train, val, V), direct, rel_tol=1e-9)
-    assert 1 < direct < V
-
-
-def bigram_params(train, V):
-    """An RNN that is exactly a (smoothed) bigram model: h_t ~ one-hot of x_t, logits = log
-    P(next | x_t). It must beat the unigram model."""
+def counts_model(train, V, order):
+    """A "model" the check can run like the lab's: row-wise add-one-smoothed counts of the
+    next character given the previous ``order - 1`` (order 1: character frequencies,
+    order 3: the previous two characters), carried across minibatches in ``state``."""
     t = torch.tensor(train)
-    counts = torch.ones(V, V).index_put_((t[:-1], t[1:]), torch.ones(len(t) - 1),
-                                         accumulate=True)
-    log_p = (counts / counts.sum(1, keepdim=True)).log()
-    return {"W_ih": 20 * torch.eye(V), "W_hh": torch.zeros(V, V), "b_ih": torch.zeros(V),
-            "b_hh": torch.zeros(V),
-            "W_hq": log_p / math.tanh(20), "b_q": torch.zeros(V)}
+    k = order - 1
+    shape = (V,) * k + (V,)
+    counts = torch.ones(shape)
+    index = tuple(t[i:len(t) - k + i] for i in range(k + 1))
+    counts.index_put_(index, torch.ones(len(t) - k), accumulate=True)
+    log_p = (counts / counts.sum(-1, keepdim=True)).log()
+
+    def forward(params, X, state=None):
+        history = X.new_zeros(X.shape[0], k) if state is None else state
+        full = torch.cat([history, X], dim=1)
+        logits = torch.stack([log_p[tuple(full[:, j + 1:j + k + 1].T)] if k else log_p.expand(
+            X.shape[0], V) for j in range(X.shape[1])], dim=1)
+        return logits, full[:, full.shape[1] - k:]
+    return forward
 
 
-def test_beats_unigram_accepts_a_bigram_model(corpus, capsys):
+def test_ngram_perplexities_fall_with_the_order(corpus):
     train, val, V = corpus
-    ppl = check.beats_unigram(rnn_forward, bigram_params(train, V), train, val, V)
-    assert ppl < check.unigram_perplexity(train, val, V)
-    assert "trained model: passed" in capsys.readouterr().out
+    ppl = check.ngram_perplexities(train, val, V, orders=(1, 2, 3))
+    assert V > ppl[1] > ppl[2] > ppl[3] > 1
 
 
-def test_beats_unigram_rejects_an_untrained_model(corpus):
+def test_beats_bigram_accepts_a_trigram_model_and_prints_the_baselines(corpus, capsys):
+    train, val, V = corpus
+    ppl, ngram = check.beats_bigram(counts_model(train, V, 3), {}, train, val, V)
+    assert ppl < ngram[2] and set(ngram) == {1, 2, 3, 4, 5, 6}
+    out = capsys.readouterr().out
+    assert "trained model: passed" in out
+    for label in ("unigram", "bigram", "best n-gram", "your RNN"):
+        assert label in out
+    assert "but not below the best n-gram" in out  # a counted trigram loses to the 6-gram
+
+
+def test_beats_bigram_rejects_a_model_that_ignores_the_context(corpus):
+    """Character frequencies alone beat the uniform guess but not the bigram: the old,
+    too-low bar."""
+    train, val, V = corpus
+    fails_with(check.beats_bigram, counts_model(train, V, 1), {}, train, val, V,
+               hint="is not below the bigram baseline")
+
+
+def test_beats_bigram_rejects_an_untrained_model(corpus):
     train, val, V = corpus
     g = torch.Generator().manual_seed(0)
     untrained = {"W_ih": torch.randn(16, V, generator=g),
@@ -225,14 +239,16 @@ def test_beats_unigram_rejects_an_untrained_model(corpus):
                  "b_ih": torch.zeros(16), "b_hh": torch.zeros(16),
                  "W_hq": torch.randn(16, V, generator=g),
                  "b_q": torch.zeros(V)}
-    fails_with(check.beats_unigram, rnn_forward, untrained, train, val, V,
-               hint="is not below the unigram baseline")
+    fails_with(check.beats_bigram, rnn_forward, untrained, train, val, V,
+               hint="is not below the bigram baseline")
 
 
-def test_beats_unigram_rejects_a_model_that_cannot_run(corpus):
+def test_beats_bigram_rejects_a_model_that_cannot_run(corpus):
     train, val, V = corpus
 
     def stub(*_):
         raise NotImplementedError
-    fails_with(check.beats_unigram, make_forward(stub), bigram_params(train, V), train, val, V,
+    params = {"W_ih": torch.zeros(4, V), "W_hh": torch.zeros(4, 4), "b_ih": torch.zeros(4),
+              "b_hh": torch.zeros(4), "W_hq": torch.zeros(4, V), "b_q": torch.zeros(V)}
+    fails_with(check.beats_bigram, make_forward(stub), params, train, val, V,
                hint="cannot run yet")

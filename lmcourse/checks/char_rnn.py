@@ -14,7 +14,6 @@ matches a typical mistake instead, says which one.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,7 +23,8 @@ from lmcourse.checks import CheckFailed, attempt, expect, fail, passed, same
 from lmcourse.models.rnn import rnn_step as reference_rnn_step
 from lmcourse.train import lm_loss
 
-__all__ = ["beats_unigram", "rnn_step", "sample_token", "train_step", "unigram_perplexity"]
+__all__ = ["beats_bigram", "model_perplexity", "ngram_perplexities", "rnn_step",
+           "sample_token", "train_step"]
 
 _STEP = "tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)"
 
@@ -323,17 +323,7 @@ def sample_token(student: Callable[..., Any], n: int = 6000) -> None:
                  f"{n} draws match softmax(logits / T) within {tol:.3f}")
 
 
-# ---- the result: better than counting characters ------------------------------------------
-
-def unigram_perplexity(train_ids: Sequence[int], eval_ids: Sequence[int],
-                       vocab_size: int) -> float:
-    """Perplexity of the add-one-smoothed character frequencies of ``train_ids`` on
-    ``eval_ids[1:]`` (the positions a language model predicts)."""
-    counts = Counter(train_ids)
-    total = len(train_ids) + vocab_size
-    nll = -sum(math.log((counts[t] + 1) / total) for t in eval_ids[1:])
-    return math.exp(nll / (len(eval_ids) - 1))
-
+# ---- the result: better than counting character pairs --------------------------------------
 
 @torch.no_grad()
 def model_perplexity(forward: Callable, params: dict, eval_ids: Sequence[int],
@@ -351,9 +341,22 @@ def model_perplexity(forward: Callable, params: dict, eval_ids: Sequence[int],
     return math.exp(nll / count)
 
 
-def beats_unigram(forward: Callable, params: dict, train_ids: Sequence[int],
-                  val_ids: Sequence[int], vocab_size: int) -> float:
-    """Final check: the trained model's validation perplexity is below the unigram model's."""
+def ngram_perplexities(train_ids: Sequence[int], val_ids: Sequence[int], vocab_size: int,
+                       orders: Sequence[int] = (1, 2, 3, 4, 5, 6)) -> dict[int, float]:
+    """Validation perplexity of interpolated Kneser–Ney n-gram models
+    (:class:`lmcourse.models.ngram.NGramLM`) fitted on ``train_ids``, one per order."""
+    from lmcourse.models.ngram import NGramLM
+
+    return {n: NGramLM(n, vocab_size).fit(train_ids).perplexity(val_ids) for n in orders}
+
+
+def beats_bigram(forward: Callable, params: dict, train_ids: Sequence[int],
+                 val_ids: Sequence[int], vocab_size: int
+                 ) -> tuple[float, dict[int, float]]:
+    """Final check: the trained model's validation perplexity is below the Kneser–Ney
+    **bigram** model's (a model that reads only the previous character). Prints the model
+    beside the unigram, bigram and best n-gram on the same split, and says honestly whether
+    it also beats the best one. Returns ``(model perplexity, {order: n-gram perplexity})``."""
     name = "trained model"
     try:
         ppl = model_perplexity(forward, params, val_ids)
@@ -363,14 +366,25 @@ def beats_unigram(forward: Callable, params: dict, train_ids: Sequence[int],
         fail(name, "the model cannot run yet: finish rnn_step (exercise 1) and train it.")
     except Exception as err:  # noqa: BLE001
         fail(name, f"evaluating the model raised {type(err).__name__}: {err}")
-    baseline = unigram_perplexity(train_ids, val_ids, vocab_size)
     expect(math.isfinite(ppl), name, "the validation perplexity is not finite: did the "
                                      "loss diverge? Lower the learning rate or clip.")
-    expect(ppl < baseline, name,
-           f"validation perplexity {ppl:.2f} is not below the unigram baseline "
-           f"{baseline:.2f} (character frequencies alone, uniform would be {vocab_size}). "
-           "Did the training loss go down? Check train_step, train longer, or tune the "
-           "learning rate.")
-    passed(name, f"validation perplexity {ppl:.2f} < unigram baseline {baseline:.2f} "
-                 f"(uniform: {vocab_size})")
-    return ppl
+    ngram = ngram_perplexities(train_ids, val_ids, vocab_size)
+    best = min(ngram, key=ngram.get)
+    rows = [("unigram (Kneser-Ney)", ngram[1]), ("bigram (Kneser-Ney)", ngram[2]),
+            (f"best n-gram: {best}-gram (Kneser-Ney)", ngram[best]), ("your RNN", ppl)]
+    print("validation perplexity, same split:")
+    for label, value in rows:
+        print(f"  {label:<36} {value:7.2f}")
+    expect(ppl < ngram[2], name,
+           f"validation perplexity {ppl:.2f} is not below the bigram baseline {ngram[2]:.2f} "
+           f"(a model that only looks at the previous character; the unigram gets "
+           f"{ngram[1]:.2f}). A model that ignores the state, or one that stopped learning, "
+           "lands here: check that train_step carries the (detached) state, that the loss "
+           "went down, and train for the full budget.")
+    verdict = (f"and below the best n-gram ({best}-gram, {ngram[best]:.2f}) too"
+               if ppl < ngram[best] else
+               f"but not below the best n-gram ({best}-gram, {ngram[best]:.2f}): with this "
+               "budget the RNN has not learned all the statistics that counting contexts of "
+               f"{best - 1} characters captures")
+    passed(name, f"validation perplexity {ppl:.2f} < bigram baseline {ngram[2]:.2f}, {verdict}")
+    return ppl, ngram
