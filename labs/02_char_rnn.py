@@ -296,9 +296,9 @@ print(f"your RNN ({val_ppl:.2f}) beats the n-gram models of order {beaten}; the 
 # plain RNN with 128 units after a minute of one CPU thread: on this third of a million
 # characters a Kneser–Ney model that memorises every context of five characters is hard to
 # beat. The training loss printed above flattens over the last epochs, so more epochs of
-# the same model buy little; what helps is a gated cell and more compute: chapter 03's LSTM and GRU, and an LSTM with 256 units trained for two and
-# a half minutes on two threads reaches the 5-gram's level. On a GPU, try a larger
-# `hidden_size`.
+# the same model buy little; what helps is a gated cell and more compute (chapter 03's
+# LSTM and GRU): an LSTM with 256 units trained for two and a half minutes on two threads
+# reaches the 5-gram's level. On a GPU, try a larger `hidden_size`.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Let it write
