@@ -226,7 +226,9 @@ for i in (0, 1):
 # `fit_lm` (in `lmcourse.train`) runs the loop: forward with the carried, detached state;
 # cross-entropy over all $B\times T$ positions; backward; clip the gradient norm (below);
 # an Adam step; and at the end of every epoch the perplexity on training and validation
-# text. Each step processes $B\times T = 2048$ characters: the output head is one
+# text. The learning rate decays linearly over the run, from $5\cdot10^{-3}$ to a twentieth
+# of that: a simple recipe for a fixed budget, large steps early and small ones to settle.
+# Each step processes $B\times T = 2048$ characters: the output head is one
 # $2048$-row matrix product, and each of the $T$ recurrent steps multiplies a whole batch
 # of states by $W_{hh}$, so the Python loop over time is paid once per 32 sequences (the
 # tokens per second are printed). The budget is under a minute of one CPU thread (longer
@@ -234,12 +236,20 @@ for i in (0, 1):
 
 # %% slideshow={"slide_type": "-"}
 H, B, T = 256, 32, 64
-epochs = lmcourse.budget(cpu=7, gpu=30)
+epochs = lmcourse.budget(cpu=9, gpu=30)
 lmcourse.seed_everything(0)
 model = RNNLM(len(vocab), H).to(dev)
 val_batches = lm_batches(val_ids, 32, 64, generator=torch.Generator().manual_seed(0))
+total_steps = epochs * (len(train_ids) // (B * T))
+
+
+def linear_decay(step: int, lr: float = 5e-3) -> float:
+    return lr * max(0.05, 1 - step / total_steps)
+
+
 history = fit_lm(model, lambda epoch: lm_batches(train_ids, B, T, generator=generator),
-                 epochs=epochs, lr=3e-3, clip=1.0, val_batches=val_batches, desc="char RNN")
+                 epochs=epochs, lr=5e-3, clip=1.0, val_batches=val_batches, desc="char RNN",
+                 lr_schedule=linear_decay)
 print(f"{epochs} epochs ({history.tokens:,} characters) in {history.train_seconds:.1f} s: "
       f"{history.tokens_per_second:,.0f} tokens/s")
 print(f"perplexity train {history.epoch_perplexity[-1]:.2f}, "
