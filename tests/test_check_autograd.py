@@ -318,6 +318,10 @@ def returns_nothing(params, loss_fn, lr, steps):
     good_train(params, loss_fn, lr, steps)
 
 
+def returns_strings(params, loss_fn, lr, steps):
+    return [f"{v:.3f}" for v in good_train(params, loss_fn, lr, steps)]
+
+
 def train_todo(params, loss_fn, lr, steps):
     raise NotImplementedError
 
@@ -329,6 +333,7 @@ def train_todo(params, loss_fn, lr, steps):
     (no_lr, "ignored the learning rate"),
     (loss_after_update, "losses are not"),
     (returns_nothing, "return the list"),
+    (returns_strings, "one number `loss.data` per step"),
     (train_todo, "not implemented yet"),
 ])
 def test_training_check_rejects_typical_mistakes(fn, hint: str) -> None:

@@ -422,10 +422,11 @@ def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
     name = "training loop"
     params, loss_fn = _neuron_problem(Value)
     losses = attempt(name, train, params, loss_fn, lr, steps)
-    expect(isinstance(losses, (list, tuple)) and len(losses) == steps, name,
-           f"return the list of the {steps} losses (one `loss.data` per step), got "
-           f"{type(losses).__name__}" + (f" of length {len(losses)}" if
-                                         isinstance(losses, (list, tuple)) else ""))
+    size = f" of length {len(losses)}" if isinstance(losses, (list, tuple)) else ""
+    expect(isinstance(losses, (list, tuple)) and len(losses) == steps
+           and all(isinstance(getattr(v, "data", v), (int, float)) for v in losses), name,
+           f"return the list of the {steps} losses, one number `loss.data` per step; got "
+           f"{type(losses).__name__}{size}")
     losses = [float(getattr(v, "data", v)) for v in losses]
     got = [p.data for p in params]
     ref_losses, ref = attempt(name, _descend, Value, lr, steps)
