@@ -607,7 +607,8 @@ print(f"{len(text):,} characters, |V| = {V}; train {len(train_ids):,}, "
 # `GatedLM` is chapter 02's `RNNLM` (one-hot characters → recurrent layer → linear head)
 # with the recurrent layer chosen by name. For training we use PyTorch's fused
 # implementations (`impl="torch"`): they compute the same function as ours (checked above)
-# several times faster, so the wall-time comparison measures the cells, not Python loops.
+# several times faster (measured near the end of the chapter), so the wall-time comparison
+# measures the cells, not Python loops.
 #
 # All three get **the same budget**: hidden size 128, the same minibatches (32 rows of 64
 # characters, sequential, truncated BPTT), Adam with learning rate 0.01, gradient clipping
@@ -710,17 +711,17 @@ for n, label in ((2, "bigram"), (best_n, f"best n-gram ({best_n}-gram)")):
 #
 # - The verdicts above are computed from the three seeds: a cell "wins" only when every one
 #   of its runs beats every run of the other. A character model gets most of its gain from
-#   the last few characters, which an RNN can use too, so the gaps between cells are
-#   modest.
+#   the last few characters, which an RNN can use too, so the gaps between cells can be
+#   small beside the gap to the baselines.
 # - **The n-gram baseline.** If the best n-gram is printed as not beaten, that is a budget
-#   statement, not a verdict on neural networks: these models see the training text once,
-#   in a few seconds of one CPU thread. With PyTorch's LSTM (hidden 256) on two threads,
-#   one minute reaches a perplexity of about 4.4 and two and a half minutes about 4.0, the
-#   5-gram's level (measured on this machine type; see the course's notes on the stack); on
-#   a GPU, where this cell trains ten epochs, the gap closes or reverses. The n-gram model
-#   is cheap to fit and strong on a third of a million characters because it memorises
-#   every context of up to five characters; a recurrent network must learn the same
-#   statistics by gradient descent.
+#   statement, not a verdict on neural networks: on a CPU these models see the training
+#   text once, in a few seconds of one thread. With PyTorch's LSTM (hidden 256) on two
+#   threads, one minute reaches a perplexity of about 4.4 and two and a half minutes about
+#   4.0, the 5-gram's level (measured on a 2-core CPU when this course was built); on a GPU
+#   this cell trains ten epochs, and the printed verdict says whether that is enough. The
+#   n-gram model is cheap to fit and strong on a third of a million characters because it
+#   memorises every context of up to five characters; a recurrent network must learn the
+#   same statistics by gradient descent.
 # - The comparison is at equal *hidden size*, not equal parameters or compute: the LSTM has
 #   3.3 times the RNN's parameters here and costs more per step (the tokens/s column). A
 #   fair race at equal wall-clock time or equal parameters is an exercise.
@@ -981,8 +982,8 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 #   baseline of always answering the mean.
 # - On character-level text, three seeds per cell decide whether a cell's lead is larger
 #   than the luck of the initialisation; every model is printed beside the Kneser–Ney
-#   n-gram baselines on the same split, and a few seconds of CPU training are not enough
-#   to beat the best of them.
+#   n-gram baselines on the same split, with a verdict on whether it beats the best of
+#   them (a few seconds of CPU training is a small budget against a 6-gram).
 # - A bidirectional LSTM concatenates a left-to-right and a right-to-left pass: position $t$
 #   sees the whole sequence; the backward final state sits at position 0.
 #
