@@ -226,8 +226,8 @@ check.sample_token(sample_token)
 # from `state = None` (zeros) and then carries the state along. Adam with a learning rate
 # of 0.01 and clipping at 1 train this small model quickly. On a CPU, fifteen passes over
 # the text take about forty seconds (one thread; the cell prints the characters per second
-# it processes); by then the validation perplexity has nearly stopped falling for a plain
-# RNN of this size. On a GPU the same cell trains longer.
+# it processes, and the training loss every three epochs, so you can see how much the last
+# epochs still gain). On a GPU the same cell trains longer.
 
 # %% slideshow={"slide_type": "-"}
 hidden_size, batch_size, num_steps = 128, 32, 64
