@@ -286,3 +286,25 @@ def test_beats_baselines(splits, capsys):
     fails_with(check.beats_baselines, lambda texts: good(texts)[:-1], val, test,
                hint="scores for")
     fails_with(check.beats_baselines, not_implemented, val, test, hint="not implemented yet")
+
+
+def test_beats_baselines_adds_rows_and_a_verdict_for_extra_baselines(splits, capsys):
+    train, val, test = splits
+    share = defaultdict(list)
+    for text, label, _ in train + val + test:
+        share[text].append(label)
+
+    def good(texts):
+        return torch.tensor([sum(share[t]) / len(share[t]) for t in texts])
+
+    rows = check.beats_baselines(good, val, test, baselines={"keywords again": check.keyword_scores,
+                                                             "same model": good})
+    out = capsys.readouterr().out
+    assert rows["keywords again"] == rows["keyword baseline"]
+    assert rows["same model"] == rows["your BiLSTM"]
+    assert "your BiLSTM is ahead of the keywords again" in out
+    assert "your BiLSTM is not distinguishable from the same model" in out
+    assert list(rows)[-1] == "your BiLSTM"
+    # the extra rows inform; they do not change what passes or fails
+    fails_with(check.beats_baselines, check.keyword_scores, val, test, 0.1,
+               {"the lookup model": good}, hint="does not beat the keyword baseline")

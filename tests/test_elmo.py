@@ -1,5 +1,6 @@
 """ELMo pieces: highway limits, char-CNN pooling, biLM directions, joint loss, scalar mix."""
 
+import pytest
 import torch
 from torch import nn
 
@@ -13,6 +14,7 @@ from lmcourse.models.elmo import (
     ScalarMix,
     bilm_losses,
     encode_chars,
+    fit_bilm,
     nearest_neighbour_accuracy,
 )
 
@@ -51,7 +53,16 @@ def test_charcnn_shapes_and_max_pool():
     conv = enc.convs[1]
     windows = e.unfold(0, 2, 1)  # positions x d x 2
     per_pos = torch.einsum("pdw,ndw->pn", windows, conv.weight) + conv.bias
-    assert torch.allclose(pooled[0, 3:], torch.tanh(per_pos).amax(0), atol=1e-5)
+    assert torch.allclose(pooled[0, 3:], torch.relu(per_pos).amax(0), atol=1e-5)
+    # Kim et al.'s tanh is an option; the released ELMo (and our default) use relu
+    with torch.no_grad():
+        enc.activation = torch.tanh
+        assert torch.allclose(enc.pooled(encode_chars(["cat"], 8))[0, 3:],
+                              torch.tanh(per_pos).amax(0), atol=1e-5)
+    tanh_enc = CharCNN(12, char_dim=4, filters=((1, 3), (2, 5)), activation="tanh")
+    assert tanh_enc.activation is torch.tanh and CharCNN(12).activation is torch.relu
+    with pytest.raises(ValueError, match="activation must be one of"):
+        CharCNN(12, activation="gelu")
 
 
 def _model():
@@ -119,3 +130,27 @@ def test_charcnn_encodes_each_word_on_its_own():
     together = enc(encode_chars(words, 8))
     alone = torch.cat([enc(encode_chars([w], 8)) for w in words])
     assert torch.allclose(together, alone, atol=1e-6)
+
+
+def test_dropout_is_off_in_eval_and_changes_training_outputs():
+    torch.manual_seed(0)
+    model = BiLM(30, dim=8, hidden=12, dropout=0.5, char_dim=4, filters=((1, 4), (2, 4)))
+    chars = encode_chars([f"w{i}" for i in range(6)], 6)[None]
+    model.eval()
+    with torch.no_grad():
+        a, b = model(chars)[0], model(chars)[0]
+        model.train()
+        c = model(chars)[0]
+    assert torch.equal(a, b) and not torch.allclose(a, c)
+
+
+def test_fit_bilm_lowers_the_loss_and_reports_throughput():
+    model = _model()
+    torch.manual_seed(2)
+    words = torch.randint(0, 30, (8, 6))
+    chars = encode_chars([f"w{i}" for i in range(30)], 6)[words]
+    batches = [(chars[:4], words[:4]), (chars[4:], words[4:])]
+    hist = fit_bilm(model, batches, epochs=8, lr=1e-2, val=batches)
+    assert hist["train_fwd"][-1] < hist["train_fwd"][0]
+    assert hist["val_bwd"][-1] < hist["val_bwd"][0]
+    assert len(hist["tokens_per_s"]) == 8 and min(hist["tokens_per_s"]) > 0

@@ -373,14 +373,18 @@ def _split(data: Sequence[tuple[str, int, str]]) -> tuple[list[str], torch.Tenso
 
 def beats_baselines(predict: Callable[[list[str]], Any],
                     validation: Sequence[tuple[str, int, str]],
-                    test: Sequence[tuple[str, int, str]], min_gain: float = 0.1
+                    test: Sequence[tuple[str, int, str]], min_gain: float = 0.1,
+                    baselines: dict[str, Callable[[list[str]], Any]] | None = None
                     ) -> dict[str, tuple[float, float]]:
     """The trained model beats the majority class and the keyword baseline on ``test``.
 
     ``predict(texts)`` returns P(spoiler) for each sentence. The F1 threshold of the
     model and of the keyword counts is chosen on ``validation`` (best F1), then applied to
     ``test``; AUC and F1 use :mod:`lmcourse.metrics`. The model must beat the keyword
-    baseline by ``min_gain`` in both. Returns ``{name: (AUC, F1)}``.
+    baseline by ``min_gain`` in both. ``baselines`` (e.g. ``{"bag of words": predict_bow}``)
+    add rows scored the same way, each with a bootstrap interval of the model's AUC minus
+    theirs and a printed verdict; they inform, they do not decide the check. Returns
+    ``{name: (AUC, F1)}``.
     """
     name = "model vs baselines"
     v_texts, v_y = _split(validation)
@@ -399,12 +403,25 @@ def beats_baselines(predict: Callable[[list[str]], Any],
         "majority class": (0.5, 0.0),  # a constant score; never predicts a spoiler
         "keyword baseline": (metrics.roc_auc(t_y, k_test),
                              metrics.f1_score(t_y, k_test >= k_threshold)),
-        "your BiLSTM": (metrics.roc_auc(t_y, t_s), metrics.f1_score(t_y, t_s >= threshold)),
     }
+    extra = {}
+    for label, fn in (baselines or {}).items():
+        b_val, b_test = (_floats(fn(list(x))) for x in (v_texts, t_texts))
+        b_threshold, _ = metrics.best_threshold(v_y, b_val)
+        rows[label] = (metrics.roc_auc(t_y, b_test), metrics.f1_score(t_y, b_test >= b_threshold))
+        extra[label] = b_test
+    rows["your BiLSTM"] = (metrics.roc_auc(t_y, t_s), metrics.f1_score(t_y, t_s >= threshold))
     print(f"test sentences: {len(t_y):,} ({int(t_y.sum())} spoilers)")
     print(f"{'':18s} {'ROC-AUC':>8s} {'F1':>7s}")
     for label, (auc, f) in rows.items():
         print(f"{label:18s} {auc:8.3f} {f:7.3f}")
+    for label, b_test in extra.items():
+        diff, low, high = metrics.bootstrap_auc_difference(t_y, t_s, b_test)
+        verdict = ("ahead of" if low > 0 else "behind" if high < 0
+                   else "not distinguishable from")
+        print(f"AUC(your BiLSTM) - AUC({label}) = {diff:+.3f}, 95% bootstrap interval "
+              f"[{low:+.3f}, {high:+.3f}] over test sentences: your BiLSTM is {verdict} "
+              f"the {label} (one training run; the interval does not cover seeds)")
     auc, f = rows["your BiLSTM"]
     k_auc, k_f = rows["keyword baseline"]
     if np.ptp(t_s) < 1e-6:

@@ -21,6 +21,7 @@ Python loop over time steps is too slow to train a biLM inside a notebook's budg
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 
 import torch
@@ -30,6 +31,7 @@ from lmcourse.train import clip_gradients, perplexity
 
 PAD, BOW, EOW = 0, 1, 2  # character ids: padding, beginning and end of word
 NUM_CHARS = 256 + 3  # every UTF-8 byte, shifted past the three specials
+ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}  # of the character convolutions
 
 
 def encode_chars(words: Sequence[str], max_chars: int = 16) -> torch.Tensor:
@@ -69,17 +71,22 @@ class Highway(nn.Module):
 class CharCNN(nn.Module):
     """Token encoder: chars (``... x C`` ids) -> ``... x output_dim`` vectors.
 
-    For each width w with n filters: ``f[i] = max_t tanh(conv_w(E[chars])[i, t])``;
-    the maxima of all widths are concatenated, passed through highway layers, and
-    projected to ``output_dim``. Our addition (not in ELMo): a LayerNorm on the projection
-    keeps ``x_k`` at unit scale, so a tiny model trained briefly with a large learning rate
-    does not saturate its LSTM gates.
+    For each width w with n filters: ``f[i] = max_t g(conv_w(E[chars])[i, t])``, with
+    ``g = relu`` as in ELMo's released options (``"activation": "relu"``; Kim et al. 2016
+    used ``tanh``, available as ``activation="tanh"``); the maxima of all widths are
+    concatenated, passed through highway layers, and projected to ``output_dim``. Our
+    addition (not in ELMo): a LayerNorm on the projection keeps ``x_k`` at unit scale, so a
+    tiny model trained briefly with a large learning rate does not saturate its LSTM gates.
     """
 
     def __init__(self, output_dim: int, char_dim: int = 16,
                  filters: Sequence[tuple[int, int]] = ((1, 16), (2, 16), (3, 32), (4, 64)),
-                 num_highway: int = 1, num_chars: int = NUM_CHARS):
+                 num_highway: int = 1, num_chars: int = NUM_CHARS, activation: str = "relu"):
         super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got "
+                             f"{activation!r}")
+        self.activation = ACTIVATIONS[activation]
         self.embed = nn.Embedding(num_chars, char_dim, padding_idx=PAD)
         self.convs = nn.ModuleList(nn.Conv1d(char_dim, n, w) for w, n in filters)
         width = sum(n for _, n in filters)
@@ -90,7 +97,8 @@ class CharCNN(nn.Module):
     def pooled(self, chars: torch.Tensor) -> torch.Tensor:
         """``N x C`` ids -> ``N x sum(n)``: each filter's maximum over positions."""
         e = self.embed(chars).transpose(1, 2)  # N x char_dim x C
-        return torch.cat([torch.tanh(conv(e)).amax(dim=2) for conv in self.convs], dim=1)
+        return torch.cat([self.activation(conv(e)).amax(dim=2) for conv in self.convs],
+                         dim=1)
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
         lead, flat = chars.shape[:-1], chars.reshape(-1, chars.shape[-1])
@@ -107,13 +115,15 @@ class BiLM(nn.Module):
 
     ``dim`` is the width of ``x_k`` and of every LSTM output (each LSTM has ``hidden``
     cells projected to ``dim`` when ``hidden > dim``). Layers above the first add a
-    residual connection, as in ELMo.
+    residual connection, as in ELMo. ``dropout`` (0 by default) is applied to the input of
+    every LSTM layer and to the input of the softmax.
     """
 
     def __init__(self, vocab_size: int, dim: int = 64, hidden: int = 128, num_layers: int = 2,
-                 **encoder_kwargs):
+                 dropout: float = 0.0, **encoder_kwargs):
         super().__init__()
         self.encoder = CharCNN(dim, **encoder_kwargs)
+        self.drop = nn.Dropout(dropout)
         proj = dim if hidden > dim else 0
         if not proj and hidden != dim:
             raise ValueError("hidden must be >= dim")
@@ -126,11 +136,10 @@ class BiLM(nn.Module):
         self.softmax = nn.Linear(dim, vocab_size)  # Theta_s, shared by both directions
         self.num_layers = num_layers
 
-    @staticmethod
-    def _run(lstms: nn.ModuleList, x: torch.Tensor) -> list[torch.Tensor]:
+    def _run(self, lstms: nn.ModuleList, x: torch.Tensor) -> list[torch.Tensor]:
         outputs, h = [], x
         for j, lstm in enumerate(lstms):
-            out, _ = lstm(h)
+            out, _ = lstm(self.drop(h))
             h = out + h if j > 0 else out  # residual connection above the first layer
             outputs.append(h)
         return outputs
@@ -151,7 +160,7 @@ class BiLM(nn.Module):
         """Logits ``B x T x V`` of both LMs: forward at k scores ``t_{k+1}``,
         backward at k scores ``t_{k-1}``."""
         _, fwd, bwd = self.directional_states(chars)
-        return self.softmax(fwd[-1]), self.softmax(bwd[-1])
+        return self.softmax(self.drop(fwd[-1])), self.softmax(self.drop(bwd[-1]))
 
     def layers(self, chars: torch.Tensor) -> torch.Tensor:
         """The 2L+1 representations as ``(L+1) x B x T x 2dim``:
@@ -176,22 +185,26 @@ def bilm_losses(model: BiLM, chars: torch.Tensor, words: torch.Tensor
 
 def fit_bilm(model: BiLM, batches: Iterable[tuple[torch.Tensor, torch.Tensor]], epochs: int,
              lr: float = 3e-3, clip: float = 1.0, val: Sequence | None = None) -> dict:
-    """Adam on the joint loss ``loss_f + loss_b``; returns per-epoch perplexities."""
+    """Adam on the joint loss ``loss_f + loss_b``; returns per-epoch perplexities and the
+    training throughput (tokens per second, each token read by both directions)."""
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     dev = next(model.parameters()).device
     batches = list(batches)
     hist: dict[str, list[float]] = {"train_fwd": [], "train_bwd": [], "val_fwd": [],
-                                    "val_bwd": []}
+                                    "val_bwd": [], "tokens_per_s": []}
     for _ in range(epochs):
         model.train()
         tf = tb = 0.0
+        start, tokens = time.perf_counter(), 0
         for chars, words in batches:
+            tokens += words.numel()
             loss_f, loss_b = bilm_losses(model, chars.to(dev), words.to(dev))
             opt.zero_grad()
             (loss_f + loss_b).backward()
             clip_gradients(model.parameters(), clip)
             opt.step()
             tf, tb = tf + loss_f.item(), tb + loss_b.item()
+        hist["tokens_per_s"].append(tokens / (time.perf_counter() - start))
         hist["train_fwd"].append(perplexity(tf / len(batches)))
         hist["train_bwd"].append(perplexity(tb / len(batches)))
         if val:
