@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -42,6 +43,56 @@ def notebooks(paths: list[Path] | None = None, budget: float = 120.0) -> Result:
                 f"`make test` does), CPU budget {budget:.0f} s each. `load` is the 1-minute "
                 "load average when it finished: on a shared machine times grow with it.",
         rows=rows, ours_s=total)
+
+
+#: a training rate as the notebooks print it: "43,305 tokens/s", "2,231 examples/s", ...
+RATE = re.compile(r"\d[\d,.]*\s*[kKM]?\s*(?:tokens|characters|examples|pairs|words|"
+                  r"sentences|sequences)/s\b")
+#: the heading of a printed table with a rate column ("... tokens/s  train s")
+RATE_HEADING = re.compile(r"\b(?:tokens|characters|examples|pairs|words|sentences)/s\b")
+
+
+def printed_rates(nb) -> list[str]:
+    """The lines of a notebook's outputs that report a training rate: every line with
+    a number followed by ``tokens/s`` (or characters, examples, ...), and every table whose
+    heading has such a column, heading and rows (up to the next blank line)."""
+    found: list[str] = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            text = out.get("text", "") if out.get("output_type") == "stream" else ""
+            lines = text.splitlines()
+            i = 0
+            while i < len(lines):
+                line = lines[i].strip()
+                if RATE.search(line):
+                    found.append(line)
+                elif RATE_HEADING.search(line):
+                    j = i + 1
+                    while j < len(lines) and lines[j].strip():
+                        j += 1
+                    found.extend(x.strip() for x in lines[i:j])
+                    i = j
+                i += 1
+    return found
+
+
+@benchmark("throughput", "Training rates printed by the notebooks", group="notebooks")
+def throughput(paths: list[Path] | None = None) -> Result:
+    """Collect the tokens/s (examples/s, ...) every training run printed in the committed,
+    executed notebooks: the rates students see, measured when each notebook was built."""
+    import nbformat
+
+    from tools import nbtools
+
+    paths = paths or nbtools.notebooks()
+    rows = [{"notebook": path.relative_to(ROOT).as_posix(), "printed": line[:140]}
+            for path in paths for line in printed_rates(nbformat.read(path, as_version=4))]
+    return Result(
+        summary="Every line of a committed notebook's outputs that reports a training rate "
+                "(tokens/s, characters/s, examples/s, ...), with its table when the rate is a "
+                "column. Notebooks are built with one torch thread (`OMP_NUM_THREADS=1`, as "
+                "`make test` runs them); a build on a busy machine prints lower rates.",
+        rows=rows, ours_s=None)
 
 
 @benchmark("setup", "Setup from a fresh clone", group="setup", default=False)
