@@ -24,7 +24,9 @@
 # 2. **the negative-sampling loss**,
 #    $\ell = -\log\sigma(u_o^\top v_c) - \sum_{k=1}^{K}\log\sigma(-u_{w_k}^\top v_c)$,
 #    averaged over a minibatch;
-# 3. **a vectorised training step**: a whole minibatch of pairs at once, no Python loop.
+# 3. **a vectorised training step**: a whole minibatch of pairs at once, no Python loop;
+# 4. **the noise distribution** the negatives are drawn from, $\mathrm{count}^{3/4}$;
+# 5. **subsampling of frequent words**: the probability of discarding each occurrence.
 #
 # After each exercise, run the check cell below it. A check computes the right answer
 # itself and, if yours differs, names the mistake when it recognises it. Two checks at the
@@ -45,12 +47,7 @@ from torch import nn
 import lmcourse
 from lmcourse.checks import word2vec as check
 from lmcourse.data import WordCorpus, load_corpus, tokenize
-from lmcourse.models.embeddings import (
-    keep_probability,
-    most_similar,
-    noise_distribution,
-    subsample,
-)
+from lmcourse.models.embeddings import most_similar, subsample
 
 generator = lmcourse.seed_everything(0)
 torch.set_num_threads(1)  # small tensors: one CPU thread is faster than two that wait
@@ -167,21 +164,82 @@ check.train_step(train_step)
 check.learns_clusters(skipgram_pairs, train_step)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 4: the noise distribution
+#
+# The negatives are not drawn uniformly: Mikolov et al. (2013b) draw word $w$ with
+# probability
+#
+# $$P_n(w) = \frac{\mathrm{count}(w)^{3/4}}{\sum_{w'} \mathrm{count}(w')^{3/4}},$$
+#
+# the unigram distribution raised to the power $3/4$ **and renormalised**. The power
+# flattens Zipf's law: frequent words are still drawn more often than rare ones, but less
+# overwhelmingly than their share of the text. `counts` is a NumPy array of word counts;
+# return a float array of the same length that sums to 1.
+
+# %% slideshow={"slide_type": "-"}
+def noise_distribution(counts: np.ndarray) -> np.ndarray:
+    """P_n(w) = count(w)^0.75 / sum_w' count(w')^0.75."""
+    # BEGIN SOLUTION
+    p = counts.astype(np.float64) ** 0.75
+    return p / p.sum()
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.noise_distribution(noise_distribution)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercise 5: subsampling frequent words
+#
+# A word such as `state` occurs thousands of times and tells little about its neighbours.
+# Before the pairs are built, each occurrence of word $w$ is **discarded** with probability
+#
+# $$P_{\text{discard}}(w) = \max\Big(0,\; 1 - \sqrt{t / f(w)}\Big),
+# \qquad f(w) = \frac{\mathrm{count}(w)}{\sum_{w'} \mathrm{count}(w')},$$
+#
+# the formula of the paper (Mikolov et al., 2013b). Words rarer than $t$ would get a
+# negative value: they are never discarded, hence the $\max$. (The released `word2vec.c`,
+# and gensim, which chapter 04 follows, use a smoother variant: they *keep* a word with
+# probability $(\sqrt{f/t} + 1)\,t/f$. Here you write the paper's version.) Return the
+# discard probability of every word, a float array.
+
+# %% slideshow={"slide_type": "-"}
+def discard_probability(counts: np.ndarray, t: float) -> np.ndarray:
+    """max(0, 1 - sqrt(t / f(w))) with f(w) = count(w) / total."""
+    # BEGIN SOLUTION
+    f = counts / counts.sum()
+    return np.maximum(0.0, 1 - np.sqrt(t / f))
+    # END SOLUTION
+
+
+# %% tags=["check"] slideshow={"slide_type": "-"}
+check.discard_probability(discard_probability)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Real text
 #
 # The corpus is the one of chapter 04: 250 Wikipedia articles, lowercased, with stop words
 # removed and Porter-stemmed (*january* is `januari`), keeping words seen at least 5 times.
-# Two ingredients of word2vec are given, as in the chapter: **subsampling** of frequent
-# words (each occurrence of a word is kept with probability $p_{\text{keep}}$, gensim's
-# $t = 10^{-3}$) and **noise words** drawn from $\mathrm{count}^{3/4}$.
+# Your two functions supply the last ingredients: noise words from your
+# `noise_distribution`, and each occurrence kept with probability
+# $1 - P_{\text{discard}}$ from your `discard_probability` with $t = 10^{-3}$ (gensim's
+# default; the paper's $10^{-5}$ suits billions of words and would discard most of ours).
 
 # %% slideshow={"slide_type": "-"}
 documents = [tokenize(doc) for doc in load_corpus("text8")]
 corpus = WordCorpus.from_documents(documents, min_count=5)
 V = len(corpus)
-noise = torch.from_numpy(noise_distribution(corpus.counts))
-keep = keep_probability(corpus.counts, sample=1e-3)
 print(f"{corpus.num_tokens:,} tokens, {V:,} words; most frequent: {' '.join(corpus.words[:8])}")
+
+# %% slideshow={"slide_type": "-"}
+noise = torch.from_numpy(noise_distribution(corpus.counts))
+keep = 1 - discard_probability(corpus.counts, t=1e-3)
+unigram = corpus.counts / corpus.counts.sum()
+for w in corpus.words[:3] + ["januari", "king"]:
+    i = corpus.index[w]
+    print(f"{w:>8}: {unigram[i]:.2%} of the text, {noise[i]:.2%} of the noise draws, "
+          f"kept {keep[i]:.0%} of the time")
+print(f"expected share of the tokens kept per epoch: {(keep * unigram).sum():.1%}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The model: 50-dimensional input vectors, small random numbers to start; output vectors

@@ -216,3 +216,63 @@ def test_months_accept_trained_like_vectors_and_reject_others(capsys):
     fails_with(check.months_close, np.zeros((len(words), 16)), words, hint="all zero")
     fails_with(check.months_close, _month_vectors(words, rng, 5.0)[:-1], words,
                hint="one row per word")
+
+
+# ---- exercises 4 and 5: noise distribution and subsampling ----------------------------------
+
+def noise_right(counts):
+    p = counts.astype(np.float64) ** 0.75
+    return p / p.sum()
+
+
+def discard_right(counts, t):
+    f = counts / counts.sum()
+    return np.maximum(0.0, 1 - np.sqrt(t / f))
+
+
+def test_noise_distribution_accepts_the_solution_as_numpy_or_torch(capsys):
+    check.noise_distribution(noise_right)
+    check.noise_distribution(lambda c: torch.from_numpy(noise_right(c)))
+    assert capsys.readouterr().out.count("noise_distribution: passed") == 2
+
+
+@pytest.mark.parametrize(("wrong", "hint"), [
+    (lambda c: c / c.sum(), "raise the counts to the power 0.75"),
+    (lambda c: c.astype(float) ** 0.75, "not renormalised"),
+    (lambda c: (c / c.sum()) ** 0.75, "normalise again"),
+    (lambda c: c ** (4 / 3) / (c ** (4 / 3)).sum(), "4/3 instead of 3/4"),
+    (lambda c: np.ones(len(c)) / len(c), "uniform"),
+    (lambda c: np.ones(3), "one number per word"),
+    (lambda c: 1 / 0, "ZeroDivisionError"),
+])
+def test_noise_distribution_rejects_typical_mistakes(wrong, hint):
+    fails_with(check.noise_distribution, wrong, hint=hint)
+
+
+def test_noise_distribution_rejects_an_unrecognised_answer():
+    fails_with(check.noise_distribution, lambda c: noise_right(c)[::-1].copy(),
+               hint="expected")
+
+
+def test_discard_probability_accepts_the_solution(capsys):
+    check.discard_probability(discard_right)
+    assert "discard_probability: passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("wrong", "hint"), [
+    (lambda c, t: np.minimum(1, np.sqrt(t / (c / c.sum()))), "probability of KEEPING"),
+    (lambda c, t: 1 - np.sqrt(t / (c / c.sum())), "clip it at 0"),
+    (lambda c, t: np.maximum(0, 1 - np.sqrt(t / c)), "relative frequency"),
+    (lambda c, t: np.maximum(0, 1 - t / (c / c.sum())), "square root is missing"),
+    (lambda c, t: np.minimum(1, (np.sqrt(c / c.sum() / t) + 1) * t / (c / c.sum())),
+     "gensim's KEEP probability"),
+    (lambda c, t: discard_right(c, 0.01), "use the argument t"),
+])
+def test_discard_probability_rejects_typical_mistakes(wrong, hint):
+    fails_with(check.discard_probability, wrong, hint=hint)
+
+
+def test_discard_probability_student_stub_fails():
+    def stub(counts, t):
+        raise NotImplementedError
+    fails_with(check.discard_probability, stub, hint="not implemented yet")
