@@ -284,6 +284,17 @@ def test_glove_learns_two_planted_topics():
     assert _same_topic_share(run.vectors, corpus) >= 0.95
 
 
+def test_glove_callback_sees_the_vectors_after_every_epoch():
+    corpus, _ = _two_topics()
+    X = E.cooccurrence(corpus.docs, len(corpus), window=2, weighting="harmonic")
+    seen = []
+    run = E.train_glove(X, dim=6, epochs=3, batch_size=64, x_max=10,
+                        callback=lambda epoch, vec: seen.append((epoch, vec.copy())))
+    assert [e for e, _ in seen] == [1, 2, 3]
+    np.testing.assert_array_equal(seen[-1][1], run.vectors)
+    assert not np.array_equal(seen[0][1], seen[-1][1])  # the vectors moved between epochs
+
+
 def test_ppmi_svd_separates_two_planted_topics():
     corpus, _ = _two_topics()
     X = E.cooccurrence(corpus.docs, len(corpus), window=2)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,11 +59,13 @@ def glove_step(params: list[torch.Tensor], sq_sums: list[torch.Tensor], i: torch
 
 def train_glove(X: sp.spmatrix, dim: int = 100, epochs: int = 10, lr: float = 0.05,
                 x_max: float = 100.0, alpha: float = 0.75, batch_size: int = 16384,
-                seed: int = 0, device: torch.device | str = "cpu") -> Trained:
+                seed: int = 0, device: torch.device | str = "cpu",
+                callback: Callable[[int, np.ndarray], None] | None = None) -> Trained:
     """GloVe (Pennington, Socher & Manning, 2014): minimise :func:`glove_loss` summed over
     the nonzero entries of ``X``, with AdaGrad (:func:`glove_step`) on shuffled
     minibatches (the reference code: one entry at a time, lr 0.05). Vectors start uniform
-    in ``(-0.5/d, 0.5/d)``, biases at 0; the result is ``W + W~``, the paper's choice."""
+    in ``(-0.5/d, 0.5/d)``, biases at 0; the result is ``W + W~``, the paper's choice.
+    ``callback(epoch, vectors)``, if given, sees ``W + W~`` after every epoch."""
     dev = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
     X = sp.coo_matrix(X)
@@ -82,5 +85,7 @@ def train_glove(X: sp.spmatrix, dim: int = 100, epochs: int = 10, lr: float = 0.
             k = order[s:s + batch_size]
             total += glove_step(params, sq_sums, rows[k], cols[k], vals[k], lr, x_max, alpha)
         losses.append(total / len(vals))
+        if callback is not None:
+            callback(len(losses), (params[0] + params[1]).cpu().numpy())
     return Trained((params[0] + params[1]).cpu().numpy(), losses,
                    time.perf_counter() - start, params[1].cpu().numpy())
