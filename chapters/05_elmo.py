@@ -331,6 +331,8 @@ history = fit_bilm(model, train_batches, epochs, lr=5e-3, val=val_batches)
 for key, values in history.items():
     fmt = "{:7.0f}" if key == "tokens_per_s" else "{:7.1f}"
     print(f"{key:>12s}: " + "  ".join(fmt.format(v) for v in values))
+print(f"training throughput: {np.median(history['tokens_per_s']):,.0f} tokens/s (median over "
+      f"{epochs} epochs of {len(train_batches)} minibatches of {B} x {T})")
 
 # %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -363,8 +365,7 @@ else:
     print(f"verdict: the biLM does NOT beat the best n-gram ({best_ngram}): forward "
           f"{final[0]:.1f} vs {ngram[best_ngram][0]:.1f} ({gap:.2f}x); its validation "
           f"perplexity fell {drop:.0%} in the last epoch, {state}; it read "
-          f"{epochs * len(train_batches) * B * T:,} training tokens at "
-          f"{np.median(history['tokens_per_s']):,.0f} tokens/s")
+          f"{epochs * len(train_batches) * B * T:,} training tokens in all")
 print(f"over-fitting: forward training perplexity {history['train_fwd'][-1]:.1f} vs "
       f"validation {final[0]:.1f} (ratio {final[0] / history['train_fwd'][-1]:.2f}; after "
       f"epoch 2 it was {history['val_fwd'][1] / history['train_fwd'][1]:.2f})")
