@@ -33,6 +33,17 @@ def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float],
                                  color=kw.pop("color", "0.25"), linewidth=1, **kw))
 
 
+def _canvas(ax: Axes, xlim: tuple[float, float], ylim: tuple[float, float],
+            title: str) -> Axes:
+    """The frame every diagram shares: fixed limits, equal scales, no axes, a title."""
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(title, fontsize=10)
+    return ax
+
+
 def _stack(ax: Axes, x: float, y0: float, blocks: list[tuple[str, str]], norm_first: bool,
            step: float = 0.75) -> list[float]:
     """Draw ``blocks`` (label, kind) bottom-up, each with its LayerNorm and residual arrow;
@@ -94,10 +105,5 @@ def draw_encoder_decoder(norm_first: bool = False, ax: Axes | None = None) -> Ax
             va="top")
     _box(ax, dx, dec_top + 0.7, "linear → softmax over the vocabulary", "io", w=3.2)
     _arrow(ax, (dx, dec_top + 0.1), (dx, dec_top + 0.42))
-    ax.set_xlim(-0.3, 9.6)
-    ax.set_ylim(-0.6, max(enc_top, dec_top) + 1.3)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title(f"Encoder (left) and decoder (right), {'pre' if norm_first else 'post'}-norm",
-                 fontsize=10)
-    return ax
+    return _canvas(ax, (-0.3, 9.6), (-0.6, max(enc_top, dec_top) + 1.3),
+                   f"Encoder (left) and decoder (right), {'pre' if norm_first else 'post'}-norm")

@@ -18,6 +18,8 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
+from lmcourse.viz.architecture import _canvas
+
 __all__ = ["draw_gru_cell", "draw_lstm_cell"]
 
 LAYER, OP, STATE = "#fff2b3", "#f9d2d2", "C0"
@@ -53,12 +55,7 @@ def _frame(ax: Axes | None, title: str) -> Axes:
         _, ax = plt.subplots(figsize=(7.2, 4.2))
     ax.add_patch(FancyBboxPatch((0.4, 0.55), 7.2, 4.0, boxstyle="round,pad=0.1",
                                 facecolor="#f4f4f4", edgecolor="0.6"))
-    ax.set_xlim(-0.6, 8.8)
-    ax.set_ylim(-0.45, 5.25)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title(title, fontsize=10)
-    return ax
+    return _canvas(ax, (-0.6, 8.8), (-0.45, 5.25), title)
 
 
 def _inputs(ax: Axes, h_label: str, layer_xs: list[float]) -> None:

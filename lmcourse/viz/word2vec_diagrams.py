@@ -12,7 +12,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from lmcourse.viz.architecture import _arrow, _box
+from lmcourse.viz.architecture import _arrow, _box, _canvas
 
 __all__ = ["draw_cbow", "draw_skipgram", "draw_word2vec"]
 
@@ -21,12 +21,7 @@ _YS = [3.3, 2.3, 1.3, 0.3]
 
 
 def _finish(ax: Axes, title: str) -> Axes:
-    ax.set_xlim(-1.0, 9.4)
-    ax.set_ylim(-1.3, 4.1)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title(title, fontsize=10)
-    return ax
+    return _canvas(ax, (-1.0, 9.4), (-1.3, 4.1), title)
 
 
 def draw_skipgram(ax: Axes | None = None) -> Axes:
