@@ -2,7 +2,8 @@
 
 Lab 06 fine-tunes the pre-trained MiniLM (6 layers, width 384) on spoiler sentences: frozen
 embeddings, balanced batches of 16, AdamW at 1e-4 with 10% linear warm-up then linear decay,
-200 steps on a CPU (600 on a GPU). Distillation and compression start from that model, so
+200 steps on a CPU (600 on a GPU; lab 06 itself stops at 150 on a CPU to keep within
+its notebook budget). Distillation and compression start from that model, so
 it is trained once and cached under ``_build/cache/`` (``LMCOURSE_CACHE`` moves it): a
 safetensors file (tensors only, nothing executable) whose name is a hash of the recipe, the
 data and the MiniLM weights, written atomically, with a lock so that two notebooks run in
@@ -19,7 +20,7 @@ import os
 import random
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from lmcourse.metrics import roc_auc
 from lmcourse.models.bert import BertModel
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
-__all__ = ["SpoilerData", "cache_dir", "distillation_pool", "half_depth_student",
+__all__ = ["SpoilerData", "cache_dir", "cached_weights", "distillation_pool", "half_depth_student",
            "spoiler_data", "spoiler_teacher"]
 
 MAX_LEN = 32
@@ -155,6 +156,26 @@ def spoiler_teacher(data: SpoilerData | None = None, steps: int | None = None,
     return model.eval()
 
 
+def cached_weights(name: str, recipe: dict, train: Callable[[], torch.nn.Module]
+                   ) -> dict[str, torch.Tensor]:
+    """The state dict of the model ``train()`` returns, trained once per ``recipe`` and kept
+    in the course cache as ``<name>-<hash of recipe>.safetensors`` (atomic write, a lock
+    against a parallel notebook, a damaged file trained again). For baselines a notebook
+    only compares against, such as lab 06's three BiLSTMs."""
+    key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+    path = cache_dir() / f"{name}-{key}.safetensors"
+    with _locked(path):
+        if path.exists():
+            from safetensors.torch import load_file
+            try:
+                return load_file(path)
+            except Exception as err:  # a truncated or foreign file: train again, loudly
+                print(f"{path} could not be read ({err}); training {name} again")
+        model = train()
+        _save_atomically(model, path, {k: v for k, v in recipe.items() if k != "rows"})
+        return {k: v.detach().cpu() for k, v in model.state_dict().items()}
+
+
 def _save_atomically(model: torch.nn.Module, path: Path, recipe: dict) -> None:
     from safetensors.torch import save_file
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
@@ -203,14 +224,25 @@ def distillation_pool(data: SpoilerData, teacher: torch.nn.Module, others_per_sp
     was_training = teacher.training
     teacher.eval()
     device = next(teacher.parameters()).device
-    logits = torch.cat([teacher(*(t.to(device) for t in finetune.trim(
-        pool[0][i:i + batch_size], pool[1][i:i + batch_size]))).cpu()
-        for i in range(0, len(pool[2]), batch_size)])
+    # batches of similar length, so each is trimmed to little padding; same logits, in order
+    by_length = pool[1].sum(1).argsort(stable=True)
+    ids, mask = pool[0][by_length], pool[1][by_length]
+    with torch.no_grad():
+        sorted_logits = torch.cat([teacher(*(t.to(device) for t in finetune.trim(
+            ids[i:i + batch_size], mask[i:i + batch_size]))).cpu()
+            for i in range(0, len(by_length), batch_size)])
+    logits = torch.empty_like(sorted_logits)
+    logits[by_length] = sorted_logits
     teacher.train(was_training)
     return pool, logits
 
 
-if __name__ == "__main__":  # `make teacher`: train (or find) the cached teacher once
+if __name__ == "__main__":  # `make teacher`: train (or find) what notebooks share, once
+    from lmcourse.models.baselines import bilstm_baseline
+
     start = time.perf_counter()
     spoiler_teacher()
-    print(f"spoiler teacher ready in {cache_dir()} ({time.perf_counter() - start:.0f} s)")
+    for baseline_seed in range(3):  # lab 06's baselines: lab 03's BiLSTM, three seeds
+        bilstm_baseline(spoiler_data().train, epochs=2, seed=baseline_seed, cache=True)
+    print(f"spoiler teacher and lab 06's BiLSTM baselines ready in {cache_dir()} "
+          f"({time.perf_counter() - start:.0f} s)")

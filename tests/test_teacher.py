@@ -68,3 +68,30 @@ def test_half_depth_students_and_their_pool(small_data, tmp_path, monkeypatch):
     with torch.no_grad():
         direct = model(ids[:4], mask[:4])
     assert torch.allclose(logits[:4], direct, atol=1e-5)
+
+
+def test_cached_bilstm_baseline_predicts_as_the_freshly_trained_one(small_data, tmp_path,
+                                                                     monkeypatch, capsys):
+    from lmcourse.models import baselines
+
+    monkeypatch.setenv(teacher.CACHE_ENV, str(tmp_path))
+    rows = small_data.train[:300]
+    texts = [t for t, _, _ in small_data.test[:50]]
+    fresh = baselines.bilstm_baseline(rows, epochs=1, seed=1)(texts)
+    first = baselines.bilstm_baseline(rows, epochs=1, seed=1, cache=True)(texts)
+    (path,) = tmp_path.glob("bilstm-*.safetensors")
+    assert torch.equal(first, fresh)
+    # loaded, not trained: the training loop's optimiser is never built the second time
+    monkeypatch.setattr(baselines.torch.optim, "Adam", None)
+    assert torch.equal(baselines.bilstm_baseline(rows, epochs=1, seed=1, cache=True)(texts),
+                       fresh)
+    monkeypatch.undo()
+    monkeypatch.setenv(teacher.CACHE_ENV, str(tmp_path))
+    # another seed is another recipe, another file
+    baselines.bilstm_baseline(rows, epochs=1, seed=2, cache=True)
+    assert len(list(tmp_path.glob("bilstm-*.safetensors"))) == 2
+    # a damaged file is trained again, loudly, and gives the same model
+    path.write_bytes(b"not a safetensors file")
+    assert torch.equal(baselines.bilstm_baseline(rows, epochs=1, seed=1, cache=True)(texts),
+                       fresh)
+    assert "could not be read" in capsys.readouterr().out

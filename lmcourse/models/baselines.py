@@ -100,10 +100,12 @@ class _BiLSTM(nn.Module):
 
 def bilstm_baseline(train: Sentences, epochs: int = 2, embed_dim: int = 32,
                     hidden_size: int = 32, batch_size: int = 64, lr: float = 3e-3,
-                    seed: int = 0) -> Callable[[Sequence[str]], torch.Tensor]:
+                    seed: int = 0, cache: bool = False) -> Callable[[Sequence[str]], torch.Tensor]:
     """Lab 03's recipe on the CPU: a BiLSTM trained with Adam on the weighted binary
     cross-entropy, ``epochs`` shuffled passes in minibatches of 64. Returns
-    ``predict(texts) -> P(spoiler)``."""
+    ``predict(texts) -> P(spoiler)``. With ``cache=True`` the trained weights are kept in
+    the course cache (:func:`lmcourse.teacher.cached_weights`, keyed by the recipe and the
+    training rows), so a notebook that only compares against the baseline loads it."""
     vocab = _vocab(train)
     pad = vocab.stoi["<pad>"]
 
@@ -112,25 +114,38 @@ def bilstm_baseline(train: Sentences, epochs: int = 2, embed_dim: int = 32,
         return (pad_sequence(seqs, batch_first=True, padding_value=pad),
                 torch.tensor([len(s) for s in seqs]))
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small matrices: one thread wastes less time waiting
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            model = _BiLSTM(len(vocab), embed_dim, hidden_size, pad)
-            y = torch.tensor([float(label) for _, label, _ in train])
-            loss_fn = nn.BCEWithLogitsLoss(pos_weight=torch.tensor(metrics.positive_weight(y)))
-            optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-            g = torch.Generator().manual_seed(seed)
-            for _ in range(epochs):
-                for idx in torch.randperm(len(train), generator=g).split(batch_size):
-                    ids, lengths = batch([train[int(i)][0] for i in idx])
-                    loss = loss_fn(model(ids, lengths), y[idx])
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
-    finally:
-        torch.set_num_threads(threads)
+    def fit() -> _BiLSTM:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # small matrices: one thread wastes less time waiting
+        try:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                model = _BiLSTM(len(vocab), embed_dim, hidden_size, pad)
+                y = torch.tensor([float(label) for _, label, _ in train])
+                loss_fn = nn.BCEWithLogitsLoss(
+                    pos_weight=torch.tensor(metrics.positive_weight(y)))
+                optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+                g = torch.Generator().manual_seed(seed)
+                for _ in range(epochs):
+                    for idx in torch.randperm(len(train), generator=g).split(batch_size):
+                        ids, lengths = batch([train[int(i)][0] for i in idx])
+                        loss = loss_fn(model(ids, lengths), y[idx])
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+        finally:
+            torch.set_num_threads(threads)
+        return model
+
+    if cache:
+        from lmcourse.teacher import cached_weights
+        recipe = {"recipe": "lab03-bilstm-v1", "epochs": epochs, "embed_dim": embed_dim,
+                  "hidden_size": hidden_size, "batch_size": batch_size, "lr": lr, "seed": seed,
+                  "rows": list(train)}
+        model = _BiLSTM(len(vocab), embed_dim, hidden_size, pad)
+        model.load_state_dict(cached_weights("bilstm", recipe, fit))
+    else:
+        model = fit()
     model.eval()
 
     @torch.no_grad()
