@@ -349,7 +349,7 @@ tiny_config = BertConfig(vocab_size=len(corpus), hidden_size=128, num_hidden_lay
                          max_position_embeddings=64, hidden_dropout_prob=0.0,
                          attention_probs_dropout_prob=0.0)
 tiny = BertForPreTraining(tiny_config).to(dev)
-steps = lmcourse.budget(cpu=900, gpu=3000)
+steps = lmcourse.budget(cpu=600, gpu=3000)
 batch_size = lmcourse.budget(cpu=32, gpu=64)
 ids_args = dict(special_ids=corpus.special_ids, cls_id=corpus.cls_id, sep_id=corpus.sep_id,
                 pad_id=corpus.pad_id, mask_id=corpus.mask_id)
@@ -580,7 +580,7 @@ train_f = extract_features(frozen, *train_x, k=4)
 test_f = extract_features(frozen, *test_x, k=4)
 lmcourse.seed_everything(0)
 featured = BiLSTMClassifier(train_f.shape[-1], hidden_size=64).to(dev)
-fit(featured, (train_f, train_x[1], train_y), steps=lmcourse.budget(cpu=150, gpu=600),
+fit(featured, (train_f, train_x[1], train_y), steps=lmcourse.budget(cpu=120, gpu=600),
     batch_size=32, lr=2e-3, generator=torch.Generator().manual_seed(0), progress=False)
 report("MiniLM features (last 4) + BiLSTM", predict_proba(featured, test_f, test_x[1]),
        time.perf_counter() - start, parameter_counts(featured)[1])
@@ -588,7 +588,7 @@ report("MiniLM features (last 4) + BiLSTM", predict_proba(featured, test_f, test
 lmcourse.seed_everything(0)
 start = time.perf_counter()
 scratch = BiLSTMClassifier(64, hidden_size=64, vocab_size=tokenizer.vocab_size).to(dev)
-fit(scratch, (train_x[0], train_x[1], train_y), steps=lmcourse.budget(cpu=150, gpu=600),
+fit(scratch, (train_x[0], train_x[1], train_y), steps=lmcourse.budget(cpu=120, gpu=600),
     batch_size=32, lr=2e-3, generator=torch.Generator().manual_seed(0), progress=False)
 report("BiLSTM from scratch (no pre-training)", predict_proba(scratch, *test_x),
        time.perf_counter() - start, parameter_counts(scratch)[1])

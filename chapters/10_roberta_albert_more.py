@@ -91,7 +91,7 @@ print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
 # - **model**: 2 layers of width 64, 2 heads, feed-forward 256, no dropout (half of
 #   chapter 09's width, so that we can afford three seeds of every variant);
 # - **recipe**: chapter 09's `pretrain` (AdamW, warm-up then linear decay, clipping),
-#   200 steps of 32 pairs (more on a GPU);
+#   140 steps of 32 pairs (more on a GPU);
 # - **score**: masked-token accuracy and MLM loss (mean cross-entropy, nats) on 1,000
 #   held-out pairs from reviews the models never see, masked once with a fixed seed.
 #
@@ -104,7 +104,7 @@ corpus, pre_train, pre_test = reviews.corpus, reviews.train, reviews.test
 MAX_LEN = 32
 bench = MaskedLMBench.build(reviews, max_len=MAX_LEN, n_eval=1000)
 train_pairs, test_pairs, ids_args = bench.train_pairs, bench.test_pairs, bench.ids_args
-STEPS = lmcourse.budget(cpu=200, gpu=1500)
+STEPS = lmcourse.budget(cpu=140, gpu=1500)
 BATCH = 32
 SEEDS = (0, 1, 2)
 show(MaskedLMBench.config)
@@ -149,7 +149,7 @@ show(StaticMasking)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # The difference matters only when the data is seen more than once, so this experiment
-# trains on the first **800 pairs**, 200 steps of 32, i.e. **8 epochs**. Static masking
+# trains on the first **800 pairs**, 140 steps of 32, i.e. **5.6 epochs**. Static masking
 # here is BERT's purest form (one mask per pair, seen 8 times); dynamic draws a new mask per
 # batch (chapter 09's `pretrain` does this by default). Same pairs, same order, same steps,
 # three seeds each; we also print the training loss over the last 25 steps, because the

@@ -184,7 +184,7 @@ print(f"from T = 1 to 16: L_d's gradient x{plain[-1] / plain[0]:.4f} "
 # %% slideshow={"slide_type": "-"}
 data = spoiler_data()
 teacher = spoiler_teacher(data).to(dev).eval()
-eval_texts, eval_labels = data.evaluation_sample(others=lmcourse.budget(cpu=500, gpu=2000))
+eval_texts, eval_labels = data.evaluation_sample(others=lmcourse.budget(cpu=300, gpu=2000))
 bag_of_words = bag_of_words_baseline(data.train)
 bow_auc = roc_auc(eval_labels, bag_of_words(eval_texts))
 teacher_auc = data.roc_auc(teacher, eval_texts, eval_labels)
@@ -267,7 +267,7 @@ print(f"parameters: teacher {count_params(teacher):,}, student {count_params(pro
 # which one seed each is enough to check (the last printed line gives the gap).
 
 # %% slideshow={"slide_type": "-"}
-STEPS = lmcourse.budget(cpu=45, gpu=400)
+STEPS = lmcourse.budget(cpu=30, gpu=400)
 TEMPERATURE = 2.0
 
 

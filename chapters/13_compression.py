@@ -102,7 +102,7 @@ print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
 data = spoiler_data()
 teacher = spoiler_teacher(data).cpu().eval()
 
-eval_texts, eval_labels = data.evaluation_sample(others=lmcourse.budget(cpu=500, gpu=2000))
+eval_texts, eval_labels = data.evaluation_sample(others=lmcourse.budget(cpu=300, gpu=2000))
 latency_ids, latency_mask = finetune.encode(data.tokenizer, eval_texts[:64], data.max_len,
                                             pad_to_max=True)
 
@@ -446,7 +446,7 @@ def distil_loss(model, ids, mask, labels, rows):
     return combined_loss(model(ids, mask), teacher_logits[rows], labels, temperature=2.0)
 
 
-train_student(student, pool, distil_loss, steps=lmcourse.budget(cpu=45, gpu=400), lr=2e-4,
+train_student(student, pool, distil_loss, steps=lmcourse.budget(cpu=30, gpu=400), lr=2e-4,
               progress=False)
 student_int8 = quantize_int8(student)
 stacked = {"distilled student (3 layers)": student, "distilled student + int8": student_int8}
