@@ -113,7 +113,7 @@ def auc_of(model) -> float:
 
 def latency_of(model) -> float:
     model = model.cpu().eval()
-    return latency_seconds(lambda: model(latency_ids, latency_mask), repeats=7)
+    return latency_seconds(lambda: model(latency_ids, latency_mask), repeats=5)
 
 
 bag_of_words = bag_of_words_baseline(data.train)
@@ -255,13 +255,13 @@ print(f"one feed-forward matrix ({ff.shape[0]} x {ff.shape[1]}, "
 show(head_importance)
 
 # %% slideshow={"slide_type": "-"}
-train_ids, train_mask, train_y = data.encode(data.train)
+train_y = torch.tensor([label for _, label, _ in data.train])
 batches = iter(finetune.balanced_batches(train_y, 32, 8, torch.Generator().manual_seed(1)))
 
 
 def batch_loss(model):
     idx = next(batches)
-    ids, mask = finetune.trim(train_ids[idx], train_mask[idx])
+    ids, mask, _ = data.encode([data.train[i] for i in idx.tolist()])  # only the batch's rows
     return torch.nn.functional.cross_entropy(model(ids, mask), train_y[idx])
 
 
