@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from lmcourse.checks import attempt, close, expect, fail, passed
+from lmcourse.checks.autograd_training import autograd_training  # noqa: F401  (lab 01's exercise 4)
 
 # The lab's engine is any class with the micrograd-style contract of
 # ``lmcourse.autograd.Value``: ``Value(data)`` has ``.data``, ``.grad``, ``._parents``
@@ -378,82 +379,3 @@ def autograd_worked_example(Value: Any) -> None:
     passed(name, f"f(1, 2) = {f.data:g} (torch {value:g}); df/dx = {x.grad:g} (torch "
                  f"{ref[0]:g}, y²(2x + y) = {by_hand[0]:g}); df/dy = {y.grad:g} (torch "
                  f"{ref[1]:g}, 2x²y + 3xy² = {by_hand[1]:g})")
-
-
-def _neuron_problem(Value: Any) -> tuple[list[Any], Callable[[], Any]]:
-    """A tanh neuron ``y = tanh(w x + b)`` and its mean squared error on five points."""
-    points = [(-1.0, -0.6), (-0.5, -0.4), (0.0, 0.1), (0.5, 0.5), (1.0, 0.7)]
-    w, b = Value(0.1), Value(-0.2)
-
-    def loss_fn() -> Any:
-        total = Value(0.0)
-        for x, y in points:
-            total = total + ((w * x + b).tanh() - y) ** 2
-        return total * (1.0 / len(points))
-
-    return [w, b], loss_fn
-
-
-def _descend(Value: Any, lr: float, steps: int, *, stale: bool = False
-             ) -> tuple[list[float], list[float]]:
-    """Our own gradient descent on :func:`_neuron_problem`: (losses, final parameters).
-
-    ``stale`` reproduces the mistake of building the loss graph once, before the loop.
-    """
-    params, loss_fn = _neuron_problem(Value)
-    losses, loss = [], loss_fn()
-    for _ in range(steps):
-        loss = loss if stale else loss_fn()
-        loss.backward()
-        for p in params:
-            p.data -= lr * p.grad
-        losses.append(loss.data)
-    return losses, [p.data for p in params]
-
-
-def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
-                      steps: int = 40) -> None:
-    """Lab 01, exercise 4: ``train(params, loss_fn, lr, steps)`` is gradient descent.
-
-    Each step builds a fresh graph with ``loss_fn()``, calls ``backward`` and moves every
-    parameter against its gradient, ``p.data -= lr * p.grad``; it returns the loss of each
-    step (measured before that step's update). Typical mistakes get their own hint.
-    """
-    name = "training loop"
-    params, loss_fn = _neuron_problem(Value)
-    losses = attempt(name, train, params, loss_fn, lr, steps)
-    size = f" of length {len(losses)}" if isinstance(losses, (list, tuple)) else ""
-    expect(isinstance(losses, (list, tuple)) and len(losses) == steps
-           and all(isinstance(getattr(v, "data", v), (int, float)) for v in losses), name,
-           f"return the list of the {steps} losses, one number `loss.data` per step; got "
-           f"{type(losses).__name__}{size}")
-    losses = [float(getattr(v, "data", v)) for v in losses]
-    got = [p.data for p in params]
-    ref_losses, ref = attempt(name, _descend, Value, lr, steps)
-
-    def near(a: list[float], b: list[float]) -> bool:
-        return all(close(x, y, 1e-9) for x, y in zip(a, b, strict=True))
-
-    if not near(got, ref):
-        start = [p.data for p in _neuron_problem(Value)[0]]
-        if near(got, start):
-            fail(name, "the parameters did not move. Update them in place with "
-                       "`p.data -= lr * p.grad`; `p = p - lr * p.grad` only rebinds the loop "
-                       "variable to a new node and leaves the parameter as it was.")
-        if near(got, _descend(Value, -lr, steps)[1]):
-            fail(name, "the loss went up: you stepped *up* the gradient. The gradient points "
-                       "uphill, so gradient descent subtracts it: `p.data -= lr * p.grad`.")
-        if near(got, _descend(Value, lr, steps, stale=True)[1]):
-            fail(name, "the gradient never changed: the loss graph was built once, before "
-                       "the loop, so every backward saw the starting parameters. Call "
-                       "`loss_fn()` inside the loop, at every step (a new forward pass).")
-        if near(got, _descend(Value, 1.0, steps)[1]):
-            fail(name, "the step ignored the learning rate: use `p.data -= lr * p.grad`.")
-        fail(name, f"after {steps} steps the parameters are {[round(g, 6) for g in got]}, "
-                   f"gradient descent gives {[round(r, 6) for r in ref]}. Each step: "
-                   "loss = loss_fn(); loss.backward(); p.data -= lr * p.grad for every p.")
-    if not near(losses, ref_losses):
-        fail(name, "the parameters are right but the losses are not: append `loss.data` of "
-                   "each step's forward pass (before the update), one per step.")
-    passed(name, f"the parameters match gradient descent to 1e-9; the loss fell from "
-                 f"{losses[0]:.4f} to {losses[-1]:.4f} in {steps} steps")
