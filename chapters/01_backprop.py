@@ -654,6 +654,18 @@ print(f"{len(params)} parameters, {len(topological_order(loss))} nodes in the gr
       f"loss {losses[0]:.4f} at step 0, {losses[-1]:.4f} after {len(losses)} steps")
 assert losses[-1] < 0.2 * losses[0]
 
+# the simple baselines on the same points: the best constant (the mean) and the best line
+xs, ys = [x for x, _ in points], [y for _, y in points]
+x_bar, y_bar = sum(xs) / len(xs), sum(ys) / len(ys)
+slope = (sum((x - x_bar) * (y - y_bar) for x, y in points)
+         / sum((x - x_bar) ** 2 for x in xs))
+baselines = {"best constant (mean of y)": [y_bar] * len(xs),
+             "least-squares line": [y_bar + slope * (x - x_bar) for x in xs]}
+for name, fitted in baselines.items():
+    error = sum((f - y) ** 2 for f, y in zip(fitted, ys, strict=True)) / len(ys)
+    print(f"{name:>27}: MSE {error:.4f}")
+print(f"{'the MLP after 150 steps':>27}: MSE {losses[-1]:.4f} (the loss of its last step)")
+
 # %% slideshow={"slide_type": "-"}
 fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
 left.semilogy(losses)
