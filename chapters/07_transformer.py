@@ -64,6 +64,8 @@ from lmcourse.models.seq2seq import (
     TransformerSeq2Seq,
     accuracy_by_length,
     alignment_agreement,
+    copy_rule,
+    sequence_accuracy,
     train_seq2seq,
 )
 from lmcourse.models.transformer import (
@@ -962,9 +964,14 @@ for name, model in s2s_models.items():
                                          s2s_lengths)
     print(f"{name:<16} {count_params(model):>7,} parameters, {s2s_steps} steps, "
           f"{s2s_hist.examples_per_second:,.0f} strings/s")
-print(f"{'sequence accuracy':<18}" + "".join(f"{f'L = {L}':>9}" for L in s2s_lengths))
+print(f"{'sequence accuracy':<20}" + "".join(f"{f'L = {L}':>9}" for L in s2s_lengths))
 for name, table in s2s_table.items():
-    print(f"{name:<18}" + "".join(f"{table[L]['sequence_accuracy']:>9.2f}" for L in s2s_lengths))
+    print(f"{name:<20}" + "".join(f"{table[L]['sequence_accuracy']:>9.2f}" for L in s2s_lengths))
+copy_g = torch.Generator().manual_seed(123)  # the same test strings
+copied = [reversal_batch(100, L, L, copy_g) for L in s2s_lengths]
+print(f"{'copy rule (baseline)':<20}" + "".join(
+    f"{sequence_accuracy(copy_rule(b.src), b.tgt_out).float().mean().item():>9.2f}"
+    for b in copied))
 print("one seed each: no winner is named")
 
 # %% [markdown] slideshow={"slide_type": "-"}

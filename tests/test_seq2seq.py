@@ -21,6 +21,7 @@ from lmcourse.models.seq2seq import (
     TransformerSeq2Seq,
     accuracy_by_length,
     alignment_agreement,
+    copy_rule,
     evaluate_seq2seq,
     sequence_accuracy,
     sequence_loss,
@@ -226,3 +227,11 @@ def test_the_loop_trains_the_transformer_too():
     table = accuracy_by_length(model, lambda L: reversal_batch(16, L, L), [2, 5])
     assert set(table) == {2, 5}
     assert all(0 <= r["sequence_accuracy"] <= r["token_accuracy"] <= 1 for r in table.values())
+
+
+def test_copy_rule_is_right_for_palindromes_only():
+    batch = reverse_pairs([encode_digits("12321"), encode_digits("12345")])
+    copied = copy_rule(batch.src)
+    assert copied.shape == batch.tgt_out.shape
+    assert sequence_accuracy(copied, batch.tgt_out).tolist() == [1.0, 0.0]
+    assert copied[1, -1].item() == EOS

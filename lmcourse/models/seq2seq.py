@@ -31,7 +31,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from tqdm.auto import tqdm
 
-from lmcourse.data.tasks import BOS, PAD, Seq2SeqBatch
+from lmcourse.data.tasks import BOS, EOS, PAD, Seq2SeqBatch
 from lmcourse.models.attention import AdditiveAttention, causal_mask, masked_softmax
 from lmcourse.models.transformer import (
     TransformerDecoderLayer,
@@ -46,6 +46,7 @@ __all__ = [
     "TransformerSeq2Seq",
     "accuracy_by_length",
     "alignment_agreement",
+    "copy_rule",
     "evaluate_seq2seq",
     "sequence_accuracy",
     "sequence_loss",
@@ -282,6 +283,14 @@ def accuracy_by_length(model: nn.Module, make_batch: Callable[[int], Seq2SeqBatc
                        lengths: Sequence[int]) -> dict[int, dict[str, float]]:
     """:func:`evaluate_seq2seq` on ``make_batch(L)`` (sources of length ``L``) for each ``L``."""
     return {L: evaluate_seq2seq(model, make_batch(L)) for L in lengths}
+
+
+def copy_rule(src: torch.Tensor) -> torch.Tensor:
+    """The baseline that learns nothing: output each source unchanged, then ``EOS`` (right
+    only for palindromes). ``src`` holds sources of one length, no padding; compare the
+    result with ``tgt_out`` by :func:`sequence_accuracy` or :func:`token_accuracy`."""
+    return torch.cat([src, torch.full((len(src), 1), EOS, dtype=src.dtype,
+                                      device=src.device)], dim=1)
 
 
 def alignment_agreement(weights: torch.Tensor, true: torch.Tensor) -> float:
