@@ -4,41 +4,43 @@ Lab 06 fine-tunes the pre-trained MiniLM (6 layers, width 384) on spoiler senten
 embeddings, balanced batches of 16, AdamW at 1e-4 with 10% linear warm-up then linear decay,
 200 steps on a CPU (600 on a GPU; lab 06 itself stops at 150 on a CPU to keep within
 its notebook budget). Distillation and compression start from that model, so
-it is trained once and cached under ``_build/cache/`` (``LMCOURSE_CACHE`` moves it): a
-safetensors file (tensors only, nothing executable) whose name is a hash of the recipe, the
-data and the MiniLM weights, written atomically, with a lock so that two notebooks run in
-parallel do not both train it.
+it is trained once and kept in the course cache (:mod:`lmcourse.cache`), under a name that
+hashes the recipe, the data and the MiniLM weights.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import random
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
 import lmcourse
 from lmcourse import finetune
+from lmcourse.cache import (
+    CACHE_ENV,
+    cache_dir,
+    cache_path,
+    cached_tensors,
+    file_digest,
+    locked,
+    save_tensors,
+)
 from lmcourse.data.goodreads import load_reviews as _load_reviews
 from lmcourse.data.goodreads import sample_path, sentences, split_reviews
 from lmcourse.metrics import roc_auc
 from lmcourse.models.bert import BertModel
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
-__all__ = ["SpoilerData", "cache_dir", "cached_weights", "distillation_pool", "half_depth_student",
-           "spoiler_data", "spoiler_teacher"]
+__all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "cached_weights", "distillation_pool",
+           "half_depth_student", "spoiler_data", "spoiler_teacher"]
 
 MAX_LEN = 32
-CACHE_ENV = "LMCOURSE_CACHE"
 
 
 @dataclass
@@ -85,32 +87,6 @@ def spoiler_data(path: str | os.PathLike | None = None) -> SpoilerData:
     return SpoilerData(*(sentences(p) for p in split), tokenizer=load_hf_tokenizer())
 
 
-def cache_dir() -> Path:
-    """``$LMCOURSE_CACHE``, else ``_build/cache`` at the top of the course."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser()
-    return Path(__file__).resolve().parents[1] / "_build" / "cache"
-
-
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def _new_model() -> finetune.SequenceClassifier:
     model = finetune.SequenceClassifier(BertModel.from_pretrained(minilm_path()))
     model.freeze_embeddings()
@@ -128,14 +104,13 @@ def spoiler_teacher(data: SpoilerData | None = None, steps: int | None = None,
     recipe = {"recipe": "lab06-v1", "steps": steps, "batch": 16, "lr": 1e-4, "warmup": 0.1,
               "seed": 0, "max_len": data.max_len,
               "data": hashlib.sha256(json.dumps(data.train).encode()).hexdigest(),
-              "minilm": _file_digest(minilm_path() / "model.safetensors")
+              "minilm": file_digest(minilm_path() / "model.safetensors")
               if (minilm_path() / "model.safetensors").exists() else "bin"}
-    key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
-    path = cache_dir() / f"spoiler-teacher-{key}.safetensors"
+    path = cache_path("spoiler-teacher", recipe)
     device = lmcourse.device()
     lmcourse.seed_everything(0)  # the classifier's initial weights
     model = _new_model()
-    with _locked(path):
+    with locked(path):
         if path.exists() and not retrain:
             from safetensors.torch import load_file
             try:
@@ -152,41 +127,16 @@ def spoiler_teacher(data: SpoilerData | None = None, steps: int | None = None,
         finetune.fit(model, data.encode(data.train), steps, batch_size=16, lr=1e-4, warmup=0.1,
                      sampling="balanced", generator=torch.Generator().manual_seed(0),
                      progress=progress)
-        _save_atomically(model, path, recipe)
+        save_tensors(model.state_dict(), path, recipe)
     return model.eval()
 
 
 def cached_weights(name: str, recipe: dict, train: Callable[[], torch.nn.Module]
                    ) -> dict[str, torch.Tensor]:
     """The state dict of the model ``train()`` returns, trained once per ``recipe`` and kept
-    in the course cache as ``<name>-<hash of recipe>.safetensors`` (atomic write, a lock
-    against a parallel notebook, a damaged file trained again). For baselines a notebook
+    in the course cache (:func:`lmcourse.cache.cached_tensors`). For baselines a notebook
     only compares against, such as lab 06's three BiLSTMs."""
-    key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
-    path = cache_dir() / f"{name}-{key}.safetensors"
-    with _locked(path):
-        if path.exists():
-            from safetensors.torch import load_file
-            try:
-                return load_file(path)
-            except Exception as err:  # a truncated or foreign file: train again, loudly
-                print(f"{path} could not be read ({err}); training {name} again")
-        model = train()
-        _save_atomically(model, path, {k: v for k, v in recipe.items() if k != "rows"})
-        return {k: v.detach().cpu() for k, v in model.state_dict().items()}
-
-
-def _save_atomically(model: torch.nn.Module, path: Path, recipe: dict) -> None:
-    from safetensors.torch import save_file
-    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    os.close(fd)
-    try:
-        save_file(state, tmp, metadata={k: str(v) for k, v in recipe.items()})
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    return cached_tensors(name, recipe, lambda: train().state_dict())
 
 
 # ---- students of the teacher (chapter 12, lab 07, the benchmarks) -----------------------------
