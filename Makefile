@@ -82,8 +82,10 @@ notebooks: setup teacher
 	$(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --nbval-lax --nbval-current-env --nbval-cell-timeout=$(NOTEBOOK_TIMEOUT_S) chapters labs
 
-# chapters 12-13 and lab 07 start from lab 06's fine-tuned MiniLM: train it once, before the
-# notebooks run in parallel (cached in _build/cache, keyed by recipe, data and weights)
+# what notebooks only read, computed once before they run in parallel (lmcourse.cache:
+# _build/cache, keyed by recipe, data and weights): lab 06's fine-tuned MiniLM, which
+# chapters 12-13 and lab 07 start from, its BiLSTM baselines, and chapter 04's GloVe
+# trained until its loss is flat (about 1.5 min from scratch on a 2-core CPU)
 teacher: setup
 	TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 $(BIN)/python -m lmcourse.teacher
 

@@ -187,6 +187,21 @@ def distillation_pool(data: SpoilerData, teacher: torch.nn.Module, others_per_sp
     return pool, logits
 
 
+def chapter04_glove() -> None:
+    """Chapter 04's GloVe runs, trained until flat into the cache: the corpus, matrix and
+    settings of the chapter's call (a change there changes the cache key, and the chapter
+    then trains them itself, slowly)."""
+    from lmcourse.data import WordCorpus, load_corpus, tokenize
+    from lmcourse.models.embeddings import WORDSIM, cooccurrence, glove_until_flat, wordsim_score
+
+    corpus = WordCorpus.from_documents([tokenize(doc) for doc in load_corpus("text8")],
+                                       min_count=5)
+    X = cooccurrence(corpus.docs, len(corpus), window=5, weighting="harmonic")
+    glove_until_flat(X, seeds=(0, 1, 2), dim=100, lr=0.2, tol=0.01,
+                     max_epochs=lmcourse.budget(cpu=60, gpu=100), device=lmcourse.device(),
+                     track=wordsim_score(corpus.words), track_name=WORDSIM)
+
+
 if __name__ == "__main__":  # `make teacher`: train (or find) what notebooks share, once
     from lmcourse.models.baselines import bilstm_baseline
 
@@ -194,5 +209,6 @@ if __name__ == "__main__":  # `make teacher`: train (or find) what notebooks sha
     spoiler_teacher()
     for baseline_seed in range(3):  # lab 06's baselines: lab 03's BiLSTM, three seeds
         bilstm_baseline(spoiler_data().train, epochs=2, seed=baseline_seed, cache=True)
-    print(f"spoiler teacher and lab 06's BiLSTM baselines ready in {cache_dir()} "
-          f"({time.perf_counter() - start:.0f} s)")
+    chapter04_glove()
+    print(f"spoiler teacher, lab 06's BiLSTM baselines and chapter 04's GloVe ready in "
+          f"{cache_dir()} ({time.perf_counter() - start:.0f} s)")

@@ -31,10 +31,14 @@ from lmcourse.models.embeddings.evaluate import (
     word_similarity,
 )
 from lmcourse.models.embeddings.glove import (
+    WORDSIM,
     glove_loss,
     glove_step,
+    glove_until_flat,
     glove_weight,
+    matrix_digest,
     train_glove,
+    wordsim_score,
 )
 from lmcourse.models.embeddings.word2vec import (
     Trained,
@@ -52,6 +56,7 @@ from lmcourse.models.embeddings.word2vec import (
 
 __all__ = [
     "Trained",
+    "WORDSIM",
     "analogy",
     "analogy_accuracy",
     "analogy_ranks",
@@ -60,10 +65,12 @@ __all__ = [
     "cosine_similarity",
     "glove_loss",
     "glove_step",
+    "glove_until_flat",
     "glove_weight",
     "keep_probability",
     "load_analogies",
     "load_word_pairs",
+    "matrix_digest",
     "most_similar",
     "negative_sampling_loss",
     "neighbour_agreement",
@@ -82,4 +89,5 @@ __all__ = [
     "train_word2vec",
     "window_reach",
     "word_similarity",
+    "wordsim_score",
 ]

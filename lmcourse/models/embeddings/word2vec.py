@@ -170,12 +170,14 @@ def sgns_step(W_in: torch.Tensor, W_out: torch.Tensor, inputs: torch.Tensor,
 @dataclass
 class Trained:
     """What a training run returns: the word vectors (``V x d``, the input embeddings for
-    word2vec, ``W + W~`` for GloVe), the mean loss of every epoch and the time it took."""
+    word2vec, ``W + W~`` for GloVe), the mean loss of every epoch and the time it took;
+    ``tracked``: a score measured on the vectors after every epoch, where one was asked for."""
 
     vectors: np.ndarray
     losses: list[float]
     seconds: float
     context_vectors: np.ndarray | None = None
+    tracked: list[float] | None = None
 
 
 def train_word2vec(corpus: WordCorpus, dim: int = 100, window: int = 5, negative: int = 5,
