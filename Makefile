@@ -84,8 +84,8 @@ notebooks: setup teacher
 
 # what notebooks only read, computed once before they run in parallel (lmcourse.cache:
 # _build/cache, keyed by recipe, data and weights): lab 06's fine-tuned MiniLM, which
-# chapters 12-13 and lab 07 start from, its BiLSTM baselines, and chapter 04's GloVe
-# trained until its loss is flat (about 1.5 min from scratch on a 2-core CPU)
+# chapters 12-13 and lab 07 start from, its BiLSTM baselines, chapter 04's GloVe trained
+# until its loss is flat and chapter 09's tiny BERT (about 2 min for both on a 2-core CPU)
 teacher: setup
 	TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 $(BIN)/python -m lmcourse.teacher
 

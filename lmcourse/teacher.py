@@ -202,6 +202,30 @@ def chapter04_glove() -> None:
                      track=wordsim_score(corpus.words), track_name=WORDSIM)
 
 
+def chapter09_tiny_bert() -> None:
+    """Chapter 09's tiny BERT, pre-trained into the cache: the chapter's corpus, pairs,
+    configuration, seed and settings (a change there changes the cache key, and the
+    chapter then trains it itself, slowly)."""
+    from lmcourse.data.sentences import review_sentences
+    from lmcourse.models.bert import BertConfig
+    from lmcourse.models.cached_pretraining import pretrain_cached
+    from lmcourse.models.pretraining import BertForPreTraining, nsp_pairs
+
+    corpus_split = review_sentences(load_hf_tokenizer().tokenize)
+    corpus = corpus_split.corpus
+    lmcourse.seed_everything(0)
+    config = BertConfig(vocab_size=len(corpus), hidden_size=128, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=512,
+                        max_position_embeddings=64, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0)
+    tiny = BertForPreTraining(config).to(lmcourse.device())
+    pretrain_cached(tiny, nsp_pairs(corpus_split.train.documents, seed=0),
+                    name="ch09-tiny-bert", steps=lmcourse.budget(cpu=600, gpu=3000),
+                    batch_size=lmcourse.budget(cpu=32, gpu=64), lr=2e-3, max_len=64, seed=0,
+                    special_ids=corpus.special_ids, cls_id=corpus.cls_id,
+                    sep_id=corpus.sep_id, pad_id=corpus.pad_id, mask_id=corpus.mask_id)
+
+
 if __name__ == "__main__":  # `make teacher`: train (or find) what notebooks share, once
     from lmcourse.models.baselines import bilstm_baseline
 
@@ -210,5 +234,7 @@ if __name__ == "__main__":  # `make teacher`: train (or find) what notebooks sha
     for baseline_seed in range(3):  # lab 06's baselines: lab 03's BiLSTM, three seeds
         bilstm_baseline(spoiler_data().train, epochs=2, seed=baseline_seed, cache=True)
     chapter04_glove()
-    print(f"spoiler teacher, lab 06's BiLSTM baselines and chapter 04's GloVe ready in "
+    chapter09_tiny_bert()
+    print(f"spoiler teacher, lab 06's BiLSTM baselines, chapter 04's GloVe and chapter 09's "
+          f"tiny BERT ready in "
           f"{cache_dir()} ({time.perf_counter() - start:.0f} s)")

@@ -108,6 +108,47 @@ def test_pretraining_learns_a_repeated_pattern():
     assert evaluate_pretraining(model, batch, masked, labels)["masked accuracy"] > 0.9
 
 
+def test_stop_after_gives_the_first_steps_of_the_longer_run_and_the_cache_repeats_it(
+        tmp_path, monkeypatch):
+    import copy
+
+    from lmcourse.models import cached_pretraining
+
+    monkeypatch.setenv("LMCOURSE_CACHE", str(tmp_path))
+    docs = [[[5 + (d + s) % 7, 12, 13, 14] for s in range(6)] for d in range(12)]
+    pairs = nsp_pairs(docs, seed=0)
+    no_dropout = BertConfig(**{**TINY.__dict__, "hidden_dropout_prob": 0.0,
+                               "attention_probs_dropout_prob": 0.0})
+    torch.manual_seed(0)
+    model = BertForPreTraining(no_dropout)
+    start = copy.deepcopy(model)
+    kw = dict(steps=12, batch_size=8, lr=3e-3, special_ids=[0, 1, 2, 3, 4], cls_id=1, sep_id=2,
+              pad_id=0, mask_id=3)
+    first = pretrain(copy.deepcopy(model), pairs, stop_after=5, progress=False, **kw)
+    history = cached_pretraining.pretrain_cached(model, pairs, name="t", progress=False, **kw)
+    assert len(first.mlm) == 5 and len(history.mlm) == 12
+    assert first.mlm == history.mlm[:5]  # same schedule, same masks, same steps
+    assert len(list(tmp_path.glob("t-*.safetensors"))) == 1
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(cached_pretraining, "pretrain", no_training)
+    again = copy.deepcopy(start)
+    loaded = cached_pretraining.pretrain_cached(again, pairs, name="t", progress=False, **kw)
+    assert loaded.mlm == history.mlm and loaded.tokens == history.tokens
+    for a, b in zip(model.state_dict().values(), again.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(AssertionError, match="trained again"):  # other settings, other entry
+        cached_pretraining.pretrain_cached(copy.deepcopy(start), pairs, name="t",
+                                           progress=False, **{**kw, "lr": 1e-3})
+    with pytest.raises(AssertionError, match="trained again"):  # other initial weights
+        cached_pretraining.pretrain_cached(BertForPreTraining(no_dropout), pairs, name="t",
+                                           progress=False, **kw)
+    with pytest.raises(ValueError, match="masker"):
+        cached_pretraining.pretrain_cached(start, pairs, masker=lambda i, x: (x, x), **kw)
+
+
 def test_masked_token_baselines_on_a_known_text():
     # after 5 comes 8 three times and 6 twice; 6 is always followed by 7, 8 by 11
     train = [[5, 6, 7]] * 2 + [[5, 8, 11]] * 3

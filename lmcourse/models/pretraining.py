@@ -19,6 +19,7 @@ and the NSP head is a linear layer on the pooled ``[CLS]`` vector, ``softmax(W_n
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections import Counter
@@ -206,11 +207,13 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
              sep_id: int, pad_id: int, mask_id: int, max_len: int = 64, lr: float = 1e-3,
              warmup: float = 0.1, weight_decay: float = 0.01, nsp: bool = True,
              masker: Callable[..., tuple[torch.Tensor, torch.Tensor]] | None = None,
-             seed: int = 0, progress: bool = True) -> PretrainingHistory:
+             seed: int = 0, progress: bool = True, stop_after: int | None = None
+             ) -> PretrainingHistory:
     """BERT's recipe at toy scale: AdamW, linear warm-up over ``warmup`` of the steps then
     linear decay to 0, gradient clipping at 1, and a *fresh* mask for every batch (dynamic
     masking; pass ``masker(batch_indices, input_ids) -> (masked, labels)`` to change that).
-    ``nsp=False`` trains on the MLM loss alone (RoBERTa)."""
+    ``nsp=False`` trains on the MLM loss alone (RoBERTa). ``stop_after`` ends the run early
+    on the schedule of ``steps`` (the first steps of a longer run, exactly)."""
     from tqdm.auto import tqdm
 
     device = next(model.parameters()).device
@@ -222,7 +225,8 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
     model.train()
     batches = pair_batches(pairs, steps=steps, batch_size=batch_size, cls_id=cls_id,
                            sep_id=sep_id, pad_id=pad_id, max_len=max_len, seed=seed)
-    for chosen, batch in tqdm(batches, total=steps, desc="pre-training", disable=not progress):
+    quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
+    for chosen, batch in tqdm(batches, total=steps, desc="pre-training", disable=quiet):
         if masker is None:
             ids, labels = mask_tokens(batch["input_ids"], mask_id, vocab_size, special_ids,
                                       generator=generator)
@@ -244,6 +248,8 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
         history.mlm.append(mlm_loss.item())
         history.nsp.append(nsp_loss.item())
         history.tokens += int(batch["attention_mask"].sum())
+        if stop_after is not None and len(history.mlm) >= stop_after:
+            break
     history.seconds = time.perf_counter() - start
     model.eval()
     return history
