@@ -104,7 +104,7 @@ corpus, pre_train, pre_test = reviews.corpus, reviews.train, reviews.test
 MAX_LEN = 32
 bench = MaskedLMBench.build(reviews, max_len=MAX_LEN, n_eval=1000)
 train_pairs, test_pairs, ids_args = bench.train_pairs, bench.test_pairs, bench.ids_args
-STEPS = lmcourse.budget(cpu=140, gpu=1500)
+STEPS = lmcourse.budget(cpu=120, gpu=1500)
 BATCH = 32
 SEEDS = (0, 1, 2)
 show(MaskedLMBench.config)
@@ -258,11 +258,12 @@ print(f"best bench model {best_model:.3f} vs the strongest guess ({strongest}) "
 # **Keep the baselines in view.** The last rows are chapter 09's context-free guesses on
 # the very same masked positions. The Goodreads sample is written from templates, so one
 # neighbour on each side often pins a word down, and a bench model that has seen a few
-# thousand pairs (a fifth of one pass over the data) is nowhere near what a two-sided bigram
-# knows; the line above says where this run stands. That is the price of running every
-# recipe three times in a minute. What the bench measures is the *difference between
-# recipes at equal budget*, and every table in this chapter should be read that way, not
-# as the quality of a finished model. On a GPU, `lmcourse.budget` trains 7.5 times longer.
+# thousand pairs (a small part of one pass over the data: steps and pairs are printed above)
+# is nowhere near what a two-sided bigram knows; the line above says where this run stands.
+# That is the price of running every recipe three times in a minute. What the bench
+# measures is the *difference between recipes at equal budget*, and every table in this
+# chapter should be read that way, not as the quality of a finished model. On a GPU,
+# `lmcourse.budget` trains about ten times longer (1,500 steps per run).
 #
 # ### Larger batches, at equal tokens
 #
