@@ -37,7 +37,8 @@ def _merge_notebook_rows(new: dict, old: dict | None) -> dict:
     exists = {r["notebook"] for r in old["rows"] if Path(_notebooks.ROOT, r["notebook"]).exists()}
     kept = [r for r in old["rows"] if r["notebook"] not in ran and r["notebook"] in exists]
     rows = sorted(kept + new["rows"], key=lambda r: r["notebook"])
-    return {**new, "rows": rows, "ours_s": sum(r["seconds"] for r in rows)}
+    return {**new, "rows": rows, "ours_s": sum(r["seconds"] for r in rows),
+            "summary": _notebooks.notebook_summary(rows)}
 
 
 def main(argv: list[str] | None = None) -> int:

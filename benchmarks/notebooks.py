@@ -26,9 +26,8 @@ def notebooks(paths: list[Path] | None = None, budget: float = 120.0) -> Result:
 
     paths = paths or nbtools.notebooks()
     # `make test` runs 2 kernels at once, each with its share of the cores: time them so too
-    threads = str(max(1, (os.cpu_count() or 2) // 2))
     saved = os.environ.get("OMP_NUM_THREADS")
-    os.environ["OMP_NUM_THREADS"] = threads
+    os.environ["OMP_NUM_THREADS"] = str(kernel_threads())
     try:
         rows = []
         for path in paths:
@@ -48,18 +47,27 @@ def notebooks(paths: list[Path] | None = None, budget: float = 120.0) -> Result:
             os.environ.pop("OMP_NUM_THREADS")
         else:
             os.environ["OMP_NUM_THREADS"] = saved
+    return Result(summary=notebook_summary(rows, budget), rows=rows,
+                  ours_s=sum(r["seconds"] for r in rows if r["seconds"] == r["seconds"]))
+
+
+def kernel_threads() -> int:
+    """The torch threads `make test` gives each of its 2 parallel kernels: cores / 2."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def notebook_summary(rows: list[dict], budget: float = 120.0) -> str:
+    """The table's caption, with total, median and slowest computed from ``rows``."""
     times = sorted(r["seconds"] for r in rows if r["seconds"] == r["seconds"])
     total = sum(times)
     median = times[len(times) // 2] if times else float("nan")
-    return Result(
-        summary=f"Wall time of each notebook executed one after another in a fresh kernel by "
-                f"nbclient, each kernel with {threads} torch thread(s) as `make test` gives "
-                f"each of its 2 parallel kernels; CPU budget {budget:.0f} s each. "
-                f"Total {total:.0f} s ({total / 60:.1f} min; `make test` runs two at a time), "
-                f"median {median:.0f} s, slowest {max(times, default=float('nan')):.0f} s. "
-                "`load` is the 1-minute load average when it finished: on a shared machine "
-                "times grow with it.",
-        rows=rows, ours_s=total)
+    return (f"Wall time of each notebook executed one after another in a fresh kernel by "
+            f"nbclient, each kernel with {kernel_threads()} torch thread(s) as `make test` "
+            f"gives each of its 2 parallel kernels; CPU budget {budget:.0f} s each. "
+            f"{len(times)} notebooks: total {total:.0f} s ({total / 60:.1f} min; `make test` "
+            f"runs two at a time), median {median:.0f} s, slowest "
+            f"{max(times, default=float('nan')):.0f} s. `load` is the 1-minute load average "
+            "when it finished: on a shared machine times grow with it.")
 
 
 #: a training rate as the notebooks print it: "43,305 tokens/s", "2,231 examples/s", ...

@@ -75,6 +75,8 @@ def test_notebook_timings_of_other_notebooks_are_kept():
     assert [r["notebook"] for r in merged["rows"]] == ["chapters/01_backprop.ipynb",
                                                        "labs/01_autograd.ipynb"]
     assert merged["ours_s"] == 34.0
+    # the caption's total, median and slowest are those of the kept and new rows together
+    assert "2 notebooks: total 34 s" in merged["summary"] and "slowest 30 s" in merged["summary"]
 
 
 def test_compare_alternates_the_two_functions():
