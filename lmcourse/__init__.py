@@ -14,7 +14,7 @@ import random
 import numpy as np
 import torch
 
-__all__ = ["budget", "device", "on_gpu", "seed_everything", "show"]
+__all__ = ["budget", "device", "on_gpu", "progress_bar", "seed_everything", "show"]
 __version__ = "0.1.0"
 
 
@@ -71,3 +71,13 @@ def show(obj: object) -> object:
     except ImportError:  # pragma: no cover - IPython is a dependency of the course
         return source
     return Code(source, language="python")
+
+
+def progress_bar(iterable, progress: bool = True, **kwargs):
+    """``tqdm(iterable, **kwargs)`` (a widget in Jupyter, text elsewhere) for every training
+    loop of the course: off with ``progress=False``, and off when ``TQDM_DISABLE=1`` is set
+    (as ``make test`` does), which tqdm's notebook bar would otherwise ignore."""
+    from tqdm.auto import tqdm
+
+    quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
+    return tqdm(iterable, disable=quiet, **kwargs)

@@ -37,7 +37,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.optim.lr_scheduler import LambdaLR
-from tqdm.auto import tqdm
+
+from lmcourse import progress_bar
 
 __all__ = ["FitResult", "SequenceClassifier", "balanced_batches", "class_weights", "encode",
            "fit", "make_optimizer", "parameter_counts", "predict_proba", "predict_texts",
@@ -233,7 +234,7 @@ def fit(model: nn.Module, data: Batch, steps: int, batch_size: int = 16, lr: flo
     else:
         raise ValueError(f"sampling must be 'balanced' or 'weighted', got {sampling!r}")
     losses, start = [], time.perf_counter()
-    for idx in tqdm(batches, total=steps, desc="fine-tuning", disable=not progress):
+    for idx in progress_bar(batches, progress, total=steps, desc="fine-tuning"):
         ids, mask = trim(input_ids[idx], attention_mask[idx])
         batch = (ids.to(device), mask.to(device), labels[idx].to(device))
         losses.append(step_fn(model, batch, optimizer, scheduler, clip=clip,

@@ -21,14 +21,14 @@ uses it.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
+
+from lmcourse import progress_bar
 
 State = torch.Tensor | tuple[torch.Tensor, ...] | None
 
@@ -141,9 +141,7 @@ def fit_lm(model: nn.Module,
     history, start = History(), time.perf_counter()
     step = 0
     model.train()
-    # honour TQDM_DISABLE=1 here: tqdm's notebook bar ignores it
-    quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
-    bar = tqdm(range(epochs), desc=desc, disable=quiet)
+    bar = progress_bar(range(epochs), progress, desc=desc)
     for epoch in bar:
         state, total, count = None, 0.0, 0
         tick = time.perf_counter()

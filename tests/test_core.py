@@ -40,3 +40,12 @@ def test_show_returns_the_source():
     shown = lmcourse.show(lmcourse.budget)
     text = getattr(shown, "data", shown)
     assert "def budget" in text
+
+
+def test_progress_bar_is_off_when_asked_or_when_tqdm_disable_is_set(monkeypatch):
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    assert not lmcourse.progress_bar(range(3), progress=True).disable
+    assert lmcourse.progress_bar(range(3), progress=False).disable
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    bar = lmcourse.progress_bar(range(3), progress=True)
+    assert bar.disable and list(bar) == [0, 1, 2]  # still iterates, silently

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lmcourse import progress_bar
 from lmcourse.models.bert import BertModel
 
 __all__ = [
@@ -257,7 +258,6 @@ def train_student(student: nn.Module, data: tuple[torch.Tensor, torch.Tensor, to
     clipping). ``loss_fn(student, ids, mask, labels, rows)`` returns the batch's loss;
     ``rows`` index ``data``, so the loss can look up per-example targets such as the
     teacher's logits. Returns the loss of every step."""
-    from tqdm.auto import tqdm
 
     from lmcourse import finetune
 
@@ -269,7 +269,7 @@ def train_student(student: nn.Module, data: tuple[torch.Tensor, torch.Tensor, to
                                         torch.Generator().manual_seed(seed))
     student.train()
     losses = []
-    for rows in tqdm(batches, total=steps, desc="distilling", disable=not progress):
+    for rows in progress_bar(batches, progress, total=steps, desc="distilling"):
         ids, mask = finetune.trim(input_ids[rows], attention_mask[rows])
         loss = loss_fn(student, ids.to(device), mask.to(device), labels[rows].to(device), rows)
         optimizer.zero_grad(set_to_none=True)

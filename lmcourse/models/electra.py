@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lmcourse import progress_bar
 from lmcourse.masking import mask_tokens
 from lmcourse.models.bert import BertConfig, BertModel
 from lmcourse.models.pretraining import BertForPreTraining, pair_batches, warmup_then_decay
@@ -106,7 +107,6 @@ def pretrain_electra(generator: BertForPreTraining, discriminator: ElectraDiscri
     """Train generator and discriminator jointly on ``L_MLM + λ L_Disc`` with the recipe
     of :func:`~lmcourse.models.pretraining.pretrain` (same batches for the same seed, one
     AdamW over both networks, warm-up then linear decay, clipping at 1)."""
-    from tqdm.auto import tqdm
 
     device = next(discriminator.parameters()).device
     vocab_size = generator.mlm.bias.numel()
@@ -120,7 +120,7 @@ def pretrain_electra(generator: BertForPreTraining, discriminator: ElectraDiscri
     discriminator.train()
     batches = pair_batches(pairs, steps=steps, batch_size=batch_size, cls_id=cls_id,
                            sep_id=sep_id, pad_id=pad_id, max_len=max_len, seed=seed)
-    for _, batch in tqdm(batches, total=steps, desc="ELECTRA", disable=not progress):
+    for _, batch in progress_bar(batches, progress, total=steps, desc="ELECTRA"):
         masked, labels = mask_tokens(batch["input_ids"], mask_id, vocab_size, special_ids,
                                      generator=masks)
         batch = {k: v.to(device) for k, v in batch.items()}

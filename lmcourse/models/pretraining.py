@@ -19,7 +19,6 @@ and the NSP head is a linear layer on the pooled ``[CLS]`` vector, ``softmax(W_n
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections import Counter
@@ -30,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lmcourse import progress_bar
 from lmcourse.data.sentences import ReviewSentences
 from lmcourse.masking import mask_tokens
 from lmcourse.models.bert import BertConfig, BertModel
@@ -214,8 +214,6 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
     masking; pass ``masker(batch_indices, input_ids) -> (masked, labels)`` to change that).
     ``nsp=False`` trains on the MLM loss alone (RoBERTa). ``stop_after`` ends the run early
     on the schedule of ``steps`` (the first steps of a longer run, exactly)."""
-    from tqdm.auto import tqdm
-
     device = next(model.parameters()).device
     vocab_size = model.mlm.bias.numel()
     generator = torch.Generator().manual_seed(seed)
@@ -225,8 +223,7 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
     model.train()
     batches = pair_batches(pairs, steps=steps, batch_size=batch_size, cls_id=cls_id,
                            sep_id=sep_id, pad_id=pad_id, max_len=max_len, seed=seed)
-    quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
-    for chosen, batch in tqdm(batches, total=steps, desc="pre-training", disable=quiet):
+    for chosen, batch in progress_bar(batches, progress, total=steps, desc="pre-training"):
         if masker is None:
             ids, labels = mask_tokens(batch["input_ids"], mask_id, vocab_size, special_ids,
                                       generator=generator)

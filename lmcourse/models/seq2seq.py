@@ -21,7 +21,6 @@ any module with that call.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,8 +28,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-from tqdm.auto import tqdm
 
+from lmcourse import progress_bar
 from lmcourse.data.tasks import BOS, EOS, PAD, Seq2SeqBatch
 from lmcourse.models.attention import AdditiveAttention, causal_mask, masked_softmax
 from lmcourse.models.transformer import (
@@ -336,10 +335,9 @@ def train_seq2seq(model: nn.Module, draw_batch: Callable[[], Seq2SeqBatch], step
     dev = next(model.parameters()).device
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     history = Seq2SeqHistory()
-    quiet = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
     model.train()
     start = time.perf_counter()
-    for step in tqdm(range(1, steps + 1), desc=desc, disable=quiet):
+    for step in progress_bar(range(1, steps + 1), progress, desc=desc):
         src, src_mask, tgt_in, tgt_out, _ = (t.to(dev) for t in draw_batch())
         if lr_schedule is not None:
             for group in opt.param_groups:

@@ -6,15 +6,14 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 import torch
-from tqdm.auto import tqdm
 
+from lmcourse import progress_bar
 from lmcourse.cache import cached_tensors
 from lmcourse.models.embeddings.evaluate import load_word_pairs, word_similarity
 from lmcourse.models.embeddings.word2vec import Trained
@@ -94,8 +93,7 @@ def train_glove(X: sp.spmatrix, dim: int = 100, epochs: int = 10, lr: float = 0.
     sq_sums = [torch.zeros_like(p) for p in params]
     losses = []
     start = time.perf_counter()
-    bar = tqdm(range(epochs), desc=f"GloVe seed {seed}", leave=False,
-               disable=not progress or os.environ.get("TQDM_DISABLE", "") in ("1", "true"))
+    bar = progress_bar(range(epochs), progress, desc=f"GloVe seed {seed}", leave=False)
     for _ in bar:
         order = torch.randperm(len(vals), generator=gen).to(dev)
         total = 0.0
