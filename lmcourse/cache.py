@@ -23,8 +23,8 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["CACHE_ENV", "cache_dir", "cache_path", "cached_tensors", "file_digest", "locked",
-           "save_tensors"]
+__all__ = ["CACHE_ENV", "cache_dir", "cache_path", "cached_tensors", "cached_weights",
+           "file_digest", "locked", "save_tensors"]
 
 CACHE_ENV = "LMCOURSE_CACHE"
 
@@ -79,14 +79,15 @@ def save_tensors(tensors: dict[str, torch.Tensor], path: Path, recipe: dict) -> 
 
 
 def cached_tensors(name: str, recipe: dict, compute: Callable[[], dict[str, torch.Tensor]],
-                   keys: set[str] | None = None) -> dict[str, torch.Tensor]:
+                   keys: set[str] | None = None, refresh: bool = False
+                   ) -> dict[str, torch.Tensor]:
     """``compute()``'s tensors, computed once per ``recipe`` and then read from the cache.
-    A file that cannot be read, or lacks any of ``keys``, is computed again, loudly.
-    Recipe entries named ``rows`` (training data, hashed into the name) are not copied into
-    the file's metadata."""
+    A file that cannot be read, or lacks any of ``keys``, is computed again, loudly;
+    ``refresh=True`` computes again regardless. Recipe entries named ``rows`` (training
+    data, hashed into the name) are not copied into the file's metadata."""
     path = cache_path(name, recipe)
     with locked(path):
-        if path.exists():
+        if path.exists() and not refresh:
             from safetensors.torch import load_file
             try:
                 state = load_file(path)
@@ -99,3 +100,10 @@ def cached_tensors(name: str, recipe: dict, compute: Callable[[], dict[str, torc
         state = {k: v.detach().cpu() for k, v in compute().items()}
         save_tensors(state, path, {k: v for k, v in recipe.items() if k != "rows"})
         return state
+
+
+def cached_weights(name: str, recipe: dict, train: Callable[[], torch.nn.Module]
+                   ) -> dict[str, torch.Tensor]:
+    """The state dict of the model ``train()`` returns, trained once per ``recipe``: for
+    baselines a notebook only compares against, such as lab 06's three BiLSTMs."""
+    return cached_tensors(name, recipe, lambda: train().state_dict())

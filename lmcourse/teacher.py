@@ -15,30 +15,21 @@ import json
 import os
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
 import lmcourse
 from lmcourse import finetune
-from lmcourse.cache import (
-    CACHE_ENV,
-    cache_dir,
-    cache_path,
-    cached_tensors,
-    file_digest,
-    locked,
-    save_tensors,
-)
+from lmcourse.cache import CACHE_ENV, cache_dir, cached_tensors, file_digest
 from lmcourse.data.goodreads import load_reviews as _load_reviews
 from lmcourse.data.goodreads import sample_path, sentences, split_reviews
 from lmcourse.metrics import roc_auc
 from lmcourse.models.bert import BertModel
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
-__all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "cached_weights", "distillation_pool",
-           "half_depth_student", "spoiler_data", "spoiler_teacher"]
+__all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "distillation_pool", "half_depth_student",
+           "spoiler_data", "spoiler_teacher"]
 
 MAX_LEN = 32
 
@@ -106,37 +97,19 @@ def spoiler_teacher(data: SpoilerData | None = None, steps: int | None = None,
               "data": hashlib.sha256(json.dumps(data.train).encode()).hexdigest(),
               "minilm": file_digest(minilm_path() / "model.safetensors")
               if (minilm_path() / "model.safetensors").exists() else "bin"}
-    path = cache_path("spoiler-teacher", recipe)
     device = lmcourse.device()
     lmcourse.seed_everything(0)  # the classifier's initial weights
-    model = _new_model()
-    with locked(path):
-        if path.exists() and not retrain:
-            from safetensors.torch import load_file
-            try:
-                state = load_file(path)
-            except Exception as err:  # a truncated or foreign file: train again, loudly
-                print(f"{path} could not be read ({err}); training the teacher again")
-                state = {}
-            if state.keys() == model.state_dict().keys():
-                model.load_state_dict(state)
-                return model.to(device).eval()
-            if state:
-                print(f"{path.name} holds other weights than the teacher's; training it again")
-        model.to(device)
+    model = _new_model().to(device)
+
+    def train() -> dict[str, torch.Tensor]:
         finetune.fit(model, data.encode(data.train), steps, batch_size=16, lr=1e-4, warmup=0.1,
                      sampling="balanced", generator=torch.Generator().manual_seed(0),
                      progress=progress)
-        save_tensors(model.state_dict(), path, recipe)
+        return model.state_dict()
+
+    model.load_state_dict(cached_tensors("spoiler-teacher", recipe, train,
+                                         keys=set(model.state_dict()), refresh=retrain))
     return model.eval()
-
-
-def cached_weights(name: str, recipe: dict, train: Callable[[], torch.nn.Module]
-                   ) -> dict[str, torch.Tensor]:
-    """The state dict of the model ``train()`` returns, trained once per ``recipe`` and kept
-    in the course cache (:func:`lmcourse.cache.cached_tensors`). For baselines a notebook
-    only compares against, such as lab 06's three BiLSTMs."""
-    return cached_tensors(name, recipe, lambda: train().state_dict())
 
 
 # ---- students of the teacher (chapter 12, lab 07, the benchmarks) -----------------------------
@@ -230,11 +203,11 @@ if __name__ == "__main__":  # `make teacher`: train (or find) what notebooks sha
     from lmcourse.models.baselines import bilstm_baseline
 
     start = time.perf_counter()
-    spoiler_teacher()
+    data = spoiler_data()
+    spoiler_teacher(data)
     for baseline_seed in range(3):  # lab 06's baselines: lab 03's BiLSTM, three seeds
-        bilstm_baseline(spoiler_data().train, epochs=2, seed=baseline_seed, cache=True)
+        bilstm_baseline(data.train, epochs=2, seed=baseline_seed, cache=True)
     chapter04_glove()
     chapter09_tiny_bert()
     print(f"spoiler teacher, lab 06's BiLSTM baselines, chapter 04's GloVe and chapter 09's "
-          f"tiny BERT ready in "
-          f"{cache_dir()} ({time.perf_counter() - start:.0f} s)")
+          f"tiny BERT ready in {cache_dir()} ({time.perf_counter() - start:.0f} s)")

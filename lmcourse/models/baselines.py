@@ -104,7 +104,7 @@ def bilstm_baseline(train: Sentences, epochs: int = 2, embed_dim: int = 32,
     """Lab 03's recipe on the CPU: a BiLSTM trained with Adam on the weighted binary
     cross-entropy, ``epochs`` shuffled passes in minibatches of 64. Returns
     ``predict(texts) -> P(spoiler)``. With ``cache=True`` the trained weights are kept in
-    the course cache (:func:`lmcourse.teacher.cached_weights`, keyed by the recipe and the
+    the course cache (:func:`lmcourse.cache.cached_weights`, keyed by the recipe and the
     training rows), so a notebook that only compares against the baseline loads it."""
     vocab = _vocab(train)
     pad = vocab.stoi["<pad>"]
@@ -138,7 +138,7 @@ def bilstm_baseline(train: Sentences, epochs: int = 2, embed_dim: int = 32,
         return model
 
     if cache:
-        from lmcourse.teacher import cached_weights
+        from lmcourse.cache import cached_weights
         recipe = {"recipe": "lab03-bilstm-v1", "epochs": epochs, "embed_dim": embed_dim,
                   "hidden_size": hidden_size, "batch_size": batch_size, "lr": lr, "seed": seed,
                   "rows": list(train)}
