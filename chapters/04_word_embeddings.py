@@ -768,7 +768,9 @@ start = clock()
 glove_runs = glove_until_flat(X_glove, seeds=seeds, dim=dim, lr=0.2, tol=0.01,
                               max_epochs=lmcourse.budget(cpu=60, gpu=100), device=dev,
                               track=wordsim_score(corpus.words), track_name=WORDSIM)
-print(f"{len(glove_runs)} runs read (or trained) in {clock() - start:.1f} s")
+print(f"{len(glove_runs)} runs read (or trained) in {clock() - start:.1f} s; "
+      f"{2 * V * (dim + 1):,} parameters (W, W~ and the biases) for {X_glove.nnz:,} "
+      "nonzero counts")
 timings["GloVe (ours)"] = float(np.mean([r.seconds for r in glove_runs]))
 seed_vectors["GloVe (ours)"] = [r.vectors for r in glove_runs]
 vectors["GloVe (ours)"] = glove_runs[0].vectors
@@ -811,11 +813,12 @@ print("verdict: the ranked vectors are those at the stop; WordSim-353 has "
          f"{max(b - f for b, f in zip(best, final, strict=True)):.3f}"))
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# The loss keeps falling long after the similarity score stops rising: with two vectors and
-# a bias per word, GloVe has almost as many parameters as there are nonzero counts, so the
-# late epochs fit the noise of counts that are mostly below 2. We rank the vectors at the
-# stop, as trained, rather than at the best epoch of the test set, which would be choosing
-# on the test.
+# Read the two panels together, with the verdict line: does the similarity score stop
+# moving while the loss is still falling? GloVe has two vectors and a bias per word, about
+# as many parameters as there are nonzero counts (printed above), so late epochs can keep
+# fitting the noise of counts that are mostly below 2 without improving the vectors. We
+# rank the vectors at the stop, as trained, rather than at the best epoch of the test set,
+# which would be choosing on the test.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Nearest neighbours and analogies
@@ -1098,8 +1101,8 @@ assert ours_ratio >= 0.8
 # - **CBOW** makes one update per position where skip-gram makes one per pair, so in the
 #   same epochs it learns from far fewer examples. **GloVe** fits log counts that are mostly
 #   tiny (see the share of $X_{ij} < 2$ printed above: their weight $f(X_{ij})$ is small
-#   and their logarithm noisy). It was trained until its loss was flat, so its rank is not
-#   an artefact of stopping early; the curves above show its score on the way there.
+#   and their logarithm noisy). It was trained until its loss was flat or the cap (the
+#   lines above say which for each seed), and the curves above show its score on the way.
 # - **Analogies are hard.** Every method here answers a small fraction of the questions it
 #   is asked (the accuracy column, against 50-75% in the papers), and it can only be asked
 #   the questions whose words survive the vocabulary and stemming (the coverage printed

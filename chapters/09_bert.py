@@ -338,8 +338,8 @@ for a, b, is_next in train_pairs[:2]:
 # every batch. Our model has 2 layers of width 128 (4 heads) instead of 12 of width 768,
 # and no dropout: BERT's 0.1 regularises a model that sees billions of tokens, while ours
 # sees each sentence a few times and is only slowed down by it (exercise 3 measures this).
-# `lmcourse.budget` gives it 600 steps on a laptop CPU (about 40 s on two cores) and more
-# on a GPU. That is more than this notebook can spare beside the fine-tuning further down,
+# `lmcourse.budget` gives it 600 steps on a laptop CPU (the time it took is printed below)
+# and more on a GPU. That is more than this notebook can spare beside the fine-tuning below,
 # so `pretrain_cached` keeps the trained model in the course cache, under a hash of its
 # initial weights, the pairs and every setting (`make teacher` trains it before the
 # notebooks run; without the cache this cell trains it, with a progress bar). The cell

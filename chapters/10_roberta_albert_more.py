@@ -263,7 +263,7 @@ print(f"best bench model {best_model:.3f} vs the strongest guess ({strongest}) "
 # That is the price of running every recipe three times in a minute. What the bench
 # measures is the *difference between recipes at equal budget*, and every table in this
 # chapter should be read that way, not as the quality of a finished model. On a GPU,
-# `lmcourse.budget` trains about ten times longer (1,500 steps per run).
+# `lmcourse.budget` trains 1,500 steps per run instead of the CPU's 120.
 #
 # ### Larger batches, at equal tokens
 #
