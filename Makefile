@@ -13,8 +13,9 @@ TORCH_INDEX   ?=
 RISE_VERSION  ?= 0.43.1
 JOBS          ?= 2
 NOTEBOOK_BUDGET_S ?= 120
-# hard stop: a notebook (or one cell) running longer than this is failed, not waited for
-NOTEBOOK_TIMEOUT_S ?= 240
+# hard stop: a notebook (or one cell) running longer than this is failed, not waited for;
+# the budget itself is a benchmark figure, reported in the summary, never a failure
+NOTEBOOK_TIMEOUT_S ?= 300
 NPM           ?= npm
 CHROMIUM      ?= /usr/bin/chromium
 BENCH_FLAGS   ?=

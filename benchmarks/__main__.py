@@ -54,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.list:
         for b in REGISTRY.values():
-            needs = ", ".join(b.requires) or "-"
-            print(f"{b.name:<14} {b.title}  [needs: {needs}]{'' if b.default else ' (opt-in)'}")
+            print(f"{b.name:<14} {b.title}  [{b.group}]{'' if b.default else ' (opt-in)'}")
         return 0
     names = args.only or [n for n, b in REGISTRY.items() if b.default]
     if args.notebooks:
@@ -76,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         record = run_one(REGISTRY[name], **kwargs)
         if name == "notebooks":
             record = _merge_notebook_rows(record, results.get(name))
+            if record["status"] == OK:  # the machine's speed, so other machines can compare
+                from lmcourse.course.speed import calibrate
+                record["calibration_s"] = round(calibrate(), 4)
         results[name] = record
         line = record.get("summary") if record["status"] == OK else record.get("message")
         ratio = f" ratio {record['ratio']:.2f}x" if record.get("ratio") is not None else ""

@@ -84,3 +84,23 @@ def test_compare_alternates_the_two_functions():
     a, b = timing.compare(lambda: calls.append("a"), lambda: calls.append("b"), repeats=2)
     assert calls == ["a", "b", "a", "b", "a", "b"]  # warm-up pair, then alternating
     assert a >= 0 and b >= 0
+
+
+def test_list_names_every_benchmark(capsys):
+    """`python -m benchmarks --list` used to crash on a field Benchmark does not have."""
+    from benchmarks.__main__ import main
+    from benchmarks.registry import REGISTRY
+
+    assert main(["--list"]) == 0
+    printed = capsys.readouterr().out
+    assert all(name in printed for name in REGISTRY)
+    assert "(opt-in)" in printed  # the setup timing is not run unless asked for
+
+
+def test_calibration_is_a_stable_positive_time():
+    from lmcourse.course.speed import calibrate, normalised
+
+    a, b = calibrate(repeats=3), calibrate(repeats=3)
+    assert 0 < a < 30 and 0.5 < a / b < 2
+    assert normalised(10.0, calibration=2.0, reference=1.0) == 5.0
+    assert normalised(10.0, calibration=2.0, reference=None) == 10.0

@@ -34,12 +34,14 @@ def pytest_collect_file(file_path, parent):
 '''
 
 
-def run_suite(tmp_path, budget: str, timeout: str) -> subprocess.CompletedProcess:
+def run_suite(tmp_path, budget: str, timeout: str, calibrate: str = "0"
+              ) -> subprocess.CompletedProcess:
     shutil.copy(ROOT / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "fake_nb_plugin.py").write_text(PLUGIN)
     (tmp_path / "slow.ipynb").write_text("{}")
     env = {"LMCOURSE_NOTEBOOK_BUDGET_S": budget, "LMCOURSE_NOTEBOOK_TIMEOUT_S": timeout,
-           "PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
+           "LMCOURSE_CALIBRATE": calibrate, "LMCOURSE_CALIBRATION_REFERENCE_S": "0.2",
+           "PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin"}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "fake_nb_plugin", "-p", "no:cacheprovider",
          "-p", "no:xdist", "-p", "no:nbval", "-q", "slow.ipynb"],
@@ -55,11 +57,21 @@ def test_within_budget_passes_and_prints_the_timing_table(tmp_path):
 
 
 @pytest.mark.slow
-def test_over_budget_fails_the_run_but_runs_every_cell(tmp_path):
+def test_over_budget_is_reported_not_failed(tmp_path):
+    """A slower machine must not turn the suite red: the budget is a benchmark figure."""
     result = run_suite(tmp_path, budget="1", timeout="0")
-    assert result.returncode == 1, result.stdout
+    assert result.returncode == 0, result.stdout
     assert "5 passed" in result.stdout
-    assert "OVER BUDGET" in result.stdout and "over the 1 s budget" in result.stdout
+    assert "over the 1 s budget (reported, not failed)" in result.stdout
+    assert "normalised median" in result.stdout
+
+
+@pytest.mark.slow
+def test_normalised_times_use_the_calibration(tmp_path):
+    """With a reference calibration recorded, the table prints the speed ratio."""
+    result = run_suite(tmp_path, budget="60", timeout="120", calibrate="1")
+    assert result.returncode == 0, result.stdout
+    assert "this machine is" in result.stdout and "as slow" in result.stdout
 
 
 @pytest.mark.slow
