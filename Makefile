@@ -38,7 +38,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab test unit notebooks lint student teacher lock clean book slides toc bench browser
+.PHONY: reference setup lab test unit notebooks lint student teacher lock clean book slides toc bench browser
 
 # JavaScript for the site template and the slide decks, pinned by their package-lock.json;
 # node_modules/.package-lock.json is npm's own record of a finished install.
@@ -89,6 +89,13 @@ notebooks: setup teacher
 # until its loss is flat and chapter 09's tiny BERT (about 2 min for both on a 2-core CPU)
 teacher: setup
 	TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 $(BIN)/python -m lmcourse.teacher
+
+# Reference runs (lmcourse.course.reference): a comparison run once to its real budget over
+# seeds 0-2 and committed under reference/<name>/. `make reference` runs them all (see
+# `make reference LIST=1` for the estimates), `make reference NAME=lm-char-lstm` one.
+NAME ?=
+reference: setup
+	$(BIN)/python -m lmcourse.course.reference $(if $(LIST),--list,) $(NAME)
 
 student: setup
 	$(BIN)/python -m tools.nbtools student

@@ -1,0 +1,265 @@
+"""Reference runs: a comparison run once, at the scale where the lesson shows, and committed.
+
+A notebook's live run must fit a CPU minute; some effects need more (a network overtaking
+a Kneser–Ney n-gram, pre-training beating a bag of words). Such a comparison is declared
+here as a :class:`Reference`: a recipe (every setting), a function that trains one seed and
+records its curve, and a function that evaluates stored weights. ``make reference NAME``
+runs it to its real budget over seeds 0, 1, 2 (consecutive, never picked) and writes
+``reference/<name>/``:
+
+- ``result.json``: ``recipe``, ``device``, ``torch``, ``wall_s``, ``seeds``, ``curves``
+  (per seed, a list of ``[step, seconds, metric]``), ``train_loss`` (per seed, the loss of
+  every step), ``metrics`` (per seed, final held-out figures by name), ``baselines``;
+- ``seed0.safetensors``: seed 0's weights in fp16 where a notebook needs the model.
+
+``make test`` verifies each committed reference cheaply (:func:`verify`): the recipe in the
+file equals the code's recipe; re-training the first steps reproduces the committed losses
+within the stated tolerance; the committed weights give the committed metric. A stale
+reference fails with the command that refreshes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+__all__ = ["REFERENCES", "Reference", "SeedRun", "StaleReference", "load", "reference",
+           "reference_dir", "run", "verify"]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def reference_dir() -> Path:
+    """``reference/`` at the top of the course (``$LMCOURSE_REFERENCE_DIR`` moves it)."""
+    return Path(os.environ.get("LMCOURSE_REFERENCE_DIR") or ROOT / "reference")
+
+
+class StaleReference(AssertionError):
+    """A committed reference no longer matches the code that produced it."""
+
+
+@dataclass
+class SeedRun:
+    """What one seed's run produced: the held-out curve, every step's training loss, the
+    final metrics, and (optionally) the weights a notebook needs."""
+
+    curve: list[list[float]]              # [step, training seconds, held-out metric]
+    train_loss: list[float]
+    metrics: dict[str, float]
+    state: dict[str, torch.Tensor] | None = None
+
+
+@dataclass
+class Reference:
+    """A reference run: ``train(recipe, seed, stop_after, progress)`` trains one seed
+    (``stop_after`` steps only, for the first-steps check), ``evaluate(recipe, state)``
+    scores stored weights on the held-out split and returns ``(metric name, value)``."""
+
+    name: str
+    title: str
+    recipe: dict
+    train: Callable[..., SeedRun]
+    evaluate: Callable[[dict, dict[str, torch.Tensor]], tuple[str, float]]
+    baselines: Callable[[dict], dict[str, float]]
+    seconds_per_seed: float          # on the 2-core CPU the course is budgeted for
+    first_steps: int = 25
+    tolerance: float = 2e-3          # relative, on the first steps' training losses
+    seeds: tuple[int, ...] = (0, 1, 2)
+    keep_weights: tuple[int, ...] = (0,)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def command(self) -> str:
+        return f"make reference NAME={self.name}"
+
+
+REFERENCES: dict[str, Reference] = {}
+
+
+def reference(ref: Reference) -> Reference:
+    """Register ``ref`` under its name."""
+    if ref.name in REFERENCES:
+        raise ValueError(f"reference {ref.name!r} registered twice")
+    REFERENCES[ref.name] = ref
+    return ref
+
+
+def _registered(name: str) -> Reference:
+    from lmcourse.course import references  # noqa: F401  (registers the course's references)
+    if name not in REFERENCES:
+        raise KeyError(f"no reference run named {name!r}; known: {sorted(REFERENCES)}")
+    return REFERENCES[name]
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"cuda: {torch.cuda.get_device_name(device)}"
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"cpu: {cpu}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads"
+
+
+def _write_atomic(path: Path, write: Callable[[str], None]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def run(name: str, seeds: tuple[int, ...] | None = None, progress: bool = True,
+        device: torch.device | None = None) -> dict:
+    """Run reference ``name`` to its full budget over its seeds and write its folder."""
+    from safetensors.torch import save_file
+
+    import lmcourse
+
+    ref = _registered(name)
+    seeds = ref.seeds if seeds is None else seeds
+    device = lmcourse.device() if device is None else device
+    estimate = ref.seconds_per_seed * len(seeds)
+    print(f"== reference {name}: {ref.title}\n   {len(seeds)} seeds, about "
+          f"{estimate / 60:.0f} min on a 2-core CPU (a GPU takes minutes); device {device}",
+          flush=True)
+    folder = reference_dir() / name
+    start, runs = time.perf_counter(), {}
+    for seed in seeds:
+        tick = time.perf_counter()
+        runs[seed] = ref.train(ref.recipe, seed=seed, device=device, progress=progress)
+        print(f"   seed {seed}: {runs[seed].metrics} ({time.perf_counter() - tick:.0f} s)",
+              flush=True)
+    for seed in ref.keep_weights:
+        if seed in runs and runs[seed].state is not None:
+            state = {k: v.detach().cpu().half().contiguous() for k, v in runs[seed].state.items()}
+            _write_atomic(folder / f"seed{seed}.safetensors",
+                          lambda tmp, s=state: save_file(s, tmp, metadata={"reference": name}))
+            metric, value = ref.evaluate(ref.recipe, state)
+            runs[seed].metrics[f"{metric}_stored_weights"] = value
+    result = {
+        "name": name, "title": ref.title, "recipe": ref.recipe,
+        "device": _device_name(device), "torch": torch.__version__,
+        "wall_s": round(time.perf_counter() - start, 1), "seeds": list(seeds),
+        "curves": {str(s): r.curve for s, r in runs.items()},
+        "train_loss": {str(s): [round(x, 6) for x in r.train_loss] for s, r in runs.items()},
+        "metrics": {str(s): r.metrics for s, r in runs.items()},
+        "baselines": ref.baselines(ref.recipe),
+        "first_steps": ref.first_steps, "tolerance": ref.tolerance, "notes": ref.notes,
+        "command": ref.command,
+    }
+    _write_atomic(folder / "result.json",
+                  lambda tmp: Path(tmp).write_text(json.dumps(result, indent=1) + "\n"))
+    print(f"   wrote {folder} ({result['wall_s'] / 60:.1f} min)", flush=True)
+    return result
+
+
+def load(name: str) -> dict:
+    """The committed ``reference/<name>/result.json``; a clear error if it is missing."""
+    path = reference_dir() / name / "result.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: run `make reference NAME={name}` "
+                                "(see README, 'Reference runs')")
+    return json.loads(path.read_text())
+
+
+def load_weights(name: str, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Seed ``seed``'s committed weights (fp16 on disk, returned as float32)."""
+    from safetensors.torch import load_file
+    path = reference_dir() / name / f"seed{seed}.safetensors"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: run `make reference NAME={name}`")
+    return {k: v.float() for k, v in load_file(path).items()}
+
+
+def _canonical(obj):
+    return json.loads(json.dumps(obj))
+
+
+def verify(name: str, first_steps: bool = True, metric: bool = True) -> list[str]:
+    """Check committed reference ``name`` against the code; return what was checked, or
+    raise :class:`StaleReference` naming the command that refreshes it."""
+    ref, result = _registered(name), load(name)
+    done = []
+    if _canonical(ref.recipe) != result["recipe"]:
+        changed = sorted(k for k in set(ref.recipe) | set(result["recipe"])
+                         if _canonical(ref.recipe).get(k) != result["recipe"].get(k))
+        raise StaleReference(f"reference {name}: the code's recipe differs from the committed "
+                             f"one in {changed}; refresh it with `{ref.command}`")
+    done.append("recipe matches")
+    if len(result["seeds"]) < 3 or result["seeds"] != list(range(len(result["seeds"]))):
+        raise StaleReference(f"reference {name}: seeds must be consecutive from 0, at least 3; "
+                             f"got {result['seeds']}")
+    if first_steps:
+        run0 = ref.train(ref.recipe, seed=0, device=torch.device("cpu"), progress=False,
+                         stop_after=ref.first_steps)
+        committed = result["train_loss"]["0"][:ref.first_steps]
+        worst = max(abs(a - b) / abs(b) for a, b in zip(run0.train_loss, committed, strict=False))
+        if len(run0.train_loss) < len(committed) or not worst <= ref.tolerance:
+            raise StaleReference(
+                f"reference {name}: re-training the first {ref.first_steps} steps of seed 0 "
+                f"gives losses up to {worst:.2e} (relative) away from the committed ones, "
+                f"over the tolerance {ref.tolerance:g}; refresh it with `{ref.command}`")
+        done.append(f"first {ref.first_steps} steps reproduced (worst relative difference "
+                    f"{worst:.1e} <= {ref.tolerance:g})")
+    if metric:
+        for seed in ref.keep_weights:
+            name_, value = ref.evaluate(ref.recipe, load_weights(name, seed))
+            stored = result["metrics"][str(seed)][f"{name_}_stored_weights"]
+            if not math.isclose(value, stored, rel_tol=1e-3):
+                raise StaleReference(
+                    f"reference {name}: seed {seed}'s committed weights give {name_} "
+                    f"{value:.4f}, the file says {stored:.4f}; refresh it with `{ref.command}`")
+            done.append(f"seed {seed}'s weights give {name_} {value:.4f} (file: {stored:.4f})")
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``make reference [NAME=...]``: run reference runs from scratch and write them."""
+    from lmcourse.course import references  # noqa: F401
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("names", nargs="*", help="references to run (default: all)")
+    parser.add_argument("--list", action="store_true", help="list them with time estimates")
+    parser.add_argument("--verify", action="store_true", help="only check the committed ones")
+    args = parser.parse_args(argv)
+    names = args.names or sorted(REFERENCES)
+    unknown = [n for n in names if n not in REFERENCES]
+    if unknown:
+        parser.error(f"unknown reference(s) {unknown}; known: {sorted(REFERENCES)}")
+    if args.list:
+        for n in names:
+            ref = REFERENCES[n]
+            print(f"{n:<16} {ref.title}  (~{ref.seconds_per_seed * len(ref.seeds) / 60:.0f} "
+                  f"min on a 2-core CPU, seeds {list(ref.seeds)})")
+        return 0
+    for n in names:
+        if args.verify:
+            print(f"{n}: " + "; ".join(verify(n)))
+        else:
+            run(n, progress=os.environ.get("TQDM_DISABLE", "") not in ("1", "true"))
+    return 0
+
+
+if __name__ == "__main__":  # run as a script, this file is a second module: use the real one
+    from lmcourse.course.reference import main as _main
+    sys.exit(_main())
