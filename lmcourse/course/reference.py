@@ -34,8 +34,8 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["REFERENCES", "Reference", "SeedRun", "StaleReference", "load", "reference",
-           "reference_dir", "run", "verify"]
+__all__ = ["REFERENCES", "Reference", "SeedRun", "StaleReference", "crossing", "describe", "load",
+           "load_weights", "reference", "reference_dir", "run", "verify"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,6 +189,37 @@ def load_weights(name: str, seed: int = 0) -> dict[str, torch.Tensor]:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run `make reference NAME={name}`")
     return {k: v.float() for k, v in load_file(path).items()}
+
+
+def crossing(curve: list[list[float]], level: float) -> tuple[int, float] | None:
+    """The first ``(step, seconds)`` at which a held-out curve is below ``level`` (None if
+    it never is)."""
+    return next(((int(step), sec) for step, sec, value in curve if value < level), None)
+
+
+def describe(name: str, metric: str = "held_out_ppl",
+             baselines: dict[str, str] | None = None) -> str:
+    """What a committed reference shows, in lines printed from its file: the final metric
+    over the seeds (mean +- standard deviation) and, for each baseline, when each seed's
+    held-out curve first went below it."""
+    import statistics
+
+    result = load(name)
+    finals = [result["metrics"][str(s)][metric] for s in result["seeds"]]
+    mean, spread = statistics.mean(finals), statistics.stdev(finals)
+    minutes = result["wall_s"] / len(result["seeds"]) / 60
+    lines = [f"reference {name} ({len(finals)} seeds x {minutes:.0f} min, "
+             f"{result['device'].split(',')[0]}; `{result['command']}`): {metric} "
+             f"{mean:.2f} +- {spread:.2f} (seeds: {', '.join(f'{v:.2f}' for v in finals)})"]
+    for key, label in (baselines or {}).items():
+        level = result["baselines"][key]
+        hits = [crossing(result["curves"][str(s)], level) for s in result["seeds"]]
+        when = ", ".join("never" if h is None else f"step {h[0]} ({h[1] / 60:.1f} min)"
+                         for h in hits)
+        below = sum(v < level for v in finals)
+        lines.append(f"  vs {label} ({level:.2f}): ends below it on {below} of {len(finals)} "
+                     f"seeds; first below it at {when}")
+    return "\n".join(lines)
 
 
 def _canonical(obj):
