@@ -24,7 +24,7 @@ def stub(*_args, **_kwargs):
     raise NotImplementedError
 
 
-# ---- the lab's solution (the same code as labs/05_attention.py) --------------------------
+# ---- the lab's solution (the same code as labs/solutions/05_attention.py) ------
 
 def make_attention(scale="sqrt", axis=-1, mask_mode="before", fill=float("-inf"),
                    transpose="last"):

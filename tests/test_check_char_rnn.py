@@ -19,7 +19,7 @@ def fails_with(fn, *args, hint: str) -> str:
     return str(info.value)
 
 
-# ---- the lab's solution (the same code as labs/02_char_rnn.py) ----------------------------
+# ---- the lab's solution (the same code as labs/solutions/02_char_rnn.py) ------
 
 def rnn_step(x, h, W_ih, W_hh, b_ih, b_hh):
     return torch.tanh(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)

@@ -18,7 +18,7 @@ def fails_with(fn, *args, hint: str) -> str:
     return str(info.value)
 
 
-# ---- the lab's solution (the same code as labs/04_word2vec.py) -----------------------------
+# ---- the lab's solution (the same code as labs/solutions/04_word2vec.py) ------
 
 def skipgram_pairs(ids, window):
     centers, contexts = [], []

@@ -1,7 +1,11 @@
-"""Lab machinery: solution markers, student copies that fail their checks."""
+"""Lab machinery: solution markers, the committed student copies (``labs/*.ipynb``, generated
+from ``labs/solutions/``) up to date and failing their checks. That the solutions pass them
+is nbval's part: it executes ``labs/solutions/``."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import zipfile
 
 import nbformat
@@ -10,7 +14,8 @@ import pytest
 from tools import nbtools
 from tools.nbtools import ROOT
 
-LABS = sorted((ROOT / "labs").glob("*.ipynb"))
+LABS = nbtools.solutions()
+STUDENT = sorted((ROOT / "labs").glob("*.ipynb"))
 
 
 def test_strip_solutions_keeps_indentation_and_surroundings():
@@ -31,6 +36,61 @@ def test_unbalanced_markers_are_errors(bad):
         nbtools.strip_solutions(bad)
 
 
+def test_every_lab_has_a_committed_student_copy_that_is_up_to_date():
+    assert LABS, "no lab solutions in labs/solutions/"
+    assert [p.name for p in STUDENT] == [p.name for p in LABS]
+    assert nbtools.stale_student_copies() == []
+
+
+def test_a_stale_student_copy_is_detected(tmp_path):
+    (tmp_path / "labs" / "solutions").mkdir(parents=True)
+    code = "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Lab"),
+                                         nbformat.v4.new_code_cell(code)])
+    solution = tmp_path / "labs" / "solutions" / "01_x.ipynb"
+    nbformat.write(nb, solution)
+    assert "missing" in nbtools.stale_student_copies(tmp_path)[0]
+    assert nbtools.write_student_copies(tmp_path) == [tmp_path / "labs" / "01_x.ipynb"]
+    assert nbtools.stale_student_copies(tmp_path) == []
+    assert nbtools.write_student_copies(tmp_path) == []  # nothing to rewrite
+    nb.cells[1].source = code.replace("return 1", "return 2")
+    nb.cells.append(nbformat.v4.new_code_cell("f()"))
+    nbformat.write(nb, solution)
+    assert "out of date" in nbtools.stale_student_copies(tmp_path)[0]
+    nbtools.write_student_copies(tmp_path)
+    (tmp_path / "labs" / "02_gone.ipynb").write_text("{}")
+    assert ["labs/02_gone.ipynb: no solution" in p
+            for p in nbtools.stale_student_copies(tmp_path)] == [True]
+
+
+def test_student_check_command_passes_on_the_committed_copies():
+    proc = subprocess.run([sys.executable, "-m", "tools.nbtools", "student", "--check"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_student_copy_has_no_outputs_pairing_or_solutions():
+    for path in STUDENT:
+        nb = nbformat.read(path, as_version=4)
+        assert "jupytext" not in nb.metadata, f"{path.name}: saving it would write a .py twin"
+        assert nb.metadata["kernelspec"]["name"] == "python3"
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert all(not c.outputs and c.execution_count is None for c in code), path.name
+        assert nbtools.BEGIN not in "".join(c.source for c in code), path.name
+        assert "raise NotImplementedError" in "".join(c.source for c in code), path.name
+
+
+def test_nbval_collects_the_solutions_not_the_student_copies():
+    """labs/conftest.py keeps `pytest --nbval-lax labs` off the student copies, whose checks
+    fail by design."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                           "--nbval-lax", "-p", "no:cacheprovider", "labs"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    files = {line.split("::")[0] for line in proc.stdout.splitlines() if "::" in line}
+    assert files == {f"labs/solutions/{p.name}" for p in LABS}, files
+
+
 @pytest.mark.parametrize("lab", LABS, ids=[p.name for p in LABS])
 def test_lab_has_solutions_and_checks(lab):
     nb = nbformat.read(lab, as_version=4)
@@ -41,12 +101,13 @@ def test_lab_has_solutions_and_checks(lab):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lab", LABS, ids=[p.name for p in LABS])
+@pytest.mark.parametrize("lab", STUDENT, ids=[p.name for p in STUDENT])
 def test_student_copy_fails_every_check(lab):
-    """The handed-out copy must not pass: every check cell fails with CheckFailed."""
+    """The committed copy a student opens must not pass: every check cell fails with
+    CheckFailed."""
     from nbclient import NotebookClient
 
-    student = nbtools.student_copy(nbformat.read(lab, as_version=4))
+    student = nbformat.read(lab, as_version=4)
     assert nbtools.BEGIN not in "".join(c.source for c in student.cells)
     assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
     NotebookClient(student, timeout=300, kernel_name="python3", allow_errors=True,

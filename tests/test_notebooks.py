@@ -17,7 +17,9 @@ IDS = [str(p.relative_to(ROOT)) for p in NOTEBOOKS]
 
 def test_there_are_notebooks():
     assert any(p.parent.name == "chapters" for p in NOTEBOOKS)
-    assert any(p.parent.name == "labs" for p in NOTEBOOKS)
+    assert any(p.parent.name == "solutions" for p in NOTEBOOKS)
+    assert not any(p.parent.name == "labs" for p in NOTEBOOKS), (
+        "the student copies in labs/ are generated, not executed: not among the notebooks")
 
 
 def test_every_notebook_is_in_sync_with_its_twin():

@@ -39,7 +39,7 @@ def test_toc_lists_every_notebook_in_order():
     listed = [f for _, files in _myst_toc() for f in files]
     existing = [p.relative_to(ROOT).as_posix() for p in nbtools.notebooks()]
     chapters = [f for f in existing if f.startswith("chapters/")]
-    labs = [f for f in existing if f.startswith("labs/")]
+    labs = [f for f in existing if f.startswith("labs/solutions/")]
     assert listed == chapters + labs, (
         f"myst.yml's toc {listed} is not chapters then labs {chapters + labs}: run `make toc`")
     assert _myst_toc() == toc.expected_toc(), "myst.yml's toc is stale: run `make toc`"
@@ -54,15 +54,15 @@ def test_toc_parts_are_the_course_parts_in_order():
 
 def test_toc_generator_places_chapters_by_number(tmp_path):
     for name in ["chapters/01_a", "chapters/05_b", "chapters/09_c", "chapters/13_d",
-                 "labs/02_y", "labs/01_x"]:
-        (tmp_path / name).parent.mkdir(exist_ok=True)
+                 "labs/solutions/02_y", "labs/solutions/01_x", "labs/01_x"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f"{name}.ipynb").write_text("{}")
-    assert toc.expected_toc(tmp_path) == [
+    assert toc.expected_toc(tmp_path) == [  # a lab's page is its solution, not the copy
         ("Foundations", ["chapters/01_a.ipynb"]),
         ("Embeddings", ["chapters/05_b.ipynb"]),
         ("BERT and beyond", ["chapters/09_c.ipynb"]),
         ("Efficiency", ["chapters/13_d.ipynb"]),
-        ("Labs", ["labs/01_x.ipynb", "labs/02_y.ipynb"]),
+        ("Labs", ["labs/solutions/01_x.ipynb", "labs/solutions/02_y.ipynb"]),
     ]
     text = "project:\n  toc:\n    - file: index.md\nsite:\n  template: ./site\n"
     new = toc.updated(text, tmp_path)
@@ -146,17 +146,19 @@ def test_built_html_loads_no_remote_script_or_stylesheet():
 
 def test_student_copies_are_offered_for_download():
     _need_site()
-    if not list((ROOT / "labs").glob("*.ipynb")):
+    if not nbtools.solutions():
         pytest.skip("no labs yet")
     archive = SITE / "downloads" / "lmcourse-labs.zip"
     assert archive.exists(), "the site has no student zip: `make book` runs `make student` first"
     assert 'href="/downloads/lmcourse-labs.zip"' in (SITE / "index.html").read_text()
     with zipfile.ZipFile(archive) as zf:
         names = sorted(n.split("/")[-1] for n in zf.namelist())
-        assert names == sorted(p.name for p in (ROOT / "labs").glob("*.ipynb"))
+        assert names == sorted(p.name for p in nbtools.solutions())
         for name in zf.namelist():
             text = zf.read(name).decode()
             assert nbtools.BEGIN not in text, f"{name}: a student copy still holds a solution"
+            assert text == (ROOT / "labs" / name.split("/")[-1]).read_text(), (
+                f"{name}: not the committed student copy that make lab opens")
 
 
 def _outside_details(html: str, css_class: str) -> str:
@@ -166,8 +168,7 @@ def _outside_details(html: str, css_class: str) -> str:
 
 def test_lab_pages_fold_solutions_and_offer_the_student_copy():
     _need_site()
-    labs = sorted((ROOT / "labs").glob("*.ipynb"))
-    if not labs:
+    if not nbtools.solutions():
         pytest.skip("no labs yet")
     for (href, source) in _pages():
         if not source.startswith("labs/"):
@@ -181,6 +182,8 @@ def test_lab_pages_fold_solutions_and_offer_the_student_copy():
         assert link in html, f"{href}: no link to the student copy {name}"
         copy = (SITE / "downloads" / "labs" / name).read_text()
         assert nbtools.BEGIN not in copy, f"the downloadable {name} holds a solution"
+        assert copy == (ROOT / "labs" / name).read_text(), (
+            f"the downloadable {name} is not the committed student copy labs/{name}")
         notebooks = re.findall(r'href="([^"]+\.ipynb)"', html)
         assert notebooks == [f"/downloads/labs/{name}"], (
             f"{href}: offers {notebooks}; only the student copy should be downloadable")

@@ -2,7 +2,8 @@
 
     python -m tools.nbtools build chapters/01_backprop.py [...]   # .py twin -> executed .ipynb
     python -m tools.nbtools sync                                   # report twins out of sync
-    python -m tools.nbtools student [--out _build/student]        # lab copies without solutions
+    python -m tools.nbtools student [--out _build/student]        # labs/*.ipynb + a zip
+    python -m tools.nbtools student --check                        # exit 1 if one is stale
 
 The jupytext ``py:percent`` twin is what you edit and review; ``build`` writes the paired
 ``.ipynb``, fills in default slide metadata, executes it top to bottom in a fresh
@@ -10,6 +11,11 @@ kernel and writes both files back so they stay in sync. Widget views are dropped
 committed outputs: an untrusted notebook cannot draw them (JupyterLab shows their text
 repr, ``VBox(children=...``), so a student sees each widget's static figure until the cell
 is run, and the site shows the same figure.
+
+A lab is written once, with its solutions, in ``labs/solutions/`` (twin and executed
+notebook; the site shows it). What a student opens is its generated copy in ``labs/``:
+solutions replaced by stubs, no outputs, no jupytext pairing. ``build`` of a lab rewrites
+its student copy too; ``student`` rewrites them all (and zips them for the site).
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ import jupytext
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK_DIRS = ("chapters", "labs")
+#: the notebooks that are paired, executed and tested: chapters and the labs' solutions
+NOTEBOOK_DIRS = ("chapters", "labs/solutions")
+LABS, SOLUTIONS = "labs", "labs/solutions"
 FORMATS = "ipynb,py:percent"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
@@ -43,8 +51,19 @@ EXEC_ENV = {
 
 
 def notebooks(root: Path = ROOT) -> list[Path]:
-    """Every committed ``.ipynb`` of the course, in syllabus order."""
-    return sorted(p for d in NOTEBOOK_DIRS for p in (root / d).glob("*.ipynb"))
+    """Every executed ``.ipynb`` of the course (chapters, then lab solutions), in syllabus
+    order; the student copies in ``labs/`` are not among them."""
+    return [p for d in NOTEBOOK_DIRS for p in sorted((root / d).glob("*.ipynb"))]
+
+
+def solutions(root: Path = ROOT) -> list[Path]:
+    """The labs as written, with their solutions: ``labs/solutions/*.ipynb``."""
+    return sorted((root / SOLUTIONS).glob("*.ipynb"))
+
+
+def student_path(solution: Path) -> Path:
+    """Where a lab's student copy is committed: ``labs/NN_name.ipynb``."""
+    return solution.parent.parent / solution.name
 
 
 def default_slide_type(cell: nbformat.NotebookNode, index: int) -> str:
@@ -109,6 +128,8 @@ def build(twin: Path, run: bool = True) -> None:
     nbformat.write(nb, tmp)
     tmp.replace(target)  # atomic: a failed run never leaves half a notebook
     jupytext.write(nb, twin, fmt="py:percent")
+    if twin.parent.name == "solutions" and twin.parent.parent.name == LABS:
+        write_student_copy(target)
 
 
 def _cell_key(cell: nbformat.NotebookNode) -> tuple:
@@ -162,23 +183,65 @@ def strip_solutions(source: str) -> str:
 
 
 def student_copy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The lab as handed out: solutions stubbed, outputs and widget state cleared."""
+    """The lab as handed out: solutions stubbed, outputs, run times and widget state
+    cleared, and no jupytext pairing (saving it in JupyterLab must not write a ``.py``)."""
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
+    nb.metadata.pop("jupytext", None)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = strip_solutions(cell.source)
             cell.outputs, cell.execution_count = [], None
+            cell.metadata.pop("execution", None)  # the solution's run times
     return nb
 
 
-def make_student(out: Path) -> list[Path]:
-    """Write student copies of every lab under ``out/labs`` plus a zip of them."""
+def student_text(solution: Path) -> str:
+    """The student copy of ``solution`` exactly as it is written to disk."""
+    text = nbformat.writes(student_copy(nbformat.read(solution, as_version=4)))
+    return text if text.endswith("\n") else text + "\n"
+
+
+def write_student_copy(solution: Path, target: Path | None = None) -> bool:
+    """Write the student copy of ``solution`` (to ``labs/`` by default); True if it changed."""
+    target = target or student_path(solution)
+    text = student_text(solution)
+    if target.exists() and target.read_text(encoding="utf-8") == text:
+        return False
+    target.write_text(text, encoding="utf-8")
+    return True
+
+
+def stale_student_copies(root: Path = ROOT) -> list[str]:
+    """What is wrong with the committed student copies: missing, out of date with their
+    solution, or left over from a lab that no longer exists."""
+    problems, fix = [], "run `python -m tools.nbtools student`"
+    for solution in solutions(root):
+        target = student_path(solution)
+        rel = target.relative_to(root)
+        if not target.exists():
+            problems.append(f"{rel}: missing; {fix}")
+        elif target.read_text(encoding="utf-8") != student_text(solution):
+            problems.append(f"{rel}: out of date with {solution.relative_to(root)}; {fix}")
+    names = {p.name for p in solutions(root)}
+    problems += [f"{p.relative_to(root)}: no solution {SOLUTIONS}/{p.name}; delete it"
+                 for p in sorted((root / LABS).glob("*.ipynb")) if p.name not in names]
+    return problems
+
+
+def write_student_copies(root: Path = ROOT) -> list[Path]:
+    """Rewrite the committed student copies ``labs/*.ipynb``; returns those that changed."""
+    return [student_path(s) for s in solutions(root) if write_student_copy(s)]
+
+
+def make_student(out: Path, root: Path = ROOT) -> list[Path]:
+    """Write student copies of every lab under ``out/labs`` plus a zip of them (the site
+    offers both)."""
     written = []
     (out / "labs").mkdir(parents=True, exist_ok=True)
-    for lab in sorted((ROOT / "labs").glob("*.ipynb")):
-        target = out / "labs" / lab.name
-        nbformat.write(student_copy(nbformat.read(lab, as_version=4)), target)
+    for solution in solutions(root):
+        target = out / "labs" / solution.name
+        write_student_copy(solution, target)
         written.append(target)
     with zipfile.ZipFile(out / "lmcourse-labs.zip", "w", zipfile.ZIP_DEFLATED) as zf:
         for path in written:
@@ -193,8 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("twins", nargs="+", type=Path)
     b.add_argument("--no-run", action="store_true", help="pair only, do not execute")
     sub.add_parser("sync", help="list notebooks out of sync with their twins")
-    s = sub.add_parser("student", help="write student copies of the labs")
-    s.add_argument("--out", type=Path, default=ROOT / "_build" / "student")
+    s = sub.add_parser("student", help="write the student copies labs/*.ipynb (and a zip)")
+    s.add_argument("--out", type=Path, default=ROOT / "_build" / "student",
+                   help="where the zip (and its copies) go")
+    s.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if a committed student copy is stale")
     args = parser.parse_args(argv)
     if args.cmd == "build":
         for twin in args.twins:
@@ -206,9 +272,20 @@ def main(argv: list[str] | None = None) -> int:
         problems = out_of_sync()
         print("\n".join(problems) or "all notebooks in sync")
         return 1 if problems else 0
+    if args.check:
+        problems = stale_student_copies()
+        print("\n".join(problems) or "every student copy in labs/ matches its solution")
+        return 1 if problems else 0
+    changed = write_student_copies()
+    for path in changed:
+        print(f"rewrote {path.relative_to(ROOT)}")
+    orphans = [p for p in stale_student_copies() if "no solution" in p]
+    if orphans:
+        print("\n".join(orphans))
     written = make_student(args.out)
-    print(f"wrote {len(written)} student lab(s) and lmcourse-labs.zip to {args.out}")
-    return 0
+    print(f"{len(written)} student copies in {LABS}/ ({len(changed)} changed); "
+          f"lmcourse-labs.zip in {args.out}")
+    return 1 if orphans else 0
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 
 Chapters go under the part their number belongs to (``PARTS``), labs under "Labs", both in
 file-name order, so a new notebook cannot be left out of the site: ``tests/test_site.py``
-fails until the toc lists it.
+fails until the toc lists it. A lab's page is its executed solution
+(``labs/solutions/``); the student copy in ``labs/`` is offered for download there.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def chapter_number(path: Path) -> int:
 def expected_toc(root: Path = ROOT) -> list[tuple[str, list[str]]]:
     """[(part, [notebook paths relative to root])] for every notebook that exists."""
     chapters = sorted((root / "chapters").glob("*.ipynb"))
-    labs = sorted((root / "labs").glob("*.ipynb"))
+    labs = sorted((root / "labs" / "solutions").glob("*.ipynb"))
     parts = []
     placed: set[Path] = set()
     for title, numbers in PARTS:
