@@ -1,5 +1,5 @@
 # lmcourse: two commands do everything on a fresh machine.
-#   make lab    set up .venv (pinned), register the kernel, open JupyterLab on chapter 1
+#   make lab    set up .venv (pinned), open JupyterLab on chapter 1 (labs/: student copies)
 #   make test   same setup, then unit tests + every notebook through nbval, the site built
 #               and checked in headless Chromium, one slide deck stepped through
 # Also: make book (static site in _build/html), make slides (_build/slides), make student,
@@ -54,14 +54,25 @@ $(STAMP): pyproject.toml requirements-lock.txt
 	@# RISE (live slides in JupyterLab 4) without its dependency jupyterlab-mathjax3, a
 	@# JupyterLab 3 extension that Lab 4 reports as unsatisfied; RISE brings its own MathJax.
 	$(BIN)/python -m pip install -q --no-deps "jupyterlab_rise==$(RISE_VERSION)"
-	@# the kernel lives inside .venv (--sys-prefix): two clones never share one by accident
-	$(BIN)/python -m ipykernel install --sys-prefix --name lmcourse --display-name "Python 3 (lmcourse)" >/dev/null
 	@touch $(STAMP)
 
-setup: $(STAMP)
+# The course's JupyterLab settings (jupyter-config/, a prefix overlay that binder/postBuild
+# copies too): the file browser hides the jupytext twins and labs/solutions/, and no news
+# prompt. One kernel: the notebooks' `python3`, ipykernel's own spec in .venv, which Jupyter
+# runs with the interpreter of the server, .venv's; the "Python 3 (lmcourse)" kernel that
+# older versions of this Makefile registered beside it is removed.
+JUPYTER_CONFIG := $(VENV)/etc/jupyter/jupyter_server_config.json \
+                  $(VENV)/share/jupyter/lab/settings/overrides.d/lmcourse.json
+$(JUPYTER_CONFIG): $(VENV)/%: jupyter-config/% | $(STAMP)
+	@mkdir -p $(@D)
+	cp $< $@
+	rm -rf $(VENV)/share/jupyter/kernels/lmcourse
+
+setup: $(STAMP) $(JUPYTER_CONFIG)
 
 lab: setup
-	@# root_dir: the file browser shows chapters/ and labs/, not only the folder of chapter 1
+	@# root_dir: the file browser shows chapters/ and labs/ (the student copies of the labs),
+	@# not only the folder of chapter 1
 	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" chapters/01_backprop.ipynb
 
 lint: setup

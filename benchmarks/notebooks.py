@@ -130,7 +130,7 @@ def setup_time(python: str = "python3") -> Result:
         subprocess.run(["git", "clone", "-q", str(ROOT), str(tmp / "lmcourse")], check=True)
         cloned = time.perf_counter() - start
         start = time.perf_counter()
-        # the kernel `make setup` registers goes to a throw-away Jupyter folder, not ~/.local
+        # anything Jupyter would write outside the clone goes to a throw-away folder, not ~/.local
         env = {**os.environ, "JUPYTER_DATA_DIR": str(tmp / "jupyter")}
         proc = subprocess.run(["make", "setup", f"PYTHON={python}"], cwd=tmp / "lmcourse",
                               capture_output=True, text=True, env=env)

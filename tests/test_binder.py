@@ -37,3 +37,30 @@ def test_binder_pins_one_python_and_installs_the_package_after_the_build():
     post = BINDER / "postBuild"
     assert os.access(post, os.X_OK), "binder/postBuild must be executable"
     assert "pip install --no-deps -e ." in post.read_text()
+
+
+def test_binder_installs_the_course_jupyterlab_settings(tmp_path):
+    """postBuild copies the same jupyter-config/ files as `make setup`, into the environment's
+    prefix where Binder's JupyterLab reads them (run here against a fake prefix)."""
+    import shutil
+    import subprocess
+
+    from test_jupyter_config import OVERRIDES, SERVER_CONFIG
+
+    text = (BINDER / "postBuild").read_text()
+    for path in (SERVER_CONFIG, OVERRIDES):
+        assert path.relative_to(ROOT / "jupyter-config").as_posix() in text
+    bash = shutil.which("bash")
+    if bash is None:
+        return
+    # the copying part of postBuild, with `python` answering a temporary prefix
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python").write_text(f"#!/bin/sh\necho {tmp_path / 'prefix'}\n")
+    (fake / "python").chmod(0o755)
+    script = text[text.index('prefix="$('):]
+    subprocess.run([bash, "-euo", "pipefail", "-c", script], cwd=ROOT, check=True,
+                   env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"})
+    for path in (SERVER_CONFIG, OVERRIDES):
+        installed = tmp_path / "prefix" / path.relative_to(ROOT / "jupyter-config")
+        assert installed.read_text() == path.read_text()
