@@ -47,6 +47,7 @@ import torch
 
 import lmcourse
 from lmcourse import show
+from lmcourse.course.claims import verdict
 from lmcourse.data import Vocab, lm_batches, load_corpus, sequential_partition
 from lmcourse.metrics import mean_spread
 from lmcourse.models.ngram import NGramLM
@@ -274,8 +275,10 @@ print(f"{'model (same validation text)':<30}{'perplexity':>11}")
 for name, ppl in [*baselines.items(), ("RNN LM (ours)", rnn_ppl)]:
     print(f"{name:<30}{ppl:>11.2f}")
 beaten = [n for n, ppl in ngram.items() if rnn_ppl < ppl]
-print(f"the RNN beats the Kneser-Ney n-grams of order {beaten or 'none'}", end="")
-print("" if best_n in beaten else f", not the {best_n}-gram ({ngram[best_n]:.2f})")
+print(f"the RNN beats the Kneser-Ney n-grams of order {beaten or 'none'}")
+verdict("the RNN LM beats the best Kneser-Ney n-gram on the same validation text", rnn_ppl,
+        baseline=(f"{best_n}-gram KN", ngram[best_n]), higher_is_better=False,
+        metric="validation perplexity", digits=2)
 still_falling = history.val_perplexity[-2] - rnn_ppl
 print(f"validation perplexity still fell by {still_falling:.2f} in the last epoch")
 
@@ -502,14 +505,14 @@ print(f"(3 seeds, mean ± half the range; one randomized estimate took {ms:.1f} 
 # %% slideshow={"slide_type": "-"}
 reg_err, rnd_err, rnd_avg = table["regular"][:, 3], table["randomized"][:, 3], \
     table["randomized"][:, 4]
-overlap = max(reg_err.min(), rnd_err.min()) <= min(reg_err.max(), rnd_err.max())
-print("one estimate, relative error: regular " + mean_spread(reg_err) + ", randomized "
-      + mean_spread(rnd_err) + " -> " + ("the spreads overlap: about equally far from the "
-      "full gradient" if overlap else ("randomized" if rnd_err.mean() < reg_err.mean()
-                                       else "regular") + " is closer in every seed"))
+verdict("one randomized estimate lands closer to the full gradient than regular truncation's",
+        rnd_err, baseline=("regular truncation", reg_err), higher_is_better=False,
+        metric="relative error of one estimate")
 wins = int((rnd_avg < reg_err).sum())
-print(f"average of 100 randomized draws: relative error {mean_spread(rnd_avg)}, below regular "
-      f"truncation's fixed error in {wins} of 3 seeds")
+verdict("the average of 100 randomized estimates is closer to the full gradient than regular "
+        "truncation's fixed error", rnd_avg, baseline=("regular truncation", reg_err),
+        higher_is_better=False, metric="relative error",
+        note=f"seed by seed, below it in {wins} of 3 seeds")
 
 # %% slideshow={"slide_type": "-"}
 draws = runs_trunc[0]["draws"]
@@ -801,6 +804,10 @@ for clip, h in runs.items():
              "worse than the uniform model")
     print(f"{'no clipping' if clip is None else f'clipped at θ = {clip}'}: {ppl:.4g}, {where} "
           f"(unigram {ngram[1]:.2f}, uniform {V})")
+verdict("clipping the gradient norm at θ = 1 lets the exploding RNN train to a lower "
+        "perplexity than the same SGD run without clipping", runs[1.0].val_perplexity[-1],
+        baseline=("no clipping", runs[None].val_perplexity[-1]), higher_is_better=False,
+        metric="validation perplexity", digits=2)
 
 # %% slideshow={"slide_type": "-"}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -820,9 +827,10 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# The printed lines are the verdict: where each run ends relative to the unigram and the
-# uniform model. Without clipping, every huge gradient is a huge step, and a few of them are
-# enough to throw the weights far off; with clipping, the same steps are shortened to length
+# The printed lines say where each run ends relative to the unigram and the uniform
+# model, and the verdict line which of the two runs ends lower. Without clipping, every
+# huge gradient is a huge step, and a few of them are enough to throw the weights far off;
+# with clipping, the same steps are shortened to length
 # at most $\theta\cdot$lr, and training proceeds on the same minibatches. Clipping does
 # nothing about vanishing gradients: a tiny gradient stays tiny.
 

@@ -1,0 +1,309 @@
+"""The claims ledger: every verdict a notebook prints is also recorded.
+
+A chapter that compares a result with a baseline (a network with the best n-gram, one
+cell with another, a distilled student with its labels-only twin) ends the comparison
+with one call::
+
+    from lmcourse.course.claims import verdict
+
+    verdict("the LSTM reaches a lower validation perplexity than the plain RNN",
+            val_ppl["lstm"], baseline=("RNN", val_ppl["rnn"]), higher_is_better=False,
+            metric="validation perplexity", digits=2)
+
+It computes the mean and the spread (half the range, as ``lmcourse.metrics.mean_spread``)
+of the per-seed values, decides the verdict, prints one line that starts with
+``verdict:`` and, in a notebook, records the claim in the cell's output as a MIME bundle:
+``text/plain`` (the same line, what JupyterLab, the site and nbval show) and
+``application/vnd.lmcourse.claim+json`` (the record). ``make claims`` collects the records
+of the committed, executed notebooks into ``benchmarks/claims.json`` and the site's page
+``claims.md`` without running anything.
+
+**The verdict words.** A claim is stated so that it says which side should win
+("the LSTM reaches a lower perplexity than the RNN"); the verdict says what the run found:
+
+- ``reproduced``: ours is ahead of the baseline by more than the seeds scatter;
+- ``not reproduced``: the baseline is ahead by more than the seeds scatter;
+- ``no difference``: neither is: the seeds overlap (or the figures tie).
+
+**The rule** (``rule=``) says what "more than the seeds scatter" means:
+
+- ``"every seed"`` (the default): every seed of ours is on the winning side of every seed
+  of the baseline (a baseline without seeds, such as an n-gram model, is one figure):
+  ours' worst run beats the baseline's best, or the other way round; anything in
+  between is ``no difference``. With one seed on each side this is a plain comparison, and
+  the line says "1 seed": there is no spread to test the gap against.
+- ``"spreads"``: the gap between the means exceeds the two spreads added together.
+
+A comparison that is not against a number (a qualitative check, a threshold decided by
+the chapter) passes ``verdict=`` explicitly; the record says ``rule: "stated"``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["MIME", "RULES", "VERDICTS", "Claim", "bundle", "decide", "format_number", "recorded",
+           "verdict"]
+
+#: the three verdicts a claim can get
+REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE = "reproduced", "not reproduced", "no difference"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE)
+#: how a verdict is decided from the numbers (``"stated"``: given by the notebook)
+RULES = ("every seed", "spreads")
+#: the MIME type of a recorded claim in a notebook's outputs
+MIME = "application/vnd.lmcourse.claim+json"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One verdict, as printed and recorded. ``ours``/``spread`` are the mean and half the
+    range of ``per_seed``; ``baseline`` is ``None`` or a dict with ``name``, ``figure``
+    (its mean), ``spread`` and ``seeds``."""
+
+    claim: str
+    verdict: str
+    ours: float
+    spread: float | None
+    seeds: int
+    per_seed: list[float]
+    baseline: dict | None
+    paper: float | str | None
+    higher_is_better: bool | None
+    rule: str
+    metric: str | None
+    note: str | None
+    digits: int
+    line: str
+
+    def record(self) -> dict:
+        """The JSON record (what the notebook's output carries)."""
+        return asdict(self)
+
+
+# ---- checking the inputs ----------------------------------------------------------------
+
+def _number(x: Any, what: str) -> float:
+    if hasattr(x, "item") and callable(x.item):  # a NumPy or torch scalar
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{what} must be a number, got {type(x).__name__} {x!r}")
+    x = float(x)
+    if math.isnan(x) or math.isinf(x):
+        raise ValueError(f"{what} is {x}: a verdict needs finite numbers (did a run diverge, "
+                         "or a metric divide by zero?)")
+    return x
+
+
+def _values(x: Any, what: str) -> list[float]:
+    """One number, or one per seed (a list, a tuple, a NumPy array, a torch tensor)."""
+    if hasattr(x, "tolist") and callable(x.tolist):  # arrays and tensors, 0-d included
+        x = x.tolist()
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{what} must be a number or one number per seed, got {x!r}")
+    if isinstance(x, Iterable):
+        values = [_number(v, f"{what}[{i}]") for i, v in enumerate(x)]
+        if not values:
+            raise ValueError(f"{what} is empty: give one value per seed (at least one)")
+        return values
+    return [_number(x, what)]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _half_range(values: Sequence[float]) -> float:
+    return (max(values) - min(values)) / 2
+
+
+def _round(x: float) -> float:
+    """Six significant digits: the record stays readable and its diffs stable."""
+    return float(f"{x:.6g}")
+
+
+# ---- the decision -----------------------------------------------------------------------
+
+def decide(ours: Any, baseline: Any, *, higher_is_better: bool,
+           rule: str = "every seed") -> str:
+    """The verdict on "ours beats the baseline" from per-seed values (see the module's
+    docstring for the two rules). ``ours`` and ``baseline`` are a number or one per seed."""
+    if rule not in RULES:
+        raise ValueError(f"unknown rule {rule!r}: use one of {RULES}")
+    if not isinstance(higher_is_better, bool):
+        raise TypeError("higher_is_better must be True or False (is a larger figure better?)")
+    sign = 1.0 if higher_is_better else -1.0
+    a = [sign * v for v in _values(ours, "ours")]  # larger is better from here on
+    b = [sign * v for v in _values(baseline, "the baseline's figure")]
+    if rule == "every seed":
+        if min(a) > max(b):
+            return REPRODUCED
+        if max(a) < min(b):
+            return NOT_REPRODUCED
+        return NO_DIFFERENCE
+    gap, noise = _mean(a) - _mean(b), _half_range(a) + _half_range(b)
+    if gap > noise:
+        return REPRODUCED
+    if gap < -noise:
+        return NOT_REPRODUCED
+    return NO_DIFFERENCE
+
+
+def _reason(rule: str, word: str, ours: list[float], base: list[float] | None,
+            digits: int) -> str:
+    """Why the numbers gave this verdict, in a few words."""
+    if rule == "stated" or base is None:
+        return ""
+    if rule == "spreads":
+        gap = abs(_mean(ours) - _mean(base))
+        noise = _half_range(ours) + _half_range(base)
+        return (f"the gap {format_number(gap, digits)} is "
+                f"{'within' if word == NO_DIFFERENCE else 'larger than'} the spreads added "
+                f"({format_number(noise, digits)})")
+    one = len(base) == 1
+    who = "ours is" if len(ours) == 1 else "every seed is"
+    if word == REPRODUCED:
+        return f"{who} ahead" + (" of it" if one else " of every baseline seed")
+    if word == NOT_REPRODUCED:
+        return f"{who} behind" + (" it" if one else " every baseline seed")
+    if len(ours) == 1 and one:
+        return "the two figures tie"
+    return "the seeds straddle it" if one else "the seeds overlap"
+
+
+def format_number(x: float, digits: int) -> str:
+    """``digits`` decimals; a huge figure (a diverged perplexity) in scientific notation."""
+    return f"{x:.{digits}f}" if abs(x) < 1e5 else f"{x:.{max(digits, 1) + 1}g}"
+
+
+def _figure(values: list[float], digits: int) -> str:
+    if len(values) == 1:
+        return f"{format_number(values[0], digits)} (1 seed)"
+    mean, spread = format_number(_mean(values), digits), format_number(_half_range(values), digits)
+    return f"{mean} ± {spread} ({len(values)} seeds)"
+
+
+def _baseline_figure(values: list[float], digits: int) -> str:
+    if len(values) == 1:
+        return format_number(values[0], digits)
+    return _figure(values, digits)
+
+
+# ---- the call a notebook makes ------------------------------------------------------------
+
+def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
+            higher_is_better: bool | None = None, verdict: str | None = None,
+            rule: str | None = None, paper: float | str | None = None,
+            metric: str | None = None, note: str | None = None, digits: int = 3,
+            show: bool = True) -> Claim:
+    """Decide, print and record one claim; returns it.
+
+    claim: what should hold, stated so that it names the side that should win.
+    ours: our figure, one per seed (or one number).
+    baseline: ``(name, figure)``, the strongest simple baseline on the same data (its
+        figure one number or one per seed), or ``None`` when there is no baseline to beat
+        (then pass ``verdict=``).
+    higher_is_better: whether a larger figure is better (needed to decide).
+    verdict: one of ``VERDICTS`` when the notebook decides (a qualitative check); otherwise
+        it is decided by ``rule`` (``"every seed"`` by default, or ``"spreads"``).
+    paper: the published figure (a number, or a short text with its unit), if any.
+    metric, note: the figure's name, and a last remark printed at the end of the line.
+    digits: decimals printed. show: print/display it (False: only return it).
+    """
+    if not isinstance(claim, str) or not claim.strip():
+        raise ValueError("a claim needs its statement (a non-empty string)")
+    values = _values(ours, "ours")
+    base_values = None
+    if baseline is not None:
+        if (not isinstance(baseline, tuple) or len(baseline) != 2
+                or not isinstance(baseline[0], str) or not baseline[0].strip()):
+            raise TypeError(f"baseline must be (name, figure), e.g. ('5-gram KN', 4.01); "
+                            f"got {baseline!r}")
+        base_values = _values(baseline[1], f"the figure of baseline {baseline[0]!r}")
+    if higher_is_better is not None and not isinstance(higher_is_better, bool):
+        raise TypeError("higher_is_better must be True, False or None")
+    if isinstance(paper, numbers.Real) and not isinstance(paper, bool):
+        paper = _number(paper, "paper")
+    elif paper is not None and not isinstance(paper, str):
+        raise TypeError(f"paper must be a number, a short text or None, got {paper!r}")
+
+    if verdict is not None:
+        if verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {verdict!r}: use one of {VERDICTS}")
+        if rule is not None:
+            raise ValueError("give either verdict= (the notebook decides) or rule= "
+                             "(the numbers decide), not both")
+        word, rule = verdict, "stated"
+    else:
+        if base_values is None:
+            raise ValueError("without a baseline there is nothing to decide: pass verdict= "
+                             "(one of 'reproduced', 'not reproduced', 'no difference')")
+        if higher_is_better is None:
+            raise ValueError("to decide the verdict, say whether a larger figure is better "
+                             "(higher_is_better=True or False)")
+        rule = rule or "every seed"
+        word = decide(values, base_values, higher_is_better=higher_is_better, rule=rule)
+
+    what = ", ".join(x for x in (metric, None if higher_is_better is None else
+                                 f"{'higher' if higher_is_better else 'lower'} is better") if x)
+    parts = [(f"{what}: " if what else "") + f"ours {_figure(values, digits)}"]
+    if baseline is not None:
+        parts[0] += f" vs {baseline[0]} {_baseline_figure(base_values, digits)}"
+    parts.append(_reason(rule, word, values, base_values, digits))
+    if paper is not None:
+        parts.append(f"paper: {format_number(paper, digits)}" if isinstance(paper, float)
+                     else f"paper: {paper}")
+    parts.append(note or "")
+    line = f"verdict: {word} — {claim.strip()}; " + "; ".join(p for p in parts if p)
+
+    result = Claim(
+        claim=claim.strip(), verdict=word, ours=_round(_mean(values)),
+        spread=_round(_half_range(values)) if len(values) > 1 else None, seeds=len(values),
+        per_seed=[_round(v) for v in values],
+        baseline=None if baseline is None else {
+            "name": baseline[0], "figure": _round(_mean(base_values)),
+            "spread": _round(_half_range(base_values)) if len(base_values) > 1 else None,
+            "seeds": len(base_values)},
+        paper=paper, higher_is_better=higher_is_better, rule=rule, metric=metric, note=note,
+        digits=digits, line=line)
+    if show:
+        _show(result)
+    return result
+
+
+def bundle(claim: Claim) -> dict:
+    """The MIME bundle a notebook displays: the line as text, the record as JSON."""
+    return {"text/plain": claim.line, MIME: claim.record()}
+
+
+def _show(claim: Claim) -> None:
+    """In IPython, display the bundle (the output keeps the record); otherwise print."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of the notebooks only
+        get_ipython = None
+    if get_ipython is not None and get_ipython() is not None:
+        from IPython.display import display
+
+        display(bundle(claim), raw=True)
+    else:
+        print(claim.line)
+
+
+# ---- reading them back ------------------------------------------------------------------
+
+def recorded(nb: Any) -> list[dict]:
+    """The claims recorded in an executed notebook (an ``nbformat`` node or its JSON
+    dict), in the order its cells printed them."""
+    found = []
+    for cell in nb["cells"]:
+        if cell.get("cell_type") != "code":
+            continue
+        for out in cell.get("outputs", []):
+            record = out.get("data", {}).get(MIME)
+            if record is not None:
+                found.append(dict(record))
+    return found
