@@ -94,12 +94,15 @@ notebooks: setup teacher
 	$(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --nbval-lax --nbval-current-env --nbval-cell-timeout=$(NOTEBOOK_TIMEOUT_S) chapters labs
 
-# what notebooks only read, computed once before they run in parallel (lmcourse.cache:
-# _build/cache, keyed by recipe, data and weights): lab 06's fine-tuned MiniLM, which
-# chapters 12-13 and lab 07 start from, its BiLSTM baselines, chapter 04's GloVe trained
-# until its loss is flat and chapter 09's tiny BERT (about 2 min for both on a 2-core CPU)
+# the artifacts notebooks only read, computed once before they run in parallel
+# (lmcourse.course.artifacts; `python -m lmcourse.course.artifacts --list` names them, with
+# estimates): lab 06's fine-tuned MiniLM, which chapters 12-13 and lab 07 start from, its
+# BiLSTM baselines, chapter 04's GloVe trained until its loss is flat and chapter 09's tiny
+# BERT (about 3 min in all on a 2-core CPU). They go to the user's cache folder, the one a
+# notebook opened in Jupyter reads; LMCOURSE_CACHE=/abs/path make test (as CI may do) keeps
+# this target, the tests and the notebooks on a cache of its own.
 teacher: setup
-	TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 $(BIN)/python -m lmcourse.teacher
+	TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 $(BIN)/python -m lmcourse.course.artifacts
 
 # Reference runs (lmcourse.course.reference): a comparison run once to its real budget over
 # seeds 0-2 and committed under reference/<name>/. `make reference` runs them all (see

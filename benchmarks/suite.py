@@ -234,7 +234,7 @@ def _spoiler_setup():
     """Lab 06's fine-tuned MiniLM (the cached teacher), on the CPU, with chapter 12-13's
     evaluation sentences and latency batch (64 test sentences padded to 32 pieces)."""
     from lmcourse import finetune
-    from lmcourse.teacher import spoiler_data, spoiler_teacher
+    from lmcourse.course.teacher import spoiler_data, spoiler_teacher
 
     data = spoiler_data()
     teacher = spoiler_teacher(data, progress=False).cpu().eval()
@@ -285,9 +285,9 @@ def spoiler_compression() -> Result:
            group="efficiency")
 def spoiler_distillation() -> Result:
     torch = _torch()
+    from lmcourse.course.teacher import distillation_pool, half_depth_student
     from lmcourse.models.compress import count_params
     from lmcourse.models.distill import combined_loss, train_student
-    from lmcourse.teacher import distillation_pool, half_depth_student
 
     data, teacher, (texts, labels), (ids, mask) = _spoiler_setup()
     pool, logits = distillation_pool(data, teacher)

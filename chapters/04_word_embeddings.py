@@ -54,10 +54,10 @@ from gensim.parsing.porter import PorterStemmer
 
 import lmcourse
 from lmcourse import show
+from lmcourse.course import artifacts
 from lmcourse.data import WordCorpus, load_corpus, tokenize
 from lmcourse.metrics import mean_spread
 from lmcourse.models.embeddings import (
-    WORDSIM,
     analogy,
     analogy_accuracy,
     analogy_ranks,
@@ -66,7 +66,6 @@ from lmcourse.models.embeddings import (
     cosine_similarity,
     glove_loss,
     glove_step,
-    glove_until_flat,
     glove_weight,
     keep_probability,
     load_analogies,
@@ -87,7 +86,6 @@ from lmcourse.models.embeddings import (
     train_word2vec,
     window_reach,
     word_similarity,
-    wordsim_score,
 )
 from lmcourse.viz.embeddings import neighbours_widget, plot_projection
 from lmcourse.viz.word2vec_diagrams import draw_word2vec
@@ -757,28 +755,22 @@ print(f"two epochs of seed 0, trained here: {clock() - start:.1f} s, loss per pa
 # loss is **flat**: we stop at the first epoch that lowers it by less than 1%
 # (`train_glove(tol=0.01)`), with a cap. That takes a few dozen epochs, about half a minute
 # per seed on a 2-core CPU: for three seeds, more than this notebook's budget. So
-# `glove_until_flat` keeps the finished runs in the course cache (`make teacher` trains
-# them before the notebooks run, and this cell trains them itself, with a progress bar,
-# when the cache lacks them). The cache key hashes the matrix and every setting, and the
-# cached seed 0 must repeat the two epochs we just trained. After every epoch it also
-# records the WordSim-353 correlation, which is what the ranking below uses:
+# `artifacts.chapter04_glove` keeps the finished runs in the course cache (`make teacher`
+# trains them before the notebooks run, and this cell trains them itself, saying so, when
+# the cache lacks them). The cache key hashes the matrix and every setting, and the cached
+# seed 0 must repeat the two epochs we just trained (`check_first_steps`). After every
+# epoch it also records the WordSim-353 correlation, which is what the ranking below uses:
 
 # %% slideshow={"slide_type": "-"}
 start = clock()
-glove_runs = glove_until_flat(X_glove, seeds=seeds, dim=dim, lr=0.2, tol=0.01,
-                              max_epochs=lmcourse.budget(cpu=60, gpu=100), device=dev,
-                              track=wordsim_score(corpus.words), track_name=WORDSIM)
+glove_runs = artifacts.chapter04_glove(X_glove, corpus.words, seeds=seeds, dim=dim, device=dev)
 print(f"{len(glove_runs)} runs read (or trained) in {clock() - start:.1f} s; "
       f"{2 * V * (dim + 1):,} parameters (W, W~ and the biases) for {X_glove.nnz:,} "
       "nonzero counts")
 timings["GloVe (ours)"] = float(np.mean([r.seconds for r in glove_runs]))
 seed_vectors["GloVe (ours)"] = [r.vectors for r in glove_runs]
 vectors["GloVe (ours)"] = glove_runs[0].vectors
-gap = max(abs(a / b - 1) for a, b in zip(live.losses, glove_runs[0].losses, strict=False))
-print(f"seed 0, epochs 1-2: trained here {live.losses[0]:.6f} {live.losses[1]:.6f}, "
-      f"cached {glove_runs[0].losses[0]:.6f} {glove_runs[0].losses[1]:.6f}; largest relative "
-      f"difference {gap:.1e} (tolerance 1e-3: thread counts change the rounding)")
-assert gap < 1e-3
+artifacts.check_first_steps(live.losses, glove_runs[0].losses, "GloVe seed 0 (epochs)")
 for seed, r in zip(seeds, glove_runs, strict=True):
     drop = 1 - r.losses[-1] / r.losses[-2]
     print(f"seed {seed}: {len(r.losses)} epochs in {r.seconds:.0f} s "
@@ -1232,8 +1224,8 @@ print(f"verdict: the median offset is {abs(offset + math.log(5)):.2f} from -log 
 # 6. *(medium)* The paper's $x_{\max} = 100$ was set for corpora of billions of words: on
 #    ours almost no count reaches it (printed above). GloVe's own demo script for text8
 #    uses $x_{\max} = 10$ (with 50 dimensions, a window of 15 and 15 iterations). Train
-#    `glove_until_flat` with `x_max=10` and with `dim=50`: does GloVe's rank in the table
-#    change? What does that say about blaming the number of epochs versus the settings and
+#    `artifacts.glove_until_flat` with `x_max=10` and with `dim=50`: does GloVe's rank in
+#    the table change? What does that say about blaming the number of epochs versus the settings and
 #    the size of the corpus?
 # 7. *(open)* Train everything on the Lee corpus (`load_corpus("lee")`: unstemmed news,
 #    60 thousand words) instead. How do the coverage and the scores change, and what does

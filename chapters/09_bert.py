@@ -49,14 +49,14 @@ from IPython.display import display
 
 import lmcourse
 from lmcourse import show
+from lmcourse.course import artifacts
 from lmcourse.data.goodreads import heldout_phrasing
 from lmcourse.data.sentences import review_sentences
 from lmcourse.finetune import SequenceClassifier, encode, fit, parameter_counts, predict_proba
 from lmcourse.masking import mask_tokens
 from lmcourse.metrics import best_threshold, f1_score, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
-from lmcourse.models.bert import BertConfig, BertEmbeddings, BertModel, BertPooler, as_encoder_layer
-from lmcourse.models.cached_pretraining import pretrain_cached
+from lmcourse.models.bert import BertEmbeddings, BertModel, BertPooler, as_encoder_layer
 from lmcourse.models.compress import count_params
 from lmcourse.models.feature_based import BiLSTMClassifier, concat_last_layers, extract_features
 from lmcourse.models.presets import build
@@ -340,38 +340,28 @@ for a, b, is_next in train_pairs[:2]:
 # sees each sentence a few times and is only slowed down by it (exercise 3 measures this).
 # `lmcourse.budget` gives it 600 steps on a laptop CPU (the time it took is printed below)
 # and more on a GPU. That is more than this notebook can spare beside the fine-tuning below,
-# so `pretrain_cached` keeps the trained model in the course cache, under a hash of its
-# initial weights, the pairs and every setting (`make teacher` trains it before the
-# notebooks run; without the cache this cell trains it, with a progress bar). The cell
-# trains the first steps again here and checks that they match the cached run.
+# so `artifacts.chapter09_tiny_bert` keeps the trained model in the course cache, under a
+# hash of its initial weights, the pairs and every setting (`make teacher` trains it before
+# the notebooks run; without the cache this cell trains it, saying so). The cell trains the
+# first steps again here and checks that they match the cached run (`check_first_steps`).
 
 # %% slideshow={"slide_type": "-"}
 show(pretraining_loss)
 
 # %% slideshow={"slide_type": "-"}
 lmcourse.seed_everything(0)
-tiny_config = BertConfig(vocab_size=len(corpus), hidden_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, intermediate_size=512,
-                         max_position_embeddings=64, hidden_dropout_prob=0.0,
-                         attention_probs_dropout_prob=0.0)
+tiny_config = artifacts.chapter09_config(len(corpus))  # 2 layers, width 128, 4 heads
 tiny = BertForPreTraining(tiny_config).to(dev)
-steps = lmcourse.budget(cpu=600, gpu=3000)
-batch_size = lmcourse.budget(cpu=32, gpu=64)
-ids_args = dict(special_ids=corpus.special_ids, cls_id=corpus.cls_id, sep_id=corpus.sep_id,
-                pad_id=corpus.pad_id, mask_id=corpus.mask_id)
-recipe = dict(steps=steps, batch_size=batch_size, lr=2e-3, max_len=64, seed=0, **ids_args)
+recipe = artifacts.chapter09_recipe(corpus)  # the settings of pretrain, special ids included
+steps, batch_size = recipe["steps"], recipe["batch_size"]
 first = lmcourse.budget(cpu=40, gpu=100)
 live = copy.deepcopy(tiny)  # the same initial weights, trained here for the first steps
 live_history = pretrain(live, train_pairs, **recipe, stop_after=first, progress=False)
-history = pretrain_cached(tiny, train_pairs, name="ch09-tiny-bert", **recipe)
+history = artifacts.chapter09_tiny_bert(tiny, train_pairs, corpus)
 print(f"{count_params(tiny.bert):,} parameters; {steps} steps of {batch_size} pairs, "
       f"{history.tokens:,} tokens in {history.seconds:.0f} s when it was trained "
       f"({history.tokens_per_second:,.0f} tokens/s)")
-gap = max(abs(a / b - 1) for a, b in zip(live_history.mlm, history.mlm[:first], strict=True))
-print(f"steps 1-{first} trained here: MLM loss {live_history.mlm[-1]:.4f} at step {first}, "
-      f"cached run {history.mlm[first - 1]:.4f}; largest relative difference over those "
-      f"steps {gap:.1e} (tolerance 1e-3: thread counts change the rounding)")
-assert gap < 1e-3
+gap = artifacts.check_first_steps(live_history.mlm, history.mlm, "tiny BERT's MLM loss")
 
 # %% slideshow={"slide_type": "-"}
 def smooth(values, k=25):

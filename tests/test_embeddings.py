@@ -310,36 +310,14 @@ def test_glove_stops_when_its_loss_is_flat_and_rejects_bad_matrices():
         E.train_glove(bad)
 
 
-def test_glove_until_flat_is_cached_by_recipe_and_matrix(tmp_path, monkeypatch):
-    monkeypatch.setenv("LMCOURSE_CACHE", str(tmp_path))
+def test_glove_tracks_a_score_after_every_epoch():
     corpus, _ = _two_topics()
     X = E.cooccurrence(corpus.docs, len(corpus), window=2, weighting="harmonic")
-    settings = dict(seeds=(0, 1), dim=6, lr=0.05, tol=0.01, max_epochs=40, x_max=10,
-                    batch_size=64, progress=False, track=lambda v: float(v.sum()),
-                    track_name="sum")
-    first = E.glove_until_flat(X, **settings)
-    assert len(list(tmp_path.glob("glove-*.safetensors"))) == 2
-    for run in first:  # tracked after every epoch, and the last value is the final vectors'
-        assert len(run.tracked) == len(run.losses)
-        assert run.tracked[-1] == pytest.approx(float(run.vectors.sum()), rel=1e-6)
-    fresh = E.train_glove(X, dim=6, epochs=40, lr=0.05, x_max=10, batch_size=64, seed=1,
-                          tol=0.01)
-    np.testing.assert_array_equal(first[1].vectors, fresh.vectors)
-
-    def no_training(*args, **kwargs):
-        raise AssertionError("trained again")
-
-    monkeypatch.setattr(E.glove, "train_glove", no_training)
-    again = E.glove_until_flat(X, **settings)
-    for a, b in zip(first, again, strict=True):
-        np.testing.assert_array_equal(a.vectors, b.vectors)
-        assert a.losses == b.losses and a.tracked == b.tracked
-    other = X.tocsr(copy=True)
-    other.data[0] += 1  # another matrix is another cache entry
-    with pytest.raises(AssertionError, match="trained again"):
-        E.glove_until_flat(other, **settings)
-    with pytest.raises(ValueError, match="track_name"):
-        E.glove_until_flat(X, track=lambda v: 0.0)
+    run = E.train_glove(X, dim=6, epochs=40, batch_size=64, x_max=10, lr=0.05, tol=0.01,
+                        track=lambda v: float(v.sum()))
+    assert len(run.tracked) == len(run.losses) < 40
+    assert run.tracked[-1] == pytest.approx(float(run.vectors.sum()), rel=1e-6)
+    assert E.train_glove(X, dim=6, epochs=2, batch_size=64, x_max=10).tracked is None
 
 
 def test_ppmi_svd_separates_two_planted_topics():

@@ -112,7 +112,7 @@ def test_stop_after_gives_the_first_steps_of_the_longer_run_and_the_cache_repeat
         tmp_path, monkeypatch):
     import copy
 
-    from lmcourse.models import cached_pretraining
+    from lmcourse.course import cached_pretraining
 
     monkeypatch.setenv("LMCOURSE_CACHE", str(tmp_path))
     docs = [[[5 + (d + s) % 7, 12, 13, 14] for s in range(6)] for d in range(12)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lmcourse import finetune, teacher
+from lmcourse import finetune
+from lmcourse.course import artifacts, teacher
 
 
 @pytest.fixture
@@ -78,20 +79,39 @@ def test_cached_bilstm_baseline_predicts_as_the_freshly_trained_one(small_data, 
     rows = small_data.train[:300]
     texts = [t for t, _, _ in small_data.test[:50]]
     fresh = baselines.bilstm_baseline(rows, epochs=1, seed=1)(texts)
-    first = baselines.bilstm_baseline(rows, epochs=1, seed=1, cache=True)(texts)
+    (first,) = artifacts.lab06_bilstms(rows, seeds=(1,), epochs=1)
     (path,) = tmp_path.glob("bilstm-*.safetensors")
-    assert torch.equal(first, fresh)
+    assert torch.equal(first(texts), fresh)
+    assert "lab 06's BiLSTM baseline, seed 1: not in the course cache" in capsys.readouterr().out
     # loaded, not trained: the training loop's optimiser is never built the second time
     monkeypatch.setattr(baselines.torch.optim, "Adam", None)
-    assert torch.equal(baselines.bilstm_baseline(rows, epochs=1, seed=1, cache=True)(texts),
-                       fresh)
+    assert torch.equal(artifacts.cached_bilstm(rows, seed=1, epochs=1).predict(texts), fresh)
+    assert capsys.readouterr().out == ""  # a hit is silent
     monkeypatch.undo()
     monkeypatch.setenv(teacher.CACHE_ENV, str(tmp_path))
     # another seed is another recipe, another file
-    baselines.bilstm_baseline(rows, epochs=1, seed=2, cache=True)
+    artifacts.cached_bilstm(rows, seed=2, epochs=1)
     assert len(list(tmp_path.glob("bilstm-*.safetensors"))) == 2
     # a damaged file is trained again, loudly, and gives the same model
     path.write_bytes(b"not a safetensors file")
-    assert torch.equal(baselines.bilstm_baseline(rows, epochs=1, seed=1, cache=True)(texts),
-                       fresh)
+    assert torch.equal(artifacts.cached_bilstm(rows, seed=1, epochs=1).predict(texts), fresh)
     assert "could not be read" in capsys.readouterr().out
+
+
+def test_the_teacher_leaves_the_callers_random_generators_alone(small_data, tmp_path,
+                                                                 monkeypatch):
+    import random
+
+    import numpy as np
+
+    monkeypatch.setenv(teacher.CACHE_ENV, str(tmp_path))
+
+    def draws_after(call) -> tuple:
+        torch.manual_seed(7), np.random.seed(7), random.seed(7)
+        call()
+        return torch.rand(3).tolist(), np.random.rand(3).tolist(), random.random()
+
+    untouched = draws_after(lambda: None)
+    cold = draws_after(lambda: teacher.spoiler_teacher(small_data, steps=2, progress=False))
+    warm = draws_after(lambda: teacher.spoiler_teacher(small_data, steps=2, progress=False))
+    assert cold == warm == untouched

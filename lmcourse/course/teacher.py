@@ -3,25 +3,24 @@
 Lab 06 fine-tunes the pre-trained MiniLM (6 layers, width 384) on spoiler sentences: frozen
 embeddings, balanced batches of 16, AdamW at 1e-4 with 10% linear warm-up then linear decay,
 200 steps on a CPU (600 on a GPU; lab 06 itself stops at 150 on a CPU to keep within
-its notebook budget). Distillation and compression start from that model, so
-it is trained once and kept in the course cache (:mod:`lmcourse.cache`), under a name that
-hashes the recipe, the data and the MiniLM weights.
+its notebook budget). Distillation and compression start from that model, so it is trained
+once and kept in the course cache (:mod:`lmcourse.course.cache`), under a key that hashes
+the recipe, the data and the MiniLM weights; it is one of the registered artifacts
+(:mod:`lmcourse.course.artifacts`), which ``make teacher`` computes beforehand.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import random
-import time
 from dataclasses import dataclass
 
 import torch
 
 import lmcourse
 from lmcourse import finetune
-from lmcourse.cache import CACHE_ENV, cache_dir, cached_tensors, file_digest
+from lmcourse.course.cache import CACHE_ENV, cache_dir, cached_tensors, keeps_rng
+from lmcourse.course.keys import digest
 from lmcourse.data.goodreads import load_reviews as _load_reviews
 from lmcourse.data.goodreads import sample_path, sentences, split_reviews
 from lmcourse.metrics import roc_auc
@@ -29,7 +28,10 @@ from lmcourse.models.bert import BertModel
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
 __all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "distillation_pool", "half_depth_student",
-           "spoiler_data", "spoiler_teacher"]
+           "spoiler_data", "spoiler_teacher", "teacher_first_steps"]
+
+WHAT = "lab 06's fine-tuned MiniLM (the spoiler teacher)"
+ESTIMATE = "about 45 s on a 2-core CPU"
 
 MAX_LEN = 32
 
@@ -79,37 +81,68 @@ def spoiler_data(path: str | os.PathLike | None = None) -> SpoilerData:
 
 
 def _new_model() -> finetune.SequenceClassifier:
+    """MiniLM with a fresh classifier (its initial weights drawn after ``manual_seed(0)``),
+    embeddings frozen."""
+    torch.manual_seed(0)
     model = finetune.SequenceClassifier(BertModel.from_pretrained(minilm_path()))
     model.freeze_embeddings()
     return model
 
 
+def _fit_settings(steps: int) -> dict:
+    return dict(batch_size=16, lr=1e-4, warmup=0.1, sampling="balanced", steps=steps)
+
+
+def _teacher_state(data: SpoilerData, steps: int, progress: bool, retrain: bool
+                   ) -> dict[str, torch.Tensor]:
+    """The cached state dict of the fine-tuned model, with ``losses`` (one per step)."""
+    weights = minilm_path() / "model.safetensors"
+    recipe = {"recipe": "lab06-v2", "seed": 0, "max_len": data.max_len,
+              **_fit_settings(steps), "data": digest(data.train),
+              "minilm": digest(weights if weights.exists() else minilm_path())}
+    device = lmcourse.device()
+
+    def train() -> dict[str, torch.Tensor]:
+        model = _new_model().to(device)  # dropout then draws from the generator seeded here
+        run = finetune.fit(model, data.encode(data.train), **_fit_settings(steps),
+                           generator=torch.Generator().manual_seed(0), progress=progress)
+        return {**model.state_dict(), "losses": torch.tensor(run.losses, dtype=torch.float64)}
+
+    return cached_tensors("spoiler-teacher", recipe, train, keys={"losses"}, refresh=retrain,
+                          what=WHAT, estimate=ESTIMATE, device=device)
+
+
+@keeps_rng
 def spoiler_teacher(data: SpoilerData | None = None, steps: int | None = None,
                     progress: bool = True, retrain: bool = False
                     ) -> finetune.SequenceClassifier:
     """MiniLM fine-tuned on ``data``'s training sentences (lab 06's recipe), on the course
     device in eval mode. Loaded from the cache when the same recipe was trained before;
-    otherwise trained (about 45 s on a 2-core CPU) and cached."""
+    otherwise trained (about 45 s on a 2-core CPU) and cached. The caller's random
+    generators are left as they were."""
     data = spoiler_data() if data is None else data
     steps = lmcourse.budget(cpu=200, gpu=600) if steps is None else steps
-    recipe = {"recipe": "lab06-v1", "steps": steps, "batch": 16, "lr": 1e-4, "warmup": 0.1,
-              "seed": 0, "max_len": data.max_len,
-              "data": hashlib.sha256(json.dumps(data.train).encode()).hexdigest(),
-              "minilm": file_digest(minilm_path() / "model.safetensors")
-              if (minilm_path() / "model.safetensors").exists() else "bin"}
-    device = lmcourse.device()
-    lmcourse.seed_everything(0)  # the classifier's initial weights
-    model = _new_model().to(device)
-
-    def train() -> dict[str, torch.Tensor]:
-        finetune.fit(model, data.encode(data.train), steps, batch_size=16, lr=1e-4, warmup=0.1,
-                     sampling="balanced", generator=torch.Generator().manual_seed(0),
-                     progress=progress)
-        return model.state_dict()
-
-    model.load_state_dict(cached_tensors("spoiler-teacher", recipe, train,
-                                         keys=set(model.state_dict()), refresh=retrain))
+    state = _teacher_state(data, steps, progress, retrain)
+    model = _new_model().to(lmcourse.device())
+    model.load_state_dict({k: v for k, v in state.items() if k != "losses"})
+    model.losses = state["losses"].tolist()  # one per fine-tuning step, for first-steps checks
     return model.eval()
+
+
+@keeps_rng
+def teacher_first_steps(data: SpoilerData, first: int, steps: int | None = None
+                        ) -> list[float]:
+    """The training losses of the teacher's first ``first`` steps (of ``steps``, the
+    schedule's length), trained here from the same initial weights, batches and dropout
+    draws as the cached run: they must match its first losses."""
+    steps = lmcourse.budget(cpu=200, gpu=600) if steps is None else steps
+    model = _new_model().to(lmcourse.device())
+    settings = _fit_settings(steps)
+    optimizer = finetune.make_optimizer(model, settings["lr"])
+    scheduler = finetune.warmup_linear(optimizer, round(settings["warmup"] * steps), steps)
+    return finetune.fit(model, data.encode(data.train), first, batch_size=16,
+                        sampling="balanced", generator=torch.Generator().manual_seed(0),
+                        optimizer=optimizer, scheduler=scheduler, progress=False).losses
 
 
 # ---- students of the teacher (chapter 12, lab 07, the benchmarks) -----------------------------
@@ -158,56 +191,3 @@ def distillation_pool(data: SpoilerData, teacher: torch.nn.Module, others_per_sp
     logits[by_length] = sorted_logits
     teacher.train(was_training)
     return pool, logits
-
-
-def chapter04_glove() -> None:
-    """Chapter 04's GloVe runs, trained until flat into the cache: the corpus, matrix and
-    settings of the chapter's call (a change there changes the cache key, and the chapter
-    then trains them itself, slowly)."""
-    from lmcourse.data import WordCorpus, load_corpus, tokenize
-    from lmcourse.models.embeddings import WORDSIM, cooccurrence, glove_until_flat, wordsim_score
-
-    corpus = WordCorpus.from_documents([tokenize(doc) for doc in load_corpus("text8")],
-                                       min_count=5)
-    X = cooccurrence(corpus.docs, len(corpus), window=5, weighting="harmonic")
-    glove_until_flat(X, seeds=(0, 1, 2), dim=100, lr=0.2, tol=0.01,
-                     max_epochs=lmcourse.budget(cpu=60, gpu=100), device=lmcourse.device(),
-                     track=wordsim_score(corpus.words), track_name=WORDSIM)
-
-
-def chapter09_tiny_bert() -> None:
-    """Chapter 09's tiny BERT, pre-trained into the cache: the chapter's corpus, pairs,
-    configuration, seed and settings (a change there changes the cache key, and the
-    chapter then trains it itself, slowly)."""
-    from lmcourse.data.sentences import review_sentences
-    from lmcourse.models.bert import BertConfig
-    from lmcourse.models.cached_pretraining import pretrain_cached
-    from lmcourse.models.pretraining import BertForPreTraining, nsp_pairs
-
-    corpus_split = review_sentences(load_hf_tokenizer().tokenize)
-    corpus = corpus_split.corpus
-    lmcourse.seed_everything(0)
-    config = BertConfig(vocab_size=len(corpus), hidden_size=128, num_hidden_layers=2,
-                        num_attention_heads=4, intermediate_size=512,
-                        max_position_embeddings=64, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0)
-    tiny = BertForPreTraining(config).to(lmcourse.device())
-    pretrain_cached(tiny, nsp_pairs(corpus_split.train.documents, seed=0),
-                    name="ch09-tiny-bert", steps=lmcourse.budget(cpu=600, gpu=3000),
-                    batch_size=lmcourse.budget(cpu=32, gpu=64), lr=2e-3, max_len=64, seed=0,
-                    special_ids=corpus.special_ids, cls_id=corpus.cls_id,
-                    sep_id=corpus.sep_id, pad_id=corpus.pad_id, mask_id=corpus.mask_id)
-
-
-if __name__ == "__main__":  # `make teacher`: train (or find) what notebooks share, once
-    from lmcourse.models.baselines import bilstm_baseline
-
-    start = time.perf_counter()
-    data = spoiler_data()
-    spoiler_teacher(data)
-    for baseline_seed in range(3):  # lab 06's baselines: lab 03's BiLSTM, three seeds
-        bilstm_baseline(data.train, epochs=2, seed=baseline_seed, cache=True)
-    chapter04_glove()
-    chapter09_tiny_bert()
-    print(f"spoiler teacher, lab 06's BiLSTM baselines, chapter 04's GloVe and chapter 09's "
-          f"tiny BERT ready in {cache_dir()} ({time.perf_counter() - start:.0f} s)")

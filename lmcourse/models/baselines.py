@@ -15,6 +15,8 @@ gives them, and return ``predict(texts) -> P(y = 1)``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import islice
 
 import torch
 import torch.nn.functional as F
@@ -24,8 +26,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 from lmcourse import metrics
 from lmcourse.data import Vocab, tokenize
 
-__all__ = ["BagOfWordsPairClassifier", "Sentences", "bag_of_words_baseline",
-           "bag_of_words_pair_accuracy", "bilstm_baseline"]
+__all__ = ["BagOfWordsPairClassifier", "BiLSTMRun", "Sentences", "bag_of_words_baseline",
+           "bag_of_words_pair_accuracy", "bilstm_baseline", "train_bilstm",
+           "untrained_bilstm"]
 
 Sentences = Sequence[tuple[str, int, str]]  # (text, label, review_id), as in lab 03
 
@@ -98,63 +101,79 @@ class _BiLSTM(nn.Module):
         return self.head(torch.cat([h_n[-2], h_n[-1]], dim=-1)).squeeze(-1)
 
 
-def bilstm_baseline(train: Sentences, epochs: int = 2, embed_dim: int = 32,
-                    hidden_size: int = 32, batch_size: int = 64, lr: float = 3e-3,
-                    seed: int = 0, cache: bool = False) -> Callable[[Sequence[str]], torch.Tensor]:
-    """Lab 03's recipe on the CPU: a BiLSTM trained with Adam on the weighted binary
-    cross-entropy, ``epochs`` shuffled passes in minibatches of 64. Returns
-    ``predict(texts) -> P(spoiler)``. With ``cache=True`` the trained weights are kept in
-    the course cache (:func:`lmcourse.cache.cached_weights`, keyed by the recipe and the
-    training rows), so a notebook that only compares against the baseline loads it."""
-    vocab = _vocab(train)
-    pad = vocab.stoi["<pad>"]
+def _padded(vocab: Vocab, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Padded word ids and lengths of ``texts``."""
+    seqs = [_ids(vocab, t) for t in texts]
+    return (pad_sequence(seqs, batch_first=True, padding_value=vocab.stoi["<pad>"]),
+            torch.tensor([len(s) for s in seqs]))
 
-    def batch(texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        seqs = [_ids(vocab, t) for t in texts]
-        return (pad_sequence(seqs, batch_first=True, padding_value=pad),
-                torch.tensor([len(s) for s in seqs]))
 
-    def fit() -> _BiLSTM:
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # small matrices: one thread wastes less time waiting
-        try:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(seed)
-                model = _BiLSTM(len(vocab), embed_dim, hidden_size, pad)
-                y = torch.tensor([float(label) for _, label, _ in train])
-                loss_fn = nn.BCEWithLogitsLoss(
-                    pos_weight=torch.tensor(metrics.positive_weight(y)))
-                optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-                g = torch.Generator().manual_seed(seed)
-                for _ in range(epochs):
-                    for idx in torch.randperm(len(train), generator=g).split(batch_size):
-                        ids, lengths = batch([train[int(i)][0] for i in idx])
-                        loss = loss_fn(model(ids, lengths), y[idx])
-                        optimizer.zero_grad()
-                        loss.backward()
-                        optimizer.step()
-        finally:
-            torch.set_num_threads(threads)
-        return model
+@dataclass
+class BiLSTMRun:
+    """A BiLSTM trained by lab 03's recipe: the model, the vocabulary it reads, and the
+    training loss of every minibatch."""
 
-    if cache:
-        from lmcourse.cache import cached_weights
-        recipe = {"recipe": "lab03-bilstm-v1", "epochs": epochs, "embed_dim": embed_dim,
-                  "hidden_size": hidden_size, "batch_size": batch_size, "lr": lr, "seed": seed,
-                  "rows": list(train)}
-        model = _BiLSTM(len(vocab), embed_dim, hidden_size, pad)
-        model.load_state_dict(cached_weights("bilstm", recipe, fit))
-    else:
-        model = fit()
-    model.eval()
+    model: _BiLSTM
+    vocab: Vocab
+    losses: list[float]
 
     @torch.no_grad()
-    def predict(texts: Sequence[str]) -> torch.Tensor:
+    def predict(self, texts: Sequence[str]) -> torch.Tensor:
+        """``P(spoiler)`` of each text, in batches of 512, in eval mode."""
+        self.model.eval()
         texts = list(texts)
-        return torch.cat([torch.sigmoid(model(*batch(texts[i:i + 512])))
+        return torch.cat([torch.sigmoid(self.model(*_padded(self.vocab, texts[i:i + 512])))
                           for i in range(0, len(texts), 512)])
 
-    return predict
+
+def untrained_bilstm(train: Sentences, embed_dim: int = 32, hidden_size: int = 32,
+                     seed: int = 0) -> BiLSTMRun:
+    """Lab 03's BiLSTM over ``train``'s vocabulary, its initial weights drawn right after
+    ``manual_seed(seed)`` (the caller's generator left alone)."""
+    vocab = _vocab(train)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = _BiLSTM(len(vocab), embed_dim, hidden_size, vocab.stoi["<pad>"])
+    return BiLSTMRun(model.eval(), vocab, [])
+
+
+def train_bilstm(train: Sentences, epochs: int = 2, embed_dim: int = 32, hidden_size: int = 32,
+                 batch_size: int = 64, lr: float = 3e-3, seed: int = 0,
+                 stop_after: int | None = None) -> BiLSTMRun:
+    """Lab 03's recipe on the CPU: :func:`untrained_bilstm` trained with Adam on the
+    weighted binary cross-entropy, ``epochs`` shuffled passes in minibatches of 64.
+    ``stop_after`` ends the run after that many minibatches: the first steps of the full
+    run, exactly."""
+    run = untrained_bilstm(train, embed_dim, hidden_size, seed)
+    model = run.model.train()
+    y = torch.tensor([float(label) for _, label, _ in train])
+    loss_fn = nn.BCEWithLogitsLoss(pos_weight=torch.tensor(metrics.positive_weight(y)))
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    g = torch.Generator().manual_seed(seed)
+    batches = (idx for _ in range(epochs)
+               for idx in torch.randperm(len(train), generator=g).split(batch_size))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small matrices: one thread wastes less time waiting
+    try:
+        for idx in islice(batches, stop_after):
+            loss = loss_fn(model(*_padded(run.vocab, [train[int(i)][0] for i in idx])), y[idx])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            run.losses.append(loss.item())
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()
+    return run
+
+
+def bilstm_baseline(train: Sentences, epochs: int = 2, embed_dim: int = 32,
+                    hidden_size: int = 32, batch_size: int = 64, lr: float = 3e-3,
+                    seed: int = 0) -> Callable[[Sequence[str]], torch.Tensor]:
+    """:func:`train_bilstm`'s model as ``predict(texts) -> P(spoiler)``. (Lab 06 compares
+    against three of them kept in the course cache:
+    :func:`lmcourse.course.artifacts.lab06_bilstms`.)"""
+    return train_bilstm(train, epochs, embed_dim, hidden_size, batch_size, lr, seed).predict
 
 
 class BagOfWordsPairClassifier(nn.Module):

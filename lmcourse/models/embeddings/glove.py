@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Sequence
 
@@ -14,7 +13,6 @@ import scipy.sparse as sp
 import torch
 
 from lmcourse import progress_bar
-from lmcourse.cache import cached_tensors
 from lmcourse.models.embeddings.evaluate import load_word_pairs, word_similarity
 from lmcourse.models.embeddings.word2vec import Trained
 
@@ -65,12 +63,15 @@ def train_glove(X: sp.spmatrix, dim: int = 100, epochs: int = 10, lr: float = 0.
                 x_max: float = 100.0, alpha: float = 0.75, batch_size: int = 16384,
                 seed: int = 0, device: torch.device | str = "cpu",
                 callback: Callable[[int, np.ndarray], None] | None = None,
-                tol: float | None = None, progress: bool = False) -> Trained:
+                tol: float | None = None, progress: bool = False,
+                track: Callable[[np.ndarray], float] | None = None) -> Trained:
     """GloVe (Pennington, Socher & Manning, 2014): minimise :func:`glove_loss` summed over
     the nonzero entries of ``X``, with AdaGrad (:func:`glove_step`) on shuffled
     minibatches (the reference code: one entry at a time, lr 0.05). Vectors start uniform
     in ``(-0.5/d, 0.5/d)``, biases at 0; the result is ``W + W~``, the paper's choice.
-    ``callback(epoch, vectors)``, if given, sees ``W + W~`` after every epoch.
+    ``callback(epoch, vectors)``, if given, sees ``W + W~`` after every epoch;
+    ``track(vectors)``, if given, is measured on them after every epoch into
+    ``Trained.tracked`` (chapter 04 tracks WordSim-353 with :func:`wordsim_score`).
 
     With ``tol``, training stops at the first epoch whose loss is less than ``tol`` below
     the previous one, relatively (``1 - J_t / J_{t-1} < tol``: the loss is flat), and
@@ -91,7 +92,8 @@ def train_glove(X: sp.spmatrix, dim: int = 100, epochs: int = 10, lr: float = 0.
     params = [((torch.rand(V, dim, generator=gen) - 0.5) / dim).to(dev) for _ in range(2)]
     params += [torch.zeros(V, 1, device=dev) for _ in range(2)]
     sq_sums = [torch.zeros_like(p) for p in params]
-    losses = []
+    losses: list[float] = []
+    tracked: list[float] | None = None if track is None else []
     start = time.perf_counter()
     bar = progress_bar(range(epochs), progress, desc=f"GloVe seed {seed}", leave=False)
     for _ in bar:
@@ -102,18 +104,21 @@ def train_glove(X: sp.spmatrix, dim: int = 100, epochs: int = 10, lr: float = 0.
             total += glove_step(params, sq_sums, rows[k], cols[k], vals[k], lr, x_max, alpha)
         losses.append(total / len(vals))
         bar.set_postfix(loss=f"{losses[-1]:.4f}")
-        if callback is not None:
-            callback(len(losses), (params[0] + params[1]).cpu().numpy())
+        if callback is not None or tracked is not None:
+            vectors = (params[0] + params[1]).cpu().numpy()
+            if callback is not None:
+                callback(len(losses), vectors)
+            if tracked is not None:
+                tracked.append(track(vectors))
         if tol is not None and len(losses) > 1 and 1 - losses[-1] / losses[-2] < tol:
             break
     return Trained((params[0] + params[1]).cpu().numpy(), losses,
-                   time.perf_counter() - start, params[1].cpu().numpy())
+                   time.perf_counter() - start, params[1].cpu().numpy(), tracked)
 
 
-# ---- GloVe until its loss is flat, kept in the course cache -------------------------------
+# ---- what chapter 04 measures after every epoch -------------------------------------------
 
 WORDSIM = "WordSim-353 Spearman rho, Porter stems"
-_STORED = ("vectors", "context_vectors", "losses", "seconds", "tracked")
 
 
 def wordsim_score(words: Sequence[str]) -> Callable[[np.ndarray], float]:
@@ -123,58 +128,3 @@ def wordsim_score(words: Sequence[str]) -> Callable[[np.ndarray], float]:
 
     pairs, stem = load_word_pairs("wordsim353.tsv"), PorterStemmer().stem
     return lambda vectors: word_similarity(vectors, words, pairs, stem)[0]
-
-
-def matrix_digest(X: sp.spmatrix) -> str:
-    """SHA-256 of a sparse matrix's shape and entries, in a canonical (sorted CSR) form."""
-    X = sp.csr_matrix(X, dtype=np.float64)
-    X.sum_duplicates()
-    X.sort_indices()
-    digest = hashlib.sha256(np.asarray(X.shape, dtype=np.int64).tobytes())
-    for part in (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data):
-        digest.update(part.tobytes())
-    return digest.hexdigest()
-
-
-def glove_until_flat(X: sp.spmatrix, seeds: Sequence[int] = (0, 1, 2), dim: int = 100,
-                     lr: float = 0.2, tol: float = 0.01, max_epochs: int = 60,
-                     x_max: float = 100.0, alpha: float = 0.75, batch_size: int = 16384,
-                     device: torch.device | str = "cpu",
-                     track: Callable[[np.ndarray], float] | None = None,
-                     track_name: str | None = None, cache: bool = True,
-                     progress: bool = True) -> list[Trained]:
-    """One :func:`train_glove` run per seed, each stopped when its loss is flat (an epoch
-    lowers it by less than ``tol``, relatively) or at ``max_epochs``. ``track(vectors)``
-    is measured after every epoch into ``Trained.tracked``.
-
-    Until flat takes about half a minute per seed on a 2-core CPU, more than a notebook's
-    budget for three seeds, so with ``cache=True`` the runs are kept in the course cache
-    (:mod:`lmcourse.cache`) under a hash of the settings, of ``X`` and of ``track_name``
-    (which must name what ``track`` measures); ``make teacher`` trains chapter 04's."""
-    if track is not None and not track_name:
-        raise ValueError("track_name must say what track measures: it is part of the cache key")
-    dev = torch.device(device)
-    runs = []
-    for seed in seeds:
-        def run(seed: int = seed) -> dict[str, torch.Tensor]:
-            tracked: list[float] = []
-            trained = train_glove(X, dim=dim, epochs=max_epochs, lr=lr, x_max=x_max,
-                                  alpha=alpha, batch_size=batch_size, seed=seed, device=dev,
-                                  tol=tol, progress=progress,
-                                  callback=None if track is None
-                                  else lambda _, vectors: tracked.append(track(vectors)))
-            return {"vectors": torch.from_numpy(trained.vectors),
-                    "context_vectors": torch.from_numpy(trained.context_vectors),
-                    "losses": torch.tensor(trained.losses, dtype=torch.float64),
-                    "seconds": torch.tensor([trained.seconds], dtype=torch.float64),
-                    "tracked": torch.tensor(tracked, dtype=torch.float64)}
-
-        recipe = {"recipe": "glove-until-flat-v1", "X": matrix_digest(X), "seed": seed,
-                  "dim": dim, "lr": lr, "tol": tol, "max_epochs": max_epochs, "x_max": x_max,
-                  "alpha": alpha, "batch_size": batch_size, "device": dev.type,
-                  "track": track_name, "torch": torch.__version__.split("+")[0]}
-        state = cached_tensors("glove", recipe, run, keys=set(_STORED)) if cache else run()
-        runs.append(Trained(state["vectors"].numpy(), state["losses"].tolist(),
-                            float(state["seconds"][0]), state["context_vectors"].numpy(),
-                            state["tracked"].tolist() if track is not None else None))
-    return runs

@@ -1,0 +1,362 @@
+"""Named artifacts: results several notebooks read, each computed by ONE function.
+
+An artifact is a run too slow for a notebook's budget: lab 06's fine-tuned MiniLM (the
+spoiler teacher), lab 06's three BiLSTM baselines, chapter 04's GloVe trained until its loss
+is flat (three seeds), chapter 09's tiny BERT. The function that computes it is the one the
+notebook's cell calls (``artifacts.chapter04_glove(X, words)``) and the one
+``make teacher`` (``python -m lmcourse.course.artifacts``) calls beforehand, with the same
+inputs; both go through the course cache (:mod:`lmcourse.course.cache`), so the notebook
+reads what ``make teacher`` wrote, and computes it itself, saying so, when it is missing.
+
+Each registered :class:`Artifact` also declares how to build the notebook's inputs (or small
+ones, for the unit tests) and a **first-steps check**: the first steps are trained again,
+live, and must repeat the cached run's first losses (:func:`check_first_steps`), so a cache
+entry can never silently stand for another computation.
+
+    python -m lmcourse.course.artifacts            # compute (or find) every artifact, timed
+    python -m lmcourse.course.artifacts --list     # names, what they are, estimates
+    python -m lmcourse.course.artifacts --check    # the first-steps check of each
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+import lmcourse
+from lmcourse.course import teacher
+from lmcourse.course.cache import cache_dir, cached_tensors, keeps_rng
+from lmcourse.course.cached_pretraining import pretrain_cached
+from lmcourse.course.keys import digest
+from lmcourse.models.baselines import BiLSTMRun, Sentences, train_bilstm, untrained_bilstm
+from lmcourse.models.bert import BertConfig
+from lmcourse.models.embeddings.glove import WORDSIM, train_glove, wordsim_score
+from lmcourse.models.embeddings.word2vec import Trained
+from lmcourse.models.pretraining import (
+    BertForPreTraining,
+    PretrainingHistory,
+    nsp_pairs,
+    pretrain,
+)
+
+__all__ = ["ARTIFACTS", "Artifact", "cached_bilstm", "chapter04_glove", "chapter09_config",
+           "chapter09_recipe", "chapter09_tiny_bert", "check_first_steps", "glove_until_flat",
+           "lab06_bilstms", "spoiler_teacher"]
+
+spoiler_teacher = teacher.spoiler_teacher  # registered below, with the three others
+
+
+def check_first_steps(live: Sequence[float], cached: Sequence[float], what: str,
+                      tol: float = 1e-3) -> float:
+    """Compare the losses of the first steps trained here (``live``) with the cached run's
+    first ones; print one line, raise ``AssertionError`` when the largest relative
+    difference reaches ``tol`` (thread counts change the rounding, nothing else should)."""
+    k = len(live)
+    if k == 0 or len(cached) < k:
+        raise AssertionError(f"{what}: {k} live steps to compare with {len(cached)} cached")
+    gap = max(abs(a / b - 1) if b else abs(a) for a, b in zip(live, cached[:k], strict=True))
+    print(f"{what}, first {k} steps trained here: loss {live[-1]:.6f} at step {k}, cached run "
+          f"{cached[k - 1]:.6f}; largest relative difference {gap:.1e} (tolerance {tol:g})")
+    if not gap < tol:
+        raise AssertionError(f"{what}: the first {k} steps trained here differ from the cached "
+                             f"run by {gap:.1e} (tolerance {tol:g}): the cache entry was not "
+                             "computed by this recipe")
+    return gap
+
+
+# ---- lab 06's BiLSTM baselines ---------------------------------------------------------------
+
+BILSTM_ESTIMATE = "about 10 s per seed on a 2-core CPU"
+
+
+@keeps_rng
+def cached_bilstm(train: Sentences, seed: int = 0, epochs: int = 2, **settings) -> BiLSTMRun:
+    """:func:`~lmcourse.models.baselines.train_bilstm` kept in the course cache (keyed by
+    the rows, the seed and every setting): weights and per-step losses."""
+    shape = {k: v for k, v in settings.items() if k in ("embed_dim", "hidden_size")}
+    run = untrained_bilstm(train, seed=seed, **shape)
+    recipe = {"recipe": "lab03-bilstm-v2", "epochs": epochs, "seed": seed, **settings,
+              "rows": digest(list(train))}
+
+    def compute() -> dict[str, torch.Tensor]:
+        trained = train_bilstm(train, epochs=epochs, seed=seed, **settings)
+        return {**trained.model.state_dict(),
+                "losses": torch.tensor(trained.losses, dtype=torch.float64)}
+
+    state = cached_tensors("bilstm", recipe, compute, keys={"losses"}, device="cpu",
+                           what=f"lab 06's BiLSTM baseline, seed {seed}",
+                           estimate=BILSTM_ESTIMATE)
+    run.model.load_state_dict({k: v for k, v in state.items() if k != "losses"})
+    return BiLSTMRun(run.model.eval(), run.vocab, state["losses"].tolist())
+
+
+def lab06_bilstms(train: Sentences, seeds: Sequence[int] = (0, 1, 2), epochs: int = 2
+                  ) -> list[Callable[[Sequence[str]], torch.Tensor]]:
+    """Lab 06's baselines: lab 03's BiLSTM trained on ``train``, one per seed, each as
+    ``predict(texts) -> P(spoiler)``."""
+    return [cached_bilstm(train, seed=s, epochs=epochs).predict for s in seeds]
+
+
+# ---- chapter 04's GloVe, until its loss is flat ----------------------------------------------
+
+GLOVE_ESTIMATE = "about 30 s per seed on a 2-core CPU"
+CHAPTER04_GLOVE = dict(lr=0.2, tol=0.01)  # AdaGrad's step, and "flat": less than 1% per epoch
+_GLOVE_STORED = ("vectors", "context_vectors", "losses", "seconds", "tracked")
+
+
+@keeps_rng
+def glove_until_flat(X: sp.spmatrix, seeds: Sequence[int] = (0, 1, 2), dim: int = 100,
+                     lr: float = 0.2, tol: float = 0.01, max_epochs: int = 60,
+                     x_max: float = 100.0, alpha: float = 0.75, batch_size: int = 16384,
+                     device: torch.device | str = "cpu",
+                     track: Callable[[np.ndarray], float] | None = None,
+                     track_name: str | None = None, progress: bool = True,
+                     what: str = "GloVe") -> list[Trained]:
+    """One :func:`~lmcourse.models.embeddings.glove.train_glove` run per seed, each
+    stopped when its loss is flat (an epoch lowers it by less than ``tol``, relatively) or
+    at ``max_epochs``, kept in the course cache under a key of ``X``, every setting and
+    ``track_name`` (which must name what ``track`` measures after every epoch)."""
+    if track is not None and not track_name:
+        raise ValueError("track_name must say what track measures: it is part of the cache key")
+    dev = torch.device(device)
+    settings = dict(dim=dim, lr=lr, tol=tol, epochs=max_epochs, x_max=x_max, alpha=alpha,
+                    batch_size=batch_size)
+    runs = []
+    for seed in seeds:
+        def run(seed: int = seed) -> dict[str, torch.Tensor]:
+            trained = train_glove(X, seed=seed, device=dev, progress=progress, track=track,
+                                  **settings)
+            return {"vectors": torch.from_numpy(trained.vectors),
+                    "context_vectors": torch.from_numpy(trained.context_vectors),
+                    "losses": torch.tensor(trained.losses, dtype=torch.float64),
+                    "seconds": torch.tensor([trained.seconds], dtype=torch.float64),
+                    "tracked": torch.tensor(trained.tracked or [], dtype=torch.float64)}
+
+        recipe = {"recipe": "glove-until-flat-v2", "X": digest(X), "seed": seed, **settings,
+                  "track": track_name}
+        state = cached_tensors("glove", recipe, run, keys=set(_GLOVE_STORED), device=dev,
+                               what=f"{what}, seed {seed}", estimate=GLOVE_ESTIMATE)
+        runs.append(Trained(state["vectors"].numpy(), state["losses"].tolist(),
+                            float(state["seconds"][0]), state["context_vectors"].numpy(),
+                            state["tracked"].tolist() if track is not None else None))
+    return runs
+
+
+def chapter04_glove(X: sp.spmatrix, words: Sequence[str], seeds: Sequence[int] = (0, 1, 2),
+                    dim: int = 100, device: torch.device | str | None = None,
+                    progress: bool = True) -> list[Trained]:
+    """Chapter 04's GloVe on its co-occurrence matrix ``X`` (rows in the order of ``words``):
+    AdaGrad at 0.2 on minibatches of 16,384 pairs, until an epoch lowers the loss by less
+    than 1% (at most 60 epochs, 100 on a GPU), WordSim-353 measured after every epoch."""
+    return glove_until_flat(X, seeds=seeds, dim=dim, **CHAPTER04_GLOVE,
+                            max_epochs=lmcourse.budget(cpu=60, gpu=100),
+                            device=lmcourse.device() if device is None else device,
+                            track=wordsim_score(words), track_name=WORDSIM, progress=progress,
+                            what="chapter 04's GloVe until flat")
+
+
+# ---- chapter 09's tiny BERT --------------------------------------------------------------------
+
+TINY_BERT_ESTIMATE = "about 60 s on a 2-core CPU"
+
+
+def chapter09_config(vocab_size: int) -> BertConfig:
+    """Chapter 09's tiny BERT: 2 layers of width 128, 4 heads, sequences of at most 64
+    pieces, no dropout."""
+    return BertConfig(vocab_size=vocab_size, hidden_size=128, num_hidden_layers=2,
+                      num_attention_heads=4, intermediate_size=512, max_position_embeddings=64,
+                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+
+
+def chapter09_recipe(corpus, steps: int | None = None, batch_size: int | None = None) -> dict:
+    """The settings of chapter 09's :func:`~lmcourse.models.pretraining.pretrain` call on
+    ``corpus`` (for its special ids): 600 steps of 32 pairs on a CPU (3,000 of 64 on a GPU),
+    AdamW at 2e-3, sequences of 64 pieces, seed 0."""
+    return dict(steps=lmcourse.budget(cpu=600, gpu=3000) if steps is None else steps,
+                batch_size=lmcourse.budget(cpu=32, gpu=64) if batch_size is None else batch_size,
+                lr=2e-3, max_len=64, seed=0, special_ids=list(corpus.special_ids),
+                cls_id=corpus.cls_id, sep_id=corpus.sep_id, pad_id=corpus.pad_id,
+                mask_id=corpus.mask_id)
+
+
+def chapter09_tiny_bert(model: BertForPreTraining,
+                        pairs: Sequence[tuple[Sequence[int], Sequence[int], int]], corpus,
+                        steps: int | None = None, batch_size: int | None = None,
+                        progress: bool = True) -> PretrainingHistory:
+    """Chapter 09's pre-training of ``model`` (trained in place, or loaded) on ``pairs`` by
+    :func:`chapter09_recipe`; the history of its losses."""
+    return pretrain_cached(model, pairs, name="ch09-tiny-bert", progress=progress,
+                           what="chapter 09's tiny BERT", estimate=TINY_BERT_ESTIMATE,
+                           **chapter09_recipe(corpus, steps, batch_size))
+
+
+# ---- the registry: each artifact's inputs (the notebook's, or tiny ones) and check ----------
+
+@dataclass(frozen=True)
+class Artifact:
+    """A named artifact: ``function(**inputs(tiny))`` computes (or loads) it, with the
+    notebook's inputs or, ``tiny=True``, small ones for the unit tests;
+    ``first_steps(result, **inputs)`` retrains the first steps live and returns
+    ``(live losses, cached losses, what)``."""
+
+    name: str
+    what: str
+    estimate: str
+    function: Callable[..., object]
+    inputs: Callable[[bool], dict]
+    first_steps: Callable[..., tuple[list[float], list[float], str]]
+
+    def build(self, tiny: bool = False) -> object:
+        return self.function(**self.inputs(tiny))
+
+    def check(self, tiny: bool = False, tol: float = 1e-3) -> float:
+        """The first-steps check: the largest relative gap (raises when it reaches ``tol``)."""
+        result = self.build(tiny)
+        return check_first_steps(*self.first_steps(result, **self.inputs(tiny)), tol=tol)
+
+
+@functools.cache
+def _spoiler_data(tiny: bool) -> teacher.SpoilerData:
+    data = teacher.spoiler_data()
+    if not tiny:
+        return data
+    spoilers = [row for row in data.train if row[1]][:16]
+    others = [row for row in data.train if not row[1]][:48]
+    return teacher.SpoilerData(spoilers + others, data.validation[:8], data.test[:8],
+                               data.tokenizer)
+
+
+def _teacher_inputs(tiny: bool) -> dict:
+    return dict(data=_spoiler_data(tiny), steps=4 if tiny else None, progress=not tiny)
+
+
+def _teacher_first_steps(model, data, steps, progress) -> tuple[list[float], list[float], str]:
+    live = teacher.teacher_first_steps(data, first=2 if steps and steps < 10 else 10,
+                                       steps=steps)
+    return live, model.losses, "spoiler teacher"
+
+
+def _bilstm_inputs(tiny: bool) -> dict:
+    train = _spoiler_data(False).train
+    return dict(train=train[:300], seeds=(0,), epochs=1) if tiny else dict(train=train)
+
+
+def _bilstm_first_steps(predicts, train, seeds=(0, 1, 2), epochs=2
+                        ) -> tuple[list[float], list[float], str]:
+    live = train_bilstm(train, epochs=epochs, seed=seeds[0], stop_after=3).losses
+    return live, cached_bilstm(train, seed=seeds[0], epochs=epochs).losses, "BiLSTM baseline"
+
+
+@functools.cache
+def _chapter04_data(tiny: bool) -> tuple[sp.spmatrix, list[str]]:
+    from lmcourse.data import WordCorpus, load_corpus, tokenize
+    from lmcourse.models.embeddings import cooccurrence
+
+    if tiny:
+        rng = np.random.default_rng(0)
+        docs = [rng.integers(0, 40, 300) for _ in range(4)]
+        return cooccurrence(docs, 40, 2, weighting="harmonic"), [f"w{i}" for i in range(40)]
+    corpus = WordCorpus.from_documents([tokenize(doc) for doc in load_corpus("text8")],
+                                       min_count=5)
+    return cooccurrence(corpus.docs, len(corpus), 5, weighting="harmonic"), corpus.words
+
+
+def _glove_inputs(tiny: bool) -> dict:
+    X, words = _chapter04_data(tiny)
+    return dict(X=X, words=words, dim=6 if tiny else 100, progress=not tiny,
+                **({"seeds": (0,)} if tiny else {}))
+
+
+def _glove_first_steps(runs, X, words, seeds=(0, 1, 2), dim=100, device=None, progress=True
+                       ) -> tuple[list[float], list[float], str]:
+    live = train_glove(X, dim=dim, epochs=2, lr=CHAPTER04_GLOVE["lr"], seed=seeds[0],
+                       device=lmcourse.device() if device is None else device)
+    return live.losses, runs[0].losses, f"GloVe seed {seeds[0]}"
+
+
+@functools.cache
+def _chapter09_data(tiny: bool):
+    if tiny:
+        docs = [[[5 + (d + s) % 7, 12, 13, 14] for s in range(6)] for d in range(12)]
+        ids = SimpleNamespace(special_ids=[0, 1, 2, 3, 4], cls_id=1, sep_id=2, pad_id=0,
+                              mask_id=3)
+        return nsp_pairs(docs, seed=0), ids, 20
+    from lmcourse.data.sentences import review_sentences
+    from lmcourse.pretrained import load_hf_tokenizer
+
+    reviews = review_sentences(load_hf_tokenizer().tokenize)  # as chapter 09 splits them
+    return nsp_pairs(reviews.train.documents, seed=0), reviews.corpus, len(reviews.corpus)
+
+
+@keeps_rng
+def _chapter09_model(vocab_size: int) -> BertForPreTraining:
+    """The chapter's initial weights: drawn right after ``seed_everything(0)``."""
+    torch.manual_seed(0)
+    return BertForPreTraining(chapter09_config(vocab_size)).to(lmcourse.device())
+
+
+def _tiny_bert_inputs(tiny: bool) -> dict:
+    pairs, corpus, vocab_size = _chapter09_data(tiny)
+    return dict(model=_chapter09_model(vocab_size), pairs=pairs, corpus=corpus,
+                **(dict(steps=12, batch_size=8, progress=False) if tiny else {}))
+
+
+def _tiny_bert_first_steps(history, model, pairs, corpus, steps=None, batch_size=None,
+                           progress=True) -> tuple[list[float], list[float], str]:
+    first = 5 if steps and steps < 40 else lmcourse.budget(cpu=40, gpu=100)
+    live = pretrain(model, pairs, **chapter09_recipe(corpus, steps, batch_size),
+                    stop_after=first, progress=False)
+    return live.mlm, history.mlm, "tiny BERT (MLM loss)"
+
+
+ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
+    Artifact("spoiler-teacher", teacher.WHAT, teacher.ESTIMATE, spoiler_teacher,
+             _teacher_inputs, _teacher_first_steps),
+    Artifact("lab06-bilstms", "lab 06's BiLSTM baselines (lab 03's recipe, 3 seeds)",
+             BILSTM_ESTIMATE, lab06_bilstms, _bilstm_inputs, _bilstm_first_steps),
+    Artifact("chapter04-glove", "chapter 04's GloVe until its loss is flat (3 seeds)",
+             GLOVE_ESTIMATE, chapter04_glove, _glove_inputs, _glove_first_steps),
+    Artifact("chapter09-tiny-bert", "chapter 09's tiny BERT, pre-trained",
+             TINY_BERT_ESTIMATE, chapter09_tiny_bert, _tiny_bert_inputs,
+             _tiny_bert_first_steps),
+)}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``make teacher``: compute (or find) every artifact, or those named, and time them."""
+    parser = argparse.ArgumentParser(prog="python -m lmcourse.course.artifacts",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="artifacts to compute (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the artifacts and estimates")
+    parser.add_argument("--check", action="store_true",
+                        help="also retrain each one's first steps and compare")
+    args = parser.parse_args(argv)
+    unknown = set(args.names) - ARTIFACTS.keys()
+    if unknown:
+        parser.error(f"unknown artifacts {sorted(unknown)}; known: {sorted(ARTIFACTS)}")
+    chosen = [ARTIFACTS[n] for n in args.names] if args.names else list(ARTIFACTS.values())
+    if args.list:
+        for a in chosen:
+            print(f"{a.name:<20} {a.what}; {a.estimate}")
+        print(f"cache: {cache_dir()}")
+        return
+    start = time.perf_counter()
+    for a in chosen:
+        began = time.perf_counter()
+        a.check() if args.check else a.build()
+        print(f"{a.name:<20} ready in {time.perf_counter() - began:6.1f} s  ({a.what})",
+              flush=True)
+    print(f"{len(chosen)} artifacts ready in {cache_dir()} "
+          f"({time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
