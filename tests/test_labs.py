@@ -120,6 +120,10 @@ def test_student_copy_fails_every_check(lab):
         assert errors[0].ename == "CheckFailed", (
             f"{lab.name}: check cell failed with {errors[0].ename}, not CheckFailed:\n"
             f"{cell.source}")
+        shown = "\n".join(errors[0].traceback)
+        assert "check failed" in shown and len(shown.splitlines()) <= 5, (
+            f"{lab.name}: a failed check should read as its message and hint, not as a "
+            f"traceback:\n{shown}")
 
 
 @pytest.mark.slow

@@ -3,19 +3,48 @@ fails with a hint that says what is wrong and where to look.
 
 A check function runs the student's code on cases whose answer it computes itself
 (usually with PyTorch), and raises :class:`CheckFailed` on the first mismatch. Code
-that still raises ``NotImplementedError`` fails with a reminder, not a traceback.
+that still raises ``NotImplementedError`` fails with a reminder naming the function to
+write, not a traceback; in Jupyter a failed check shows as two lines, what failed and the
+hint.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import sysconfig
+import traceback
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from types import TracebackType
+from typing import Any, NoReturn
 
 import torch
 
+#: bold red in a notebook's error output (IPython renders ANSI colours there)
+_RED, _RESET = "\x1b[1;31m", "\x1b[0m"
+
 
 class CheckFailed(AssertionError):
-    """A lab check did not pass; the message is the hint for the student."""
+    """A lab check did not pass; ``hint`` says what is wrong and where to look.
+
+    ``str(err)`` is ``"❌ <check>: <hint>"``. In IPython and Jupyter the error shows as that,
+    on two lines, and nothing else (:meth:`_render_traceback_`): the traceback would only
+    walk through the check's own code, and through PyTorch's when the student's code
+    crashed inside a training loop. Nor does a plain traceback print the exception that led
+    to it (``__suppress_context__``); it stays in ``__context__`` for whoever debugs a check.
+    """
+
+    def __init__(self, check: str, hint: str = ""):
+        super().__init__(f"❌ {check}: {hint}" if hint else check)
+        self.check, self.hint = check, hint
+        self.__suppress_context__ = True
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of the traceback: one line per string."""
+        if not self.hint:
+            return [f"{_RED}✗ check failed{_RESET}: {self.check}"]
+        return [f"{_RED}✗ check failed: {self.check}{_RESET}", self.hint]
 
 
 def passed(name: str, detail: str = "") -> None:
@@ -23,9 +52,9 @@ def passed(name: str, detail: str = "") -> None:
     print(f"✅ {name}: passed" + (f" ({detail})" if detail else ""))
 
 
-def fail(name: str, hint: str) -> None:
+def fail(name: str, hint: str) -> NoReturn:
     """Raise :class:`CheckFailed` for ``name`` with a specific ``hint``."""
-    raise CheckFailed(f"❌ {name}: {hint}")
+    raise CheckFailed(name, hint)
 
 
 def expect(condition: bool, name: str, hint: str) -> None:
@@ -34,18 +63,65 @@ def expect(condition: bool, name: str, hint: str) -> None:
         fail(name, hint)
 
 
+#: where library code lives (the course package, PyTorch, the standard library, everything
+#: installed): a frame outside these is the student's (a notebook cell, a lab's own file)
+_LIBRARY_DIRS = tuple(sorted({str(Path(p).resolve()) for p in (
+    Path(__file__).resolve().parents[1], sysconfig.get_paths()["stdlib"],
+    sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], sys.prefix,
+    sys.base_prefix)}))
+
+
+def _is_library(filename: str) -> bool:
+    if filename.startswith("<frozen "):
+        return True
+    try:
+        path = str(Path(filename).resolve())
+    except (OSError, ValueError):
+        return False
+    return any(path == d or path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
+
+
+def student_frame(tb: TracebackType | None) -> traceback.FrameSummary | None:
+    """The innermost frame of a traceback that runs the student's code, not a library's,
+    with its function's qualified name (``SpoilerClassifier.forward``) as ``name``."""
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not _is_library(code.co_filename):
+            found = traceback.FrameSummary(code.co_filename, tb.tb_lineno,
+                                           getattr(code, "co_qualname", code.co_name))
+        tb = tb.tb_next
+    return found
+
+
+def problem(err: BaseException) -> str:
+    """The hint for student code that raised ``err``: which function is not written yet,
+    or what crashed and on which line."""
+    frame = student_frame(err.__traceback__)
+    where = frame.name if frame and frame.name != "<module>" else None
+    if isinstance(err, NotImplementedError):
+        if where:
+            return (f"not implemented yet: fill in `{where}` (it still raises "
+                    "NotImplementedError), run its cell, then this check again.")
+        return ("not implemented yet: replace the `raise NotImplementedError` line with your "
+                "code, run that cell, then this check again.")
+    text = str(err).strip().splitlines()
+    hint = f"your code raised {type(err).__name__}" + (f": {text[0]}" if text else "")
+    if frame and frame.line:
+        hint += f" (in `{where or 'your cell'}`, line {frame.lineno}: `{frame.line.strip()}`)"
+    return hint
+
+
 def attempt(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call student code; turn a missing implementation or a crash into a clear failure."""
+    """Call student code; turn a missing implementation or a crash into a clear failure
+    that names the student's function (:func:`problem`), without the traceback."""
     try:
         return fn(*args, **kwargs)
     except CheckFailed:
         raise
-    except NotImplementedError:
-        fail(name, "not implemented yet: replace the `raise NotImplementedError` line "
-                   "with your code, run that cell, then this one again.")
     except Exception as err:  # noqa: BLE001 - any crash in student code is a failed check
-        fail(name, f"your code raised {type(err).__name__}: {err}")
-    return None  # unreachable; keeps type checkers calm
+        hint = problem(err)
+    raise CheckFailed(name, hint) from None
 
 
 def close(a: float, b: float, tol: float = 1e-6) -> bool:
@@ -65,20 +141,21 @@ def run_student(name: str, fn: Callable[..., Any], *args: Any, shape_hint: str =
     try:
         with torch.no_grad():  # the checks compare values; no graph needed
             return fn(*args)
-    except (CheckFailed, NotImplementedError):
-        return attempt(name, fn, *args)
+    except CheckFailed:
+        raise
     except RuntimeError as err:
         text = str(err)
         if "view size is not compatible" in text:
-            fail(name, "`.view` failed: after a transpose the tensor is not contiguous in "
-                       "memory, so .view cannot regroup its axes. Use .reshape(...) (or "
-                       ".contiguous().view(...)).")
-        if shape_hint and any(w in text for w in ("shape", "size", "dimension", "match")):
-            fail(name, f"a shape error ({text.splitlines()[0]}). {shape_hint}")
-        fail(name, f"your code raised RuntimeError: {text.splitlines()[0]}")
+            hint = ("`.view` failed: after a transpose the tensor is not contiguous in "
+                    "memory, so .view cannot regroup its axes. Use .reshape(...) (or "
+                    ".contiguous().view(...)).")
+        elif shape_hint and any(w in text for w in ("shape", "size", "dimension", "match")):
+            hint = f"a shape error ({text.splitlines()[0]}). {shape_hint}"
+        else:
+            hint = problem(err)
     except Exception as err:  # noqa: BLE001 - any crash in student code is a failed check
-        fail(name, f"your code raised {type(err).__name__}: {err}")
-    return None  # unreachable
+        hint = problem(err)
+    raise CheckFailed(name, hint) from None
 
 
 def as_float_tensor(x: Any) -> torch.Tensor | None:
