@@ -134,3 +134,20 @@ def test_make_student_writes_copies_and_zip(tmp_path):
         assert sorted(zf.namelist()) == sorted(f"lmcourse-labs/{p.name}" for p in LABS)
     for path in written:
         assert nbtools.BEGIN not in path.read_text()
+
+
+def test_building_a_lab_rewrites_its_student_copy(tmp_path):
+    """`nbtools build labs/solutions/NN_name.py` keeps labs/NN_name.ipynb in step."""
+    import jupytext
+
+    (tmp_path / "labs" / "solutions").mkdir(parents=True)
+    code = "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Lab"),
+                                         nbformat.v4.new_code_cell(code)])
+    twin = tmp_path / "labs" / "solutions" / "01_x.py"
+    jupytext.write(nb, twin, fmt="py:percent")
+    nbtools.build(twin, run=False)
+    assert (tmp_path / "labs" / "solutions" / "01_x.ipynb").exists()
+    assert nbtools.stale_student_copies(tmp_path) == []
+    copy = (tmp_path / "labs" / "01_x.ipynb").read_text()
+    assert "return 1" not in copy and "NotImplementedError" in copy
