@@ -49,6 +49,7 @@ import torch
 
 import lmcourse
 from lmcourse import show
+from lmcourse.course.claims import verdict
 from lmcourse.data import Vocab, load_corpus, tokenize
 from lmcourse.models.compress import count_params
 from lmcourse.models.elmo import (
@@ -356,16 +357,15 @@ for name, (f, b) in ngram.items():
     print(f"{'Kneser-Ney ' + name:24s} {f:8.1f} {b:9.1f}")
 print(f"{f'biLM, {epochs} epochs':24s} {final[0]:8.1f} {final[1]:9.1f}")
 gap = final[0] / ngram[best_ngram][0]
-if gap < 1:
-    print(f"verdict: the biLM beats the best n-gram ({best_ngram}) forward, "
-          f"{final[0]:.1f} vs {ngram[best_ngram][0]:.1f}")
-else:
-    state = ("so it stopped unconverged" if drop > 0.02
-             else "so its curve had flattened: more epochs alone would not close the gap")
-    print(f"verdict: the biLM does NOT beat the best n-gram ({best_ngram}): forward "
-          f"{final[0]:.1f} vs {ngram[best_ngram][0]:.1f} ({gap:.2f}x); its validation "
-          f"perplexity fell {drop:.0%} in the last epoch, {state}; it read "
-          f"{epochs * len(train_batches) * B * T:,} training tokens in all")
+state = ("so it stopped unconverged" if drop > 0.02
+         else "so its curve had flattened: more epochs alone would not close the gap")
+verdict("the biLM beats the best Kneser-Ney n-gram on the same validation text", final[0],
+        baseline=(f"KN {best_ngram}", ngram[best_ngram][0]), higher_is_better=False,
+        metric="forward validation perplexity", digits=1,
+        note=None if gap < 1 else (
+            f"{gap:.2f}x the n-gram's; its validation perplexity fell {drop:.0%} in the last "
+            f"epoch, {state}; it read {epochs * len(train_batches) * B * T:,} training tokens "
+            "in all"))
 print(f"over-fitting: forward training perplexity {history['train_fwd'][-1]:.1f} vs "
       f"validation {final[0]:.1f} (ratio {final[0] / history['train_fwd'][-1]:.2f}; after "
       f"epoch 2 it was {history['val_fwd'][1] / history['train_fwd'][1]:.2f})")
@@ -566,8 +566,13 @@ for word, (vecs, labels) in wsd.items():
           f"{majority:.2f}; 1-NN accuracy layer 0/1/2 = "
           + " / ".join(f"{a:.2f}" for a in wsd_acc[word]))
     best = max(wsd_acc[word][1:])
-    print(f"    verdict: the best contextual layer is {best - wsd_acc[word][0]:+.2f} over the "
-          f"static layer 0 and {best - majority:+.2f} over the majority sense")
+    strongest = max([("static layer 0", wsd_acc[word][0]), ("majority sense", majority)],
+                    key=lambda kv: kv[1])
+    verdict(f"a contextual layer tells the senses of '{word}' apart better than the static "
+            "layer and the majority sense", best, baseline=strongest, higher_is_better=True,
+            metric="leave-one-out 1-NN accuracy", digits=2,
+            note=f"the best contextual layer is {best - wsd_acc[word][0]:+.2f} over the "
+                 f"static layer 0 and {best - majority:+.2f} over the majority sense")
 
 # %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -691,11 +696,16 @@ for view, feats in views.items():
 for t, (task, y) in enumerate(tasks.items()):
     floor = majority_accuracy(y, train_mask)
     fwd_half, bwd_half = probe_acc["layer 1 forward half"][t], probe_acc["layer 1 backward half"][t]
-    better = "forward" if fwd_half > bwd_half else "backward"
     gain = max(probe_acc[v][t] for v in views) - floor
-    print(f"{task}: the {better} half of layer 1 knows more ({fwd_half:.3f} vs {bwd_half:.3f}); "
-          f"layer 0 {probe_acc['layer 0 [x; x]'][t]:.3f}; best probe "
-          f"{gain:+.3f} above the majority floor {floor:.3f}")
+    expected, other = ("forward", "backward") if task.startswith("previous") else (
+        "backward", "forward")
+    halves = {"forward": fwd_half, "backward": bwd_half}
+    verdict(f"the {expected} half of layer 1, which has read the {task.split()[0]} word, "
+            f"predicts the {task} better than the {other} half", halves[expected],
+            baseline=(f"{other} half", halves[other]), higher_is_better=True,
+            metric="held-out probe accuracy",
+            note=f"layer 0 {probe_acc['layer 0 [x; x]'][t]:.3f}; best probe {gain:+.3f} above "
+                 f"the majority floor {floor:.3f}")
 
 # %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(8, 3.5))

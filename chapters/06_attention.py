@@ -50,6 +50,7 @@ from torch import nn
 
 import lmcourse
 from lmcourse import show
+from lmcourse.course.claims import verdict
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.data.tasks import (
     VOCAB_SIZE,
@@ -437,8 +438,13 @@ for i, L in enumerate(test_lengths):
           f"   {winner}")
 from_L = next((L for i, L in enumerate(test_lengths)
                if all(w == "attention" for w in winners[i:])), None)
-print(f"verdict: attention beats no attention at every length >= {from_L}"
-      if from_L else "verdict: attention does not win at the longest lengths here")
+verdict(f"with attention, the GRU encoder-decoder reverses the longest strings (L = "
+        f"{test_lengths[-1]}) better than without", seq_acc[True][:, -1],
+        baseline=("no attention", seq_acc[False][:, -1]), higher_is_better=True,
+        metric="sequence accuracy",
+        note=(f"attention wins at every length >= {from_L}" if from_L
+              else "attention does not win at the longest lengths here")
+        + f"; the copy rule scores {copy_seq[-1]:.3f}")
 
 # %% slideshow={"slide_type": "-"}
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
