@@ -81,7 +81,8 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
         opt = torch.optim.Adam(model.parameters(), lr=recipe["lr"])
         data_gen = torch.Generator().manual_seed(seed)  # the minibatches' offsets
         curve, losses, seconds, step = [], [], 0.0, 0
-        bar = lmcourse.progress_bar(range(total), progress, desc=f"lm-char-lstm seed {seed}")
+        bar = lmcourse.progress_bar(range(total), progress, desc=f"lm-char-lstm seed {seed}",
+                                     mininterval=10)
         while step < total:
             state = None
             for x, y in lm_batches(train_ids, recipe["batch"], recipe["bptt"], generator=data_gen):
