@@ -55,6 +55,7 @@ from gensim.parsing.porter import PorterStemmer
 import lmcourse
 from lmcourse import show
 from lmcourse.course import artifacts
+from lmcourse.course.claims import verdict
 from lmcourse.data import WordCorpus, load_corpus, tokenize
 from lmcourse.metrics import mean_spread
 from lmcourse.models.embeddings import (
@@ -703,8 +704,12 @@ for k in ("franc", "germani", "war", "music"):
     print(f"{k:>9} {p_a:>12.1e} {p_b:>12.1e} {ratios[k]:>7.3g}   {int(row_a[i])} / {int(row_b[i])}")
 far = ratios["franc"] > 3 and ratios["germani"] < 1 / 3
 near = all(1 / 2 < ratios[k] < 2 for k in ("war", "music"))
-print(f"verdict: specific probes far from 1 (ratio > 3 or < 1/3): {far}; shared and "
-      f"unrelated probes within a factor 2 of 1: {near}")
+verdict("co-occurrence ratios single out the relevant probes: far from 1 (> 3 or < 1/3) for a "
+        "probe specific to one word, within a factor 2 of 1 for a shared or unrelated one",
+        ratios["franc"], baseline=None, verdict="reproduced" if far and near else "not reproduced",
+        paper=paper_table["solid"][2], metric=f"P(franc|{a}) / P(franc|{b})",
+        note=f"specific probes far from 1: {far}; shared and unrelated probes within a factor "
+             f"2 of 1: {near} (paper: P(solid|ice) / P(solid|steam))")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Read the counts column before the ratios: on 300 thousand words the probabilities rest on
@@ -798,11 +803,12 @@ best = [max(r.tracked) for r in glove_runs]
 last5 = [max(r.tracked[-5:]) - min(r.tracked[-5:]) for r in glove_runs]
 print(f"WordSim-353 at the stop: {mean_spread(final)}; best on the way: {mean_spread(best)} "
       f"(epochs {peak}); range over the last 5 epochs: {max(last5):.3f}")
-print("verdict: the ranked vectors are those at the stop; WordSim-353 has "
-      + ("settled (moved < 0.02 over the last 5 epochs)" if max(last5) < 0.02
-         else "NOT settled (moved >= 0.02 over the last 5 epochs)")
-      + (f", and stopping at the best epoch instead would add at most "
-         f"{max(b - f for b, f in zip(best, final, strict=True)):.3f}"))
+verdict("GloVe's WordSim-353 score has settled when training stops (it moves less than 0.02 "
+        "over the last 5 epochs on every seed)", last5, baseline=("the threshold", 0.02),
+        higher_is_better=False, verdict="reproduced" if max(last5) < 0.02 else "not reproduced",
+        metric="range of WordSim-353 over the last 5 epochs",
+        note="the ranked vectors are those at the stop; stopping at the best epoch instead "
+             f"would add at most {max(b - f for b, f in zip(best, final, strict=True)):.3f}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Read the two panels together, with the verdict line: does the similarity score stop
@@ -1056,9 +1062,13 @@ for test, key in (("WordSim-353", "ws"), ("SimLex-999", "sl")):
     best, second = ranked[0], ranked[1]
     gap = stats[best][0] - stats[second][0]
     clear = gap > stats[best][1] + stats[second][1]
-    print(f"  winner: {best}, ahead of {second} by {gap:.3f}, which is "
-          f"{'more' if clear else 'NOT more'} than their summed seed spreads "
-          f"({stats[best][1] + stats[second][1]:.3f})")
+    verdict(f"on {test}, {best} scores higher than every other method",
+            [r[key] for r in per_seed[best]],
+            baseline=(second, [r[key] for r in per_seed[second]]), higher_is_better=True,
+            verdict="reproduced" if clear else "no difference", metric="Spearman rho",
+            note=f"ahead by {gap:.3f}, which is {'more' if clear else 'NOT more'} than their "
+                 f"summed seed spreads ({stats[best][1] + stats[second][1]:.3f}, a one-seed "
+                 "method's borrowed from gensim's row of the same recipe)")
     glove_rank = ranked.index("GloVe (ours)") + 1
     print(f"  GloVe (ours) ranks {glove_rank} of {len(ranked)}, trained until flat "
           f"({mean_spread([r[key] for r in per_seed['GloVe (ours)']])})")
@@ -1162,9 +1172,14 @@ print(f"{well.sum():,} pairs seen >= 50 times: median of u.v - PMI = "
       f"{np.median(dots - pmi):+.2f} (predicted -log 5 = {-math.log(5):+.2f}); "
       f"correlation of u.v with PMI {np.corrcoef(dots, pmi)[0, 1]:.2f}")
 offset = np.median(dots - pmi)
-print(f"verdict: the median offset is {abs(offset + math.log(5)):.2f} from -log 5 "
-      f"({'within' if abs(offset + math.log(5)) < 0.5 else 'NOT within'} 0.5); the pairwise "
-      f"correlation is {'loose (< 0.8)' if np.corrcoef(dots, pmi)[0, 1] < 0.8 else 'tight'}")
+within = abs(offset + math.log(5)) < 0.5
+verdict("skip-gram with 5 negative samples fits u.v = PMI - log 5 on well-seen pairs (Levy & "
+        "Goldberg 2014): the median offset lies within 0.5 of -log 5", offset, baseline=None,
+        verdict="reproduced" if within else "not reproduced", paper=-math.log(5), digits=2,
+        metric="median of u.v - PMI",
+        note=f"the median offset is {abs(offset + math.log(5)):.2f} from -log 5 "
+             f"({'within' if within else 'NOT within'} 0.5); the pairwise correlation is "
+             f"{'loose (< 0.8)' if np.corrcoef(dots, pmi)[0, 1] < 0.8 else 'tight'}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The verdict line says how close the average offset comes to $-\log K$ and how tightly

@@ -50,6 +50,7 @@ from IPython.display import display
 import lmcourse
 from lmcourse import show
 from lmcourse.course import artifacts
+from lmcourse.course.claims import verdict
 from lmcourse.data.goodreads import heldout_phrasing
 from lmcourse.data.sentences import review_sentences
 from lmcourse.finetune import SequenceClassifier, encode, fit, parameter_counts, predict_proba
@@ -403,6 +404,10 @@ print(f"{'tiny BERT (ours, measured)':<30} {scores['masked accuracy']:.3f}")
 for name, acc in baselines.items():
     print(f"{name:<30} {acc:.3f}")
 beaten = [name for name, acc in baselines.items() if scores["masked accuracy"] > acc]
+strongest = max(baselines, key=baselines.get)
+verdict("the tiny BERT predicts masked tokens better than the strongest context-free guess",
+        scores["masked accuracy"], baseline=(strongest, baselines[strongest]),
+        higher_is_better=True, metric="held-out masked-token accuracy")
 print(f"tiny BERT beats: {', '.join(beaten) if beaten else 'none of the baselines'}; "
       f"NSP accuracy {scores['NSP accuracy']:.3f} (chance 0.5)")
 
