@@ -3,7 +3,8 @@
 #   make test   same setup, then unit tests + every notebook through nbval, the site built
 #               and checked in headless Chromium, one slide deck stepped through
 # Also: make book (static site in _build/html), make slides (_build/slides), make student,
-#       make bench (benchmarks/RESULTS.md), make toc (myst.yml's table of contents).
+#       make bench (benchmarks/RESULTS.md), make toc (myst.yml's table of contents),
+#       make claims (the claims ledger: benchmarks/claims.json and claims.md).
 # GPU: make lab TORCH_INDEX=https://download.pytorch.org/whl/cu126   (see README)
 
 PYTHON        ?= python3
@@ -38,7 +39,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: reference setup lab test unit notebooks lint student teacher lock clean book slides toc bench browser
+.PHONY: reference setup lab test unit notebooks lint student teacher lock clean book slides toc bench claims browser
 
 # JavaScript for the site template and the slide decks, pinned by their package-lock.json;
 # node_modules/.package-lock.json is npm's own record of a finished install.
@@ -135,8 +136,14 @@ toc: setup
 slides: setup $(SLIDES_JS)
 	$(BIN)/python -m tools.slides
 
-bench: setup
+bench: setup claims
 	$(BIN)/python -m benchmarks $(BENCH_FLAGS)
+
+# The claims ledger: every verdict the committed, executed notebooks recorded
+# (lmcourse.course.claims.verdict), collected into benchmarks/claims.json and the site page
+# claims.md. Fast: it reads the notebooks' outputs and executes nothing.
+claims: setup
+	$(BIN)/python -m benchmarks.claims
 
 # Headless Chromium for the browser tests (Debian package; Playwright drives it). Installed
 # when missing and we are root; otherwise those tests are skipped with a message.

@@ -7,6 +7,7 @@ skipped with a message until ``make book`` has run.
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.request
 import zipfile
@@ -32,7 +33,27 @@ def _myst_toc() -> list[tuple[str, list[str]]]:
     project = yaml.safe_load((ROOT / "myst.yml").read_text())["project"]
     entries = project["toc"]
     assert entries[0] == {"file": "index.md"}, "the landing page index.md comes first"
-    return [(e["title"], [c["file"] for c in e["children"]]) for e in entries[1:]]
+    return [(e["title"], [c["file"] for c in e["children"]]) for e in entries[1:]
+            if "children" in e]
+
+
+def _toc_pages() -> list[str]:
+    """The pages listed on their own right after index.md (the claims ledger)."""
+    entries = yaml.safe_load((ROOT / "myst.yml").read_text())["project"]["toc"][1:]
+    pages = []
+    for e in entries:
+        if "children" in e:
+            break
+        pages.append(e["file"])
+    return pages
+
+
+def test_toc_lists_the_pages_after_the_landing_page():
+    assert _toc_pages() == toc.expected_pages(), "myst.yml's toc is stale: run `make toc`"
+    assert "claims.md" in _toc_pages(), "the claims ledger (claims.md) is not on the site"
+    entries = yaml.safe_load((ROOT / "myst.yml").read_text())["project"]["toc"]
+    assert len(entries) == 1 + len(_toc_pages()) + len(_myst_toc()), (
+        "pages go right after index.md, before the parts")
 
 
 def test_toc_lists_every_notebook_in_order():
@@ -68,6 +89,10 @@ def test_toc_generator_places_chapters_by_number(tmp_path):
     new = toc.updated(text, tmp_path)
     assert "        - file: chapters/05_b.ipynb\n" in new
     assert new.endswith("site:\n  template: ./site\n")
+    assert "claims.md" not in new  # listed only once it exists
+    (tmp_path / "claims.md").write_text("# What this course reproduces\n")
+    assert "    - file: index.md\n    - file: claims.md\n    - title: " in toc.updated(
+        text, tmp_path)
     (tmp_path / "chapters" / "14_e.ipynb").write_text("{}")
     with pytest.raises(ValueError, match="14_e"):
         toc.expected_toc(tmp_path)
@@ -80,8 +105,12 @@ def _need_site():
         pytest.skip("no built site in _build/html: run `make book` (make test does)")
 
 
-def _title(nb_path) -> str:
-    first = nbformat.read(nb_path, as_version=4).cells[0].source.strip().splitlines()[0]
+def _title(path) -> str:
+    """A page's title: the first line (a ``#`` heading) of its notebook or Markdown file."""
+    if str(path).endswith(".md"):
+        first = path.read_text().strip().splitlines()[0]
+    else:
+        first = nbformat.read(path, as_version=4).cells[0].source.strip().splitlines()[0]
     return first.lstrip("#").strip()
 
 
@@ -110,10 +139,10 @@ def _nav(html: str) -> list[tuple[str, str]]:
 
 
 def _pages() -> list[tuple[str, str]]:
-    """(url path, notebook or index.md) of every page, from the landing page's toc."""
+    """(url path, notebook or Markdown file) of every page, from the landing page's toc."""
     html = (SITE / "index.html").read_text()
     links = [(h, t) for h, t in _nav(html) if not h.endswith(".zip")]
-    files = ["index.md"] + [f for _, fs in _myst_toc() for f in fs]
+    files = ["index.md", *_toc_pages()] + [f for _, fs in _myst_toc() for f in fs]
     return [(href, f) for (href, _), f in zip(links, files, strict=False)]
 
 
@@ -121,7 +150,8 @@ def test_site_has_a_page_for_every_notebook_with_its_title():
     _need_site()
     html = (SITE / "index.html").read_text()
     titles = [t for h, t in _nav(html) if not h.endswith(".zip")]
-    expected = ["Introduction"] + [_title(ROOT / f) for _, fs in _myst_toc() for f in fs]
+    expected = ["Introduction"] + [_title(ROOT / f) for f in _toc_pages()] + [
+        _title(ROOT / f) for _, fs in _myst_toc() for f in fs]
     assert titles == expected, "the built site is stale or incomplete: run `make book`"
     for href, _ in _pages():
         assert (SITE / href.strip("/") / "index.html").exists(), f"no page for {href}"
@@ -205,6 +235,34 @@ def test_speaker_notes_are_folded_on_chapter_pages():
                 f"{href}: a speaker note is shown unfolded")
 
 
+def test_claims_page_has_a_row_per_claim_linking_to_its_notebook():
+    _need_site()
+    records = json.loads((ROOT / "benchmarks" / "claims.json").read_text())
+    page_of = {source: href for href, source in _pages()}
+    html = (SITE / page_of["claims.md"].strip("/") / "index.html").read_text()
+    rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)[1:]  # the header row first
+    assert len(rows) == len(records), "the claims page is stale: run `make claims`, `make book`"
+    for row, record in zip(rows, records, strict=True):
+        cells = re.findall(r"<td>(.*?)</td>", row, re.S)
+        assert f'href="{page_of[record["notebook"]]}"' in cells[0], (
+            f"{record['claim']!r} does not link to {record['notebook']}'s page")
+        assert cells[-1] == f"<strong>{record['verdict']}</strong>"
+
+
+def test_recorded_claims_show_as_their_line_on_the_notebook_pages():
+    """A claim's output bundle has no renderer of its own: the page shows its text/plain."""
+    _need_site()
+    page_of = {source: href for href, source in _pages()}
+    records = json.loads((ROOT / "benchmarks" / "claims.json").read_text())
+    for notebook in dict.fromkeys(r["notebook"] for r in records):
+        html = (SITE / page_of[notebook].strip("/") / "index.html").read_text()
+        shown = re.findall(r'<pre class="output-text">(verdict: .*?)</pre>', html, re.S)
+        count = sum(r["notebook"] == notebook for r in records)
+        assert len(shown) == count, (
+            f"{notebook}: {len(shown)} verdict lines shown, {count} recorded")
+        assert "vnd.lmcourse" not in html
+
+
 # ---- in the browser -----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -222,7 +280,7 @@ def browser():
 
 
 def _expected_figures(path) -> int:
-    if path == "index.md":
+    if path.endswith(".md"):
         return 0
     nb = nbformat.read(ROOT / path, as_version=4)
     count = 0

@@ -6,7 +6,9 @@
 Chapters go under the part their number belongs to (``PARTS``), labs under "Labs", both in
 file-name order, so a new notebook cannot be left out of the site: ``tests/test_site.py``
 fails until the toc lists it. A lab's page is its executed solution
-(``labs/solutions/``); the student copy in ``labs/`` is offered for download there.
+(``labs/solutions/``); the student copy in ``labs/`` is offered for download there. The
+pages of ``PAGES`` that exist (the claims ledger, written by ``make claims``) follow the
+landing page, before the parts.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ PARTS: list[tuple[str, range]] = [
     ("Efficiency", range(12, 14)),
 ]
 LABS = "Labs"
+#: pages (not notebooks) listed right after index.md, when they exist
+PAGES = ["claims.md"]
 
 
 def chapter_number(path: Path) -> int:
@@ -57,9 +61,15 @@ def expected_toc(root: Path = ROOT) -> list[tuple[str, list[str]]]:
     return parts
 
 
-def toc_yaml(parts: list[tuple[str, list[str]]]) -> str:
+def expected_pages(root: Path = ROOT) -> list[str]:
+    """The ``PAGES`` that exist under ``root``."""
+    return [page for page in PAGES if (root / page).exists()]
+
+
+def toc_yaml(parts: list[tuple[str, list[str]]], pages: list[str] = ()) -> str:
     """The ``toc:`` block as it sits under ``project:`` in myst.yml."""
     lines = ["  toc:", "    - file: index.md"]
+    lines.extend(f"    - file: {page}" for page in pages)
     for title, files in parts:
         lines.append(f'    - title: "{title}"')
         lines.append("      children:")
@@ -78,7 +88,8 @@ def current_toc_block(text: str) -> str:
 
 
 def updated(text: str, root: Path = ROOT) -> str:
-    return text.replace(current_toc_block(text), toc_yaml(expected_toc(root)), 1)
+    return text.replace(current_toc_block(text),
+                        toc_yaml(expected_toc(root), expected_pages(root)), 1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -225,6 +225,8 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
         base_values = _values(baseline[1], f"the figure of baseline {baseline[0]!r}")
     if higher_is_better is not None and not isinstance(higher_is_better, bool):
         raise TypeError("higher_is_better must be True, False or None")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits is the number of decimals printed (0 or more), got {digits!r}")
     if isinstance(paper, numbers.Real) and not isinstance(paper, bool):
         paper = _number(paper, "paper")
     elif paper is not None and not isinstance(paper, str):

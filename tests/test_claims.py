@@ -1,0 +1,183 @@
+"""The claims ledger: ``lmcourse.course.claims.verdict`` decides, prints and records a
+verdict; ``python -m benchmarks.claims`` (``make claims``) collects the recorded claims of
+the committed notebooks into ``benchmarks/claims.json`` and the site page ``claims.md``."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+
+from benchmarks import claims as ledger
+from lmcourse.course import claims
+from lmcourse.course.claims import MIME, verdict
+from tools import nbtools
+from tools.nbtools import ROOT
+
+# ---- the decision rule ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ours, base, higher, expected", [
+    ([0.9, 0.91, 0.92], [0.8, 0.85, 0.88], True, "reproduced"),     # worst of ours > best base
+    ([0.9, 0.91, 0.92], [0.8, 0.85, 0.9], True, "no difference"),    # a tie at the edge
+    ([0.7, 0.75, 0.78], [0.8, 0.85, 0.88], True, "not reproduced"),
+    ([0.7, 0.9, 0.78], [0.8, 0.85, 0.88], True, "no difference"),    # seeds overlap
+    ([4.1, 4.2, 4.3], 4.0, False, "not reproduced"),                 # lower is better
+    ([3.9, 3.8, 3.95], 4.0, False, "reproduced"),
+    ([3.9, 4.1, 3.95], 4.0, False, "no difference"),                 # straddles one figure
+    (5.0, 5.0, False, "no difference"),
+])
+def test_every_seed_rule(ours, base, higher, expected):
+    assert claims.decide(ours, base, higher_is_better=higher) == expected
+
+
+def test_spreads_rule_compares_the_gap_with_the_spreads_added():
+    # means 0.91 vs 0.90, half ranges 0.01 + 0.005: gap 0.01 within 0.015
+    assert claims.decide([0.9, 0.91, 0.92], [0.895, 0.9, 0.905], higher_is_better=True,
+                         rule="spreads") == "no difference"
+    # same spreads, gap 0.05 > 0.015, both directions
+    assert claims.decide([0.95, 0.96, 0.97], [0.905, 0.91, 0.915], higher_is_better=True,
+                         rule="spreads") == "reproduced"
+    assert claims.decide([0.95, 0.96, 0.97], [0.905, 0.91, 0.915], higher_is_better=False,
+                         rule="spreads") == "not reproduced"
+    # the two rules disagree when the mean is not the mid-range: seeds 0, 0, 3 vs 0.5
+    # (every seed: 0 < 0.5 overlaps; spreads: mean 1 - 0.5 = 0.5 < half range 1.5)
+    assert claims.decide([0, 0, 3], 0.5, higher_is_better=True) == "no difference"
+    assert claims.decide([0, 0, 3], -1.0, higher_is_better=True) == "reproduced"
+    assert claims.decide([0, 0, 3], -1.0, higher_is_better=True,
+                         rule="spreads") == "reproduced"   # gap 2 > 1.5
+    assert claims.decide([0, 0, 3], -0.4, higher_is_better=True,
+                         rule="spreads") == "no difference"  # gap 1.4 < 1.5, yet 0 > -0.4
+
+
+def test_verdict_returns_the_record_and_prints_one_line(capsys):
+    result = verdict("the LSTM reaches a lower perplexity than the RNN", np.array([5.1, 5.2, 5.3]),
+                     baseline=("RNN", torch.tensor([6.0, 6.2, 6.4])), higher_is_better=False,
+                     metric="validation perplexity", digits=2, paper="comparable")
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("verdict: reproduced — the LSTM")
+    assert "ours 5.20 ± 0.10 (3 seeds) vs RNN 6.20 ± 0.20 (3 seeds)" in out
+    assert "validation perplexity, lower is better" in out and "paper: comparable" in out
+    assert result.verdict == "reproduced" and result.rule == "every seed"
+    assert math.isclose(result.ours, 5.2) and math.isclose(result.spread, 0.1)
+    assert result.seeds == 3 and result.per_seed == [5.1, 5.2, 5.3]
+    assert result.baseline == {"name": "RNN", "figure": 6.2, "spread": 0.2, "seeds": 3}
+    json.dumps(result.record())  # JSON-ready: no NumPy or torch numbers left in it
+
+
+def test_one_seed_and_an_explicit_verdict(capsys):
+    one = verdict("the RNN beats the 6-gram", 5.04, baseline=("6-gram KN", 3.72),
+                  higher_is_better=False, digits=2)
+    assert one.verdict == "not reproduced" and one.spread is None and one.seeds == 1
+    assert "ours 5.04 (1 seed) vs 6-gram KN 3.72" in one.line
+    stated = verdict("u.v = PMI - log 5", -1.3, baseline=None, verdict="reproduced",
+                     paper=-math.log(5), digits=2, note="within 0.5")
+    assert stated.rule == "stated" and stated.baseline is None
+    assert stated.line.endswith("ours -1.30 (1 seed); paper: -1.61; within 0.5")
+    assert capsys.readouterr().out.count("verdict:") == 2
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"verdict": "reproducd"}, ValueError, "unknown verdict 'reproducd'"),
+    ({"ours": []}, ValueError, "ours is empty"),
+    ({"ours": [1.0, float("nan")]}, ValueError, r"ours\[1\] is nan"),
+    ({"baseline": ("KN", float("inf"))}, ValueError, "baseline 'KN' is inf"),
+    ({"ours": "0.9"}, TypeError, "one number per seed"),
+    ({"higher_is_better": None}, ValueError, "higher_is_better=True or False"),
+    ({"baseline": None}, ValueError, "nothing to decide"),
+    ({"baseline": "KN"}, TypeError, r"baseline must be \(name, figure\)"),
+    ({"rule": "median"}, ValueError, "unknown rule 'median'"),
+    ({"verdict": "reproduced", "rule": "spreads"}, ValueError, "not both"),
+    ({"claim": " "}, ValueError, "statement"),
+    ({"paper": float("nan")}, ValueError, "paper is nan"),
+    ({"digits": -1}, ValueError, "number of decimals"),
+])
+def test_bad_inputs_are_refused_with_a_clear_error(kwargs, error, match):
+    args = {"claim": "ours beats KN", "ours": [0.9, 0.91], "baseline": ("KN", 0.8),
+            "higher_is_better": True, "show": False}
+    with pytest.raises(error, match=match):
+        verdict(**{**args, **kwargs})
+
+
+# ---- the record in a notebook's outputs ----------------------------------------------------
+
+
+def test_in_ipython_the_claim_is_displayed_as_a_mime_bundle(monkeypatch, capsys):
+    shown = []
+    monkeypatch.setattr("IPython.get_ipython", lambda: object())
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append((obj, raw)))
+    result = verdict("ours beats KN", [0.9, 0.91], baseline=("KN", 0.8), higher_is_better=True)
+    assert capsys.readouterr().out == ""  # displayed, not printed
+    [(data, raw)] = shown
+    assert raw is True and set(data) == {"text/plain", MIME}
+    assert data["text/plain"] == result.line and data[MIME] == result.record()
+
+
+def test_recorded_claims_are_read_back_from_an_executed_notebook():
+    result = verdict("ours beats KN", [0.9, 0.91], baseline=("KN", 0.8), higher_is_better=True,
+                     show=False)
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# t"),
+        nbformat.v4.new_code_cell("x", outputs=[
+            nbformat.v4.new_output("stream", text="hello\n"),
+            nbformat.v4.new_output("display_data", data=claims.bundle(result))])])
+    nb = nbformat.reads(nbformat.writes(nb), as_version=4)  # through JSON, as committed
+    assert claims.recorded(nb) == [result.record()]
+
+
+def test_the_site_renders_an_unknown_mime_type_by_its_text():
+    """site/render.mjs shows a bundle it has no renderer for by its text/plain."""
+    source = (ROOT / "site" / "render.mjs").read_text()
+    body = source[source.index("function renderMimeBundle"):]
+    body = body[:body.index("\n}\n")]
+    assert "'text/plain'" in body and "application/vnd.lmcourse" not in body
+
+
+# ---- the ledger: benchmarks/claims.json and claims.md ----------------------------------------
+
+
+def test_ledger_is_in_sync_with_the_committed_notebooks():
+    records = ledger.collect()
+    assert records, "no notebook records a claim"
+    expected_json = ledger.render_json(records)
+    assert ledger.CLAIMS_JSON.read_text() == expected_json, (
+        "benchmarks/claims.json is stale: run `make claims` (python -m benchmarks.claims)")
+    assert ledger.CLAIMS_MD.read_text() == ledger.render_markdown(records), (
+        "claims.md is stale: run `make claims` (python -m benchmarks.claims)")
+    for r in json.loads(expected_json):
+        assert set(r) >= {"notebook", "claim", "paper", "ours", "spread", "seeds", "baseline",
+                          "verdict"}
+        assert r["verdict"] in claims.VERDICTS
+
+
+def _calls_verdict(nb) -> bool:
+    return any(c.cell_type == "code" and re.search(r"(?<![\w.])verdict\(", c.source)
+               for c in nb.cells)
+
+
+def test_every_notebook_that_calls_verdict_has_recorded_claims():
+    missing = []
+    for path in nbtools.notebooks():
+        nb = nbformat.read(path, as_version=4)
+        if _calls_verdict(nb) and not claims.recorded(nb):
+            missing.append(path.relative_to(ROOT).as_posix())
+    assert not missing, (f"{missing} call verdict( but carry no recorded claim: rebuild them "
+                         "(python -m tools.nbtools build <twin>.py)")
+
+
+def test_markdown_rows_link_each_claim_to_its_notebook():
+    records = [{"notebook": "chapters/02_rnn_bptt.ipynb", "claim": "a | b", "paper": None,
+                "ours": 5.04, "spread": None, "seeds": 1, "per_seed": [5.04],
+                "baseline": {"name": "6-gram KN", "figure": 3.72, "spread": None, "seeds": 1},
+                "verdict": "not reproduced", "metric": "perplexity", "rule": "every seed",
+                "higher_is_better": False, "digits": 2}]
+    page = ledger.render_markdown(records)
+    row = next(line for line in page.splitlines() if "02_rnn_bptt" in line)
+    assert "[02](chapters/02_rnn_bptt.ipynb)" in row
+    assert r"a \| b" in row and "5.04 (1 seed)" in row and "6-gram KN 3.72" in row
+    assert "not reproduced" in row
