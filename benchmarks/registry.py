@@ -67,15 +67,9 @@ def benchmark(name: str, title: str, *, group: str = "implementations",
 
 def machine() -> dict:
     """Where the numbers were measured: CPU model, cores, load, library versions."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    info = {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+    from lmcourse.course.speed import cpu_model
+
+    info = {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
             "platform": platform.platform(terse=True)}
     try:
         info["load_average"] = [round(x, 2) for x in os.getloadavg()]

@@ -24,7 +24,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -105,15 +104,9 @@ def _registered(name: str) -> Reference:
 def _device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return f"cuda: {torch.cuda.get_device_name(device)}"
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"cpu: {cpu}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads"
+    from lmcourse.course.speed import cpu_model
+
+    return f"cpu: {cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads"
 
 
 def _write_atomic(path: Path, write: Callable[[str], None]) -> None:
@@ -211,6 +204,10 @@ def describe(name: str, metric: str = "held_out_ppl",
     lines = [f"reference {name} ({len(finals)} seeds x {minutes:.0f} min, "
              f"{result['device'].split(',')[0]}; `{result['command']}`): {metric} "
              f"{mean:.2f} +- {spread:.2f} (seeds: {', '.join(f'{v:.2f}' for v in finals)})"]
+    lowest = [min(result["curves"][str(s)], key=lambda point: point[2]) for s in result["seeds"]]
+    lines.append("  lowest point of each seed's held-out curve: " + ", ".join(
+        f"{p[2]:.2f} at step {int(p[0])}" for p in lowest)
+        + " (read from the held-out text itself: a description, not a stopping rule)")
     for key, label in (baselines or {}).items():
         level = result["baselines"][key]
         hits = [crossing(result["curves"][str(s)], level) for s in result["seeds"]]

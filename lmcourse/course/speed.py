@@ -19,9 +19,22 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["calibrate", "normalised", "reference_calibration"]
+__all__ = ["calibrate", "cpu_model", "normalised", "reference_calibration"]
 
 RESULTS_JSON = Path(__file__).resolve().parents[2] / "benchmarks" / "results.json"
+
+
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``'s, else what ``platform`` knows)."""
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def _workload(steps: int = 600) -> None:
