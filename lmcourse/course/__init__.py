@@ -3,6 +3,8 @@
 Model code (``lmcourse.models``, ``lmcourse.tokenizers``, ``lmcourse.autograd`` ...) never
 imports this package; the harness imports the models. It holds:
 
+- ``keys``: ``digest(obj)`` (the one hash of data: tensors, arrays, sparse matrices, files,
+  nested lists and dicts) and ``recipe_key(name, recipe)`` (with torch version and device);
 - ``cache``: the course cache (named, keyed, atomic, locked results a notebook only reads);
 - ``artifacts``: the registry of named artifacts, one function each, shared by a notebook
   cell and ``make teacher``;

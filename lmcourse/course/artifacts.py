@@ -165,7 +165,7 @@ def chapter04_glove(X: sp.spmatrix, words: Sequence[str], seeds: Sequence[int] =
 
 # ---- chapter 09's tiny BERT --------------------------------------------------------------------
 
-TINY_BERT_ESTIMATE = "about 60 s on a 2-core CPU"
+TINY_BERT_ESTIMATE = "about 40 s on a 2-core CPU"
 
 
 def chapter09_config(vocab_size: int) -> BertConfig:
