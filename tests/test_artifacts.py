@@ -232,7 +232,9 @@ def test_model_code_never_imports_the_harness():
 def test_the_package_imports_without_fcntl():
     probe = ("import sys\n"
              "sys.modules['fcntl'] = None  # as on Windows: import fcntl raises ImportError\n"
-             "import lmcourse, lmcourse.teacher\n"
+             "import importlib, pkgutil, lmcourse\n"
+             "for m in pkgutil.walk_packages(lmcourse.__path__, 'lmcourse.'):\n"
+             "    importlib.import_module(m.name)\n"
              "from lmcourse.course import artifacts, cache, cached_pretraining, keys, teacher\n"
              "import tempfile, torch, os\n"
              "os.environ['LMCOURSE_CACHE'] = tempfile.mkdtemp()\n"
