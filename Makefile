@@ -29,7 +29,11 @@ CORES        := $(shell nproc 2>/dev/null || echo 2)
 KERNEL_THREADS := $(shell echo $$(( $(CORES) / $(JOBS) > 0 ? $(CORES) / $(JOBS) : 1 )))
 NOTEBOOK_ENV := LMCOURSE_NOTEBOOK_BUDGET_S=$(NOTEBOOK_BUDGET_S) \
                 LMCOURSE_NOTEBOOK_TIMEOUT_S=$(NOTEBOOK_TIMEOUT_S) TQDM_DISABLE=1 \
-                OMP_NUM_THREADS=$(KERNEL_THREADS) TOKENIZERS_PARALLELISM=false
+                OMP_NUM_THREADS=$(KERNEL_THREADS) TOKENIZERS_PARALLELISM=false \
+                LMCOURSE_COLD_CACHE_NOTEBOOKS="$(COLD_CACHE_NOTEBOOKS)"
+# run with an empty course cache, as after `make lab` alone: it computes its artifact and
+# says so (chapter 09's tiny BERT, the cheapest artifact, about 40 s)
+COLD_CACHE_NOTEBOOKS ?= chapters/09_bert.ipynb
 STAMP := $(VENV)/.lmcourse-setup
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 

@@ -41,9 +41,32 @@ def _notebook(nodeid: str) -> str | None:
     return path if path.endswith(".ipynb") else None
 
 
+_cold_cache: dict[str, str] = {}
+
+
+def _cold_cache_notebooks() -> set[str]:
+    """``LMCOURSE_COLD_CACHE_NOTEBOOKS``: notebooks run with an empty course cache, so the
+    suite proves the path of a student who never ran ``make teacher``."""
+    return set(os.environ.get("LMCOURSE_COLD_CACHE_NOTEBOOKS", "").split())
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """Fail the remaining cells of a notebook that has used up its hard timeout."""
+    """Point a cold-cache notebook's kernel at an empty cache (nbval starts a notebook's
+    kernel when its first cell is set up, with this process's environment), and fail the
+    remaining cells of a notebook that has used up its hard timeout."""
     path, limit = _notebook(item.nodeid), _timeout()
+    if path in _cold_cache_notebooks():
+        if path not in _cold_cache:
+            import tempfile
+            _cold_cache[path] = tempfile.mkdtemp(prefix="lmcourse-cold-cache-")
+            _cold_cache["saved"] = os.environ.get("LMCOURSE_CACHE", "")
+        os.environ["LMCOURSE_CACHE"] = _cold_cache[path]
+    elif "saved" in _cold_cache:  # every other notebook: the cache it was given
+        if _cold_cache["saved"]:
+            os.environ["LMCOURSE_CACHE"] = _cold_cache["saved"]
+        else:
+            os.environ.pop("LMCOURSE_CACHE", None)
     if path and limit and _seconds[path] > limit:
         pytest.fail(f"{path} has already run {_seconds[path]:.0f} s, over its "
                     f"{limit:g} s timeout (LMCOURSE_NOTEBOOK_TIMEOUT_S); its remaining "
@@ -57,6 +80,13 @@ def pytest_runtest_logreport(report):
         _seconds[path] += report.duration
         if report.failed:
             _failed.add(path)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import shutil
+    for path, folder in _cold_cache.items():
+        if path != "saved":
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _speed() -> tuple[float | None, float | None]:

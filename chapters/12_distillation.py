@@ -50,6 +50,12 @@ from IPython.display import Markdown, display
 import lmcourse
 from lmcourse import finetune, show
 from lmcourse.course.claims import verdict
+from lmcourse.course.teacher import (
+    distillation_pool,
+    half_depth_student,
+    spoiler_data,
+    spoiler_teacher,
+)
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
 from lmcourse.models.compress import count_params, latency_seconds
@@ -66,12 +72,6 @@ from lmcourse.models.distill import (
     train_student,
 )
 from lmcourse.models.presets import PRESETS
-from lmcourse.teacher import (
-    distillation_pool,
-    half_depth_student,
-    spoiler_data,
-    spoiler_teacher,
-)
 from lmcourse.viz.temperature import entropy_bits, temperature_widget
 
 notebook_start = time.perf_counter()

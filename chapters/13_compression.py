@@ -53,6 +53,12 @@ from IPython.display import Markdown, display
 
 import lmcourse
 from lmcourse import finetune, show
+from lmcourse.course.teacher import (
+    distillation_pool,
+    half_depth_student,
+    spoiler_data,
+    spoiler_teacher,
+)
 from lmcourse.metrics import roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
 from lmcourse.models.bert import BertModel
@@ -70,12 +76,6 @@ from lmcourse.models.compress import (
     weight_sparsity,
 )
 from lmcourse.models.distill import combined_loss, train_student
-from lmcourse.teacher import (
-    distillation_pool,
-    half_depth_student,
-    spoiler_data,
-    spoiler_teacher,
-)
 
 notebook_start = time.perf_counter()
 dev = lmcourse.device()

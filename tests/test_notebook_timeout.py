@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -81,3 +82,46 @@ def test_hard_timeout_stops_the_remaining_cells(tmp_path):
     # two cells run (0.8 s > 0.7 s); the other three fail in setup, without running
     assert "2 passed, 3 errors" in result.stdout, result.stdout
     assert "over its 0.7 s timeout (LMCOURSE_NOTEBOOK_TIMEOUT_S)" in result.stdout
+
+
+COLD_PLUGIN = '''
+import os
+import pytest
+
+
+class Cell(pytest.Item):
+    def runtest(self):
+        print(f"CACHE[{self.parent.path.name}]={os.environ.get('LMCOURSE_CACHE', '-')}")
+
+
+class Notebook(pytest.File):
+    def collect(self):
+        for i in range(2):
+            yield Cell.from_parent(self, name=f"Cell {i}")
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".ipynb":
+        return Notebook.from_parent(parent, path=file_path)
+'''
+
+
+@pytest.mark.slow
+def test_a_cold_cache_notebook_gets_an_empty_cache_and_the_others_keep_theirs(tmp_path):
+    shutil.copy(ROOT / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "fake_nb_plugin.py").write_text(COLD_PLUGIN)
+    for name in ("a.ipynb", "b.ipynb", "c.ipynb"):
+        (tmp_path / name).write_text("{}")
+    env = {"LMCOURSE_CALIBRATE": "0", "LMCOURSE_CACHE": "/warm",
+           "LMCOURSE_COLD_CACHE_NOTEBOOKS": "b.ipynb",
+           "PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "fake_nb_plugin", "-p", "no:cacheprovider",
+         "-p", "no:xdist", "-p", "no:nbval", "-q", "-s", "a.ipynb", "b.ipynb", "c.ipynb"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout
+    lines = re.findall(r"CACHE\[[a-z]\.ipynb\]=\S+", result.stdout)
+    cold = {x.split("=", 1)[1] for x in lines if x.startswith("CACHE[b.ipynb]")}
+    assert len(cold) == 1 and "lmcourse-cold-cache-" in cold.pop()
+    assert all(x.endswith("=/warm") for x in lines if not x.startswith("CACHE[b.ipynb]"))
+    assert len(lines) == 6

@@ -55,6 +55,7 @@ from torch import nn
 import lmcourse
 from lmcourse import finetune, metrics
 from lmcourse.checks import finetune as check
+from lmcourse.course import artifacts
 from lmcourse.data import Vocab, tokenize
 from lmcourse.data.goodreads import (
     heldout_phrasing,
@@ -63,7 +64,7 @@ from lmcourse.data.goodreads import (
     sentences,
     split_reviews,
 )
-from lmcourse.models.baselines import bag_of_words_baseline, bilstm_baseline
+from lmcourse.models.baselines import bag_of_words_baseline
 from lmcourse.models.bert import BertModel
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
@@ -375,14 +376,14 @@ plt.show()
 #   not "the BiLSTM's AUC". The target below is the mean of the three.
 #
 # Both know only the words of the training sentences (`<unk>` for the rest). Their code is
-# in `lmcourse.models.baselines` (`bag_of_words_baseline`, `bilstm_baseline`). The three
-# BiLSTMs are trained once and kept in the course cache (`cache=True`; `make teacher` builds
-# them before the tests), since this lab only compares against them; delete `_build/cache`
-# to watch them train (about half a minute on a CPU).
+# in `lmcourse.models.baselines` (`bag_of_words_baseline`, `train_bilstm`). The three
+# BiLSTMs are trained once and kept in the course cache (`artifacts.lab06_bilstms`;
+# `make teacher` builds them beforehand), since this lab only compares against them; without
+# the cache the cell says what it trains and for about how long (half a minute on a CPU).
 
 # %% slideshow={"slide_type": "-"}
 bag_of_words = bag_of_words_baseline(train)
-bilstms = [bilstm_baseline(train, epochs=2, seed=seed, cache=True) for seed in range(3)]
+bilstms = artifacts.lab06_bilstms(train, seeds=(0, 1, 2), epochs=2)
 baselines = {"bag of words": bag_of_words, "BiLSTM": bilstms}
 shown = {"bag of words": bag_of_words, "BiLSTM": bilstms[0]}  # for the figures: seed 0
 

@@ -53,10 +53,10 @@ from tqdm.auto import tqdm
 import lmcourse
 from lmcourse import finetune
 from lmcourse.checks import distill as check
+from lmcourse.course.teacher import spoiler_data, spoiler_teacher
 from lmcourse.models.baselines import bag_of_words_baseline
 from lmcourse.models.compress import count_params, latency_seconds
 from lmcourse.models.distill import init_student_from_teacher
-from lmcourse.teacher import spoiler_data, spoiler_teacher
 
 lmcourse.seed_everything(0)
 device = lmcourse.device()
@@ -66,9 +66,9 @@ device = lmcourse.device()
 #
 # `spoiler_teacher` is lab 06's recipe in one call (all-MiniLM-L6-v2, frozen embeddings,
 # a linear head on `[CLS]`, AdamW with warm-up, balanced batches). It is trained once and
-# cached under `_build/cache`, so this cell loads it in a second or two (`make teacher`
-# builds the cache; without it, the first call trains the teacher, which takes about a
-# minute on a CPU). `spoiler_data` gives lab 03's split of the review sentences and
+# kept in the course cache, so this cell loads it in a second or two (`make teacher`
+# builds the cache; without it, the first call says that it trains the teacher, which
+# takes about a minute on a CPU). `spoiler_data` gives lab 03's split of the review sentences and
 # MiniLM's tokenizer.
 
 # %% slideshow={"slide_type": "-"}
