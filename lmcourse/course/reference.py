@@ -211,11 +211,11 @@ def describe(name: str, metric: str = "held_out_ppl",
     for key, label in (baselines or {}).items():
         level = result["baselines"][key]
         hits = [crossing(result["curves"][str(s)], level) for s in result["seeds"]]
-        when = ", ".join("never" if h is None else f"step {h[0]} ({h[1] / 60:.1f} min)"
-                         for h in hits)
+        when = ("never, on any seed" if all(h is None for h in hits) else ", ".join(
+            "never" if h is None else f"step {h[0]} ({h[1] / 60:.1f} min)" for h in hits))
         below = sum(v < level for v in finals)
         lines.append(f"  vs {label} ({level:.2f}): ends below it on {below} of {len(finals)} "
-                     f"seeds; first below it at {when}")
+                     f"seeds; first below it: {when}")
     return "\n".join(lines)
 
 
