@@ -79,6 +79,10 @@ class Claim:
     digits: int
     line: str
 
+    def _ipython_display_(self) -> None:
+        """Nothing: ``verdict`` has already displayed the line, so a verdict that ends a
+        notebook cell is not shown a second time as this object's repr."""
+
     def record(self) -> dict:
         """The JSON record (what the notebook's output carries)."""
         return asdict(self)
