@@ -52,6 +52,7 @@ import torch.nn.functional as F
 
 import lmcourse
 from lmcourse import show
+from lmcourse.course import reference
 from lmcourse.course.claims import verdict
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.data.tasks import VOCAB_SIZE, decode_digits, reversal_batch, true_alignment
@@ -684,7 +685,8 @@ verdict(f"the best network ({best_net}) beats the best Kneser-Ney n-gram", final
 # the same curves against seconds of training (validation not counted). The models do not
 # finish together: the faster ones end first, and beyond that point we only know the slower
 # models' curves. So we read all three off at the moment the **fastest** model finished (the
-# dotted line): what each had reached by then, its last validation at or before that time.
+# dotted line; later if a slow seed had not validated even once by then): what each had
+# reached by then, its last validation at or before that time.
 # (Reading them off when the slowest finished would need the faster models to keep training
 # until then: a fair alternative, at twice the cost.) Seconds are noisier than steps: they
 # depend on the machine and on whatever else runs on it, which is why the same model's
@@ -701,6 +703,9 @@ for name in NAMES:
         ax2.plot(h.val_seconds, h.val_perplexity, "o-", ms=3, color=colours[name],
                  label=label, alpha=0.8)
 t_read = min(np.mean([h.train_seconds for h in runs[name]]) for name in NAMES)
+# on a busy machine a slow seed may not have validated yet by then: read no earlier than
+# every run's first validation, so that each has a figure to read
+t_read = max(t_read, max(h.val_seconds[0] for hists in runs.values() for h in hists))
 ax2.axvline(t_read, color="0.4", linestyle=":")
 for ax in (ax1, ax2):
     for n, style in ((3, "--"), (best_order, "-.")):
@@ -734,11 +739,10 @@ transformer_verdict(at_equal_time, "equal wall-clock")
 # - **Against the n-grams.** If no network beats the best n-gram (printed above), that is
 #   expected at this budget. The Kneser–Ney model counts every 5- and 6-character context in
 #   the 324K training characters in about a second; a network must *learn* the same
-#   statistics by gradient descent. On the course's two-core machines a larger character
-#   LSTM (hidden 256) needed about 2.5 minutes of training to tie the 5-gram on this split
-#   (measured when the course was built); ours get a few seconds each. What
-#   the networks can do that the n-gram cannot, use more than 5 characters of context, only
-#   pays once they have learned the short-range statistics.
+#   statistics by gradient descent; ours get a few seconds each. How long a larger
+#   character LSTM needs on this split is measured by chapter 03's reference run, printed
+#   at the end of this list. What the networks can do that the n-gram cannot, use more than
+#   5 characters of context, only pays once they have learned the short-range statistics.
 # - **Per step.** A character model gets most of its gain from the last few characters. A
 #   recurrent state holds them from the first step; a transformer must first *learn* to
 #   attend to its neighbours, so it tends to start slower. Look at the slopes at the end of
@@ -748,6 +752,13 @@ transformer_verdict(at_equal_time, "equal wall-clock")
 #   so on a CPU the transformer does fewer tokens per second and the equal-wall-clock view
 #   is the harsher one for it. On a GPU, where all positions of a window run in parallel,
 #   the balance tips the other way.
+#
+# Chapter 03's reference run, a two-layer LSTM of 384 units trained to a real budget on
+# this same split (three seeds, `make reference NAME=lm-char-lstm`), printed from the
+# committed file:
+
+# %% slideshow={"slide_type": "-"}
+print(reference.describe("lm-char-lstm", baselines={"kn5": "5-gram KN", "kn6": "6-gram KN"}))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Variants on seed 0: weight tying, embedding dropout, learned positions
