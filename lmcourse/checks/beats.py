@@ -12,6 +12,7 @@ import numpy as np
 
 from lmcourse import metrics
 from lmcourse.checks import as_float_tensor, attempt, expect, fail, passed
+from lmcourse.course.claims import verdict as claim
 from lmcourse.metrics import bootstrap_auc_difference
 from lmcourse.models.baselines import Sentences
 
@@ -83,6 +84,8 @@ def beats_baseline(predict: Predict, validation: Sentences, test: Sentences,
         diff, low, high = bootstrap_auc_difference(t_y, test_scores[label], test_scores[row])
         print(f"AUC({label}) - AUC({row}) = {diff:+.3f}, 95% bootstrap interval "
               f"[{low:+.3f}, {high:+.3f}]")
+    claim(f"the {label} ranks spoilers better than the {target}", auc,
+          baseline=(target, target_aucs), higher_is_better=True, metric="test ROC-AUC")
     margin = f" - {tolerance:g}" if tolerance else ""
     of = f" (mean of {len(target_aucs)} seeds)" if len(target_aucs) > 1 else ""
     expect(auc >= target_auc - tolerance, name,
@@ -141,6 +144,10 @@ def keeps_teacher_quality(student: Predict, teacher: Predict, test: Sequence[tup
         fail(name, f"AUC {aucs['student']:.3f} is below chance: the student's scores rank "
                    "spoilers lowest. Is it scoring P(class 1)?")
     target = share * aucs["teacher"]
+    claim(f"the distilled student keeps at least {share:.0%} of the teacher's test ROC-AUC",
+          aucs["student"], baseline=(f"{share:.0%} of the teacher's", target),
+          higher_is_better=True, metric="test ROC-AUC",
+          paper="DistilBERT keeps 97% of BERT's GLUE score (Sanh et al. 2019)")
     expect(aucs["student"] >= target, name,
            f"the student's ROC-AUC {aucs['student']:.3f} is below {share:.0%} of the teacher's "
            f"({target:.3f}): train for more steps, or check the learning rate, the "

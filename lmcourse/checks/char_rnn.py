@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from lmcourse.checks import CheckFailed, attempt, expect, fail, passed, same
+from lmcourse.course.claims import verdict as claim
 from lmcourse.models.rnn import rnn_step as reference_rnn_step
 from lmcourse.train import lm_loss
 
@@ -381,6 +382,9 @@ def beats_bigram(forward: Callable, params: dict, train_ids: Sequence[int],
            f"{ngram[1]:.2f}). A model that ignores the state, or one that stopped learning, "
            "lands here: check that train_step carries the (detached) state, that the loss "
            "went down, and train for the full budget.")
+    claim("your RNN beats the bigram Kneser-Ney model (a model of the previous character)",
+          ppl, baseline=("bigram KN", ngram[2]), higher_is_better=False,
+          metric="validation perplexity", digits=2)
     verdict = (f"and below the best n-gram ({best}-gram, {ngram[best]:.2f}) too"
                if ppl < ngram[best] else
                f"but not below the best n-gram ({best}-gram, {ngram[best]:.2f}): with this "

@@ -25,6 +25,7 @@ import torch
 
 from lmcourse import metrics
 from lmcourse.checks import attempt, close, expect, fail, passed
+from lmcourse.course.claims import verdict as claim
 from lmcourse.data import tokenize
 
 __all__ = ["SPOILER_WORDS", "beats_baselines", "f1", "keyword_scores", "pad_batch",
@@ -422,6 +423,11 @@ def beats_baselines(predict: Callable[[list[str]], Any],
         print(f"AUC(your BiLSTM) - AUC({label}) = {diff:+.3f}, 95% bootstrap interval "
               f"[{low:+.3f}, {high:+.3f}] over test sentences: your BiLSTM is {verdict} "
               f"the {label} (one training run; the interval does not cover seeds)")
+        claim(f"your BiLSTM ranks spoilers better than the {label}",
+              rows["your BiLSTM"][0], baseline=(label, rows[label][0]), higher_is_better=True,
+              metric="test ROC-AUC", verdict={"ahead of": "reproduced", "behind": "not "
+                                              "reproduced"}.get(verdict, "no difference"),
+              note="decided by the 95% bootstrap interval over test sentences, one run")
     auc, f = rows["your BiLSTM"]
     k_auc, k_f = rows["keyword baseline"]
     if np.ptp(t_s) < 1e-6:
