@@ -712,9 +712,9 @@ for a, b in (("lstm", "rnn"), ("gru", "rnn"), ("gru", "lstm")):
             paper="gated units beat tanh units (Chung et al. 2014)" if b == "rnn" else None,
             note=None if b == "rnn" else "Chung et al. (2014) found the two comparable")
 best_cell = min(val_ppl, key=lambda c: val_ppl[c].mean())
-beaten = val_ppl[best_cell].max() < ngram_ppl[2]
-print(f"best network ({best_cell.upper()}, {val_ppl[best_cell].mean():.2f}) vs the bigram "
-      f"({ngram_ppl[2]:.2f}): {'beaten on every seed' if beaten else 'NOT beaten'}")
+verdict(f"the best network ({best_cell.upper()}) beats the bigram Kneser-Ney model",
+        val_ppl[best_cell], baseline=("bigram KN", ngram_ppl[2]), higher_is_better=False,
+        metric="validation perplexity", digits=2)
 verdict(f"the best network ({best_cell.upper()}) beats the best Kneser-Ney n-gram",
         val_ppl[best_cell], baseline=(f"{best_n}-gram KN", ngram_ppl[best_n]),
         higher_is_better=False, metric="validation perplexity", digits=2)

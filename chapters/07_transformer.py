@@ -672,9 +672,9 @@ def transformer_verdict(results: dict[str, list[float]], when: str) -> None:
 
 transformer_verdict(final, "equal steps")
 best_net = min(NAMES, key=lambda k: np.mean(final[k]))
-beaten = max(final[best_net]) < ngram_ppl[3]
-print(f"best network ({best_net}) vs the 3-gram ({ngram_ppl[3]:.2f}): "
-      f"{'beats it on every seed' if beaten else 'does not beat it on every seed'}")
+verdict(f"the best network ({best_net}) beats the 3-gram Kneser-Ney model", final[best_net],
+        baseline=("3-gram KN", ngram_ppl[3]), higher_is_better=False,
+        metric="validation perplexity", digits=2)
 verdict(f"the best network ({best_net}) beats the best Kneser-Ney n-gram", final[best_net],
         baseline=(f"{best_order}-gram KN", ngram_ppl[best_order]), higher_is_better=False,
         metric="validation perplexity", digits=2)
