@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["compare", "measure", "synchronize"]
+__all__ = ["compare", "lm_training_step", "measure", "synchronize"]
 
 
 def synchronize(device: torch.device | str | None = None) -> None:
@@ -68,3 +68,25 @@ def compare(a: Callable[[], object], b: Callable[[], object], repeats: int = 5,
         times_a.append(_once(a, device))
         times_b.append(_once(b, device))
     return statistics.median(times_a), statistics.median(times_b)
+
+
+def lm_training_step(model: torch.nn.Module, batch_size: int, seq_len: int, vocab_size: int,
+                     seed: int = 0) -> Callable[[], None]:
+    """One training step of a language model ``logits, state = model(x)`` on fixed random
+    ids (forward, next-token cross-entropy, backward, an Adam update), as a function to time
+    with :func:`measure` or :func:`compare`: ``batch_size * seq_len / seconds`` is its
+    training throughput in tokens per second."""
+    device = next(model.parameters()).device
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(vocab_size, (batch_size, seq_len + 1), generator=g).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+
+    def step() -> None:
+        logits, _ = model(ids[:, :-1])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab_size),
+                                                 ids[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    return step

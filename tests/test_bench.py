@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import torch
+
 from benchmarks import registry
 from benchmarks.__main__ import _merge_notebook_rows
 from benchmarks.registry import MISSING, OK, Benchmark, Result, run_one
@@ -104,3 +106,15 @@ def test_calibration_is_a_stable_positive_time():
     assert 0 < a < 30 and 0.5 < a / b < 2
     assert normalised(10.0, calibration=2.0, reference=1.0) == 5.0
     assert normalised(10.0, calibration=2.0, reference=None) == 10.0
+
+
+def test_lm_training_step_trains_the_model_it_times():
+    from lmcourse.models.gated import GatedLM
+    from lmcourse.timing import lm_training_step, measure
+
+    torch.manual_seed(0)
+    model = GatedLM(11, 8, cell="lstm", embed=4, impl="torch")
+    before = [p.detach().clone() for p in model.parameters()]
+    step = lm_training_step(model, batch_size=3, seq_len=5, vocab_size=11)
+    assert measure(step, repeats=2, warmup=1) > 0
+    assert all(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))

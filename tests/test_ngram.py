@@ -248,3 +248,28 @@ def test_using_the_model_before_fit_raises():
 def test_perplexity_of_nothing_raises(toy):
     with pytest.raises(ValueError, match="at least one token"):
         NGramLM(2, V).fit(toy).perplexity([])
+
+
+def test_ngram_as_network_gives_the_kneser_ney_distribution_to_decoders():
+    from lmcourse.models.ngram import NGramAsNetwork
+    from lmcourse.sampling import generate
+
+    ids = [0, 1, 2, 0, 1, 2, 0, 1, 3, 0, 1, 2] * 5
+    ngram = NGramLM(3, 4).fit(ids)
+    net = NGramAsNetwork(ngram)
+    x = torch.tensor([[0, 1, 2, 0]])
+    logits, state = net(x)
+    assert state is None and logits.shape == (1, 4, 4) and net.max_len == 2
+    for t in range(4):  # position t sees the last two ids up to t, as the n-gram does
+        expected = ngram.distribution(x[0, max(0, t - 1):t + 1].tolist())
+        torch.testing.assert_close(logits[0, t].exp().double(), expected, rtol=1e-5, atol=1e-7)
+
+    class Chars:
+        def encode(self, tokens):
+            return [int(t) for t in tokens]
+
+        def decode(self, ids, sep=""):
+            return sep.join(str(i) for i in ids)
+
+    # greedy decoding follows the counts: after "0 1" comes "2" (seen 4 times out of 5)
+    assert generate(net, Chars(), "01", 1, temperature=0) == "012"

@@ -117,8 +117,9 @@ def test_a_missing_reference_says_how_to_make_it(tmp_path, monkeypatch):
         R.load("lm-char-lstm")
 
 
-def test_lm_char_learning_rate_warms_up_then_decays():
-    recipe = lm_char.RECIPE
+@pytest.mark.parametrize("name", sorted(lm_char.RECIPES))
+def test_lm_char_learning_rate_warms_up_then_decays(name):
+    recipe = lm_char.RECIPES[name]
     lrs = [lm_char.learning_rate(s, recipe) for s in range(1, recipe["steps"] + 1)]
     peak = lrs.index(max(lrs)) + 1
     assert peak == recipe["warmup_steps"] and max(lrs) == pytest.approx(recipe["lr"])
@@ -131,3 +132,89 @@ def test_describe_reports_finals_and_crossings(tiny):
     assert text.startswith("reference tiny (3 seeds") and "make reference NAME=tiny" in text
     assert R.crossing([[1, 0.5, 9.0], [2, 1.0, 3.0], [3, 1.5, 2.0]], 4.0) == (2, 1.0)
     assert R.crossing([[1, 0.5, 9.0]], 4.0) is None
+
+
+# ---- the character LM references' own pieces ------------------------------------------------
+
+class _PositionModel(torch.nn.Module):
+    """A stateless 2-token 'model' whose confidence in token 0 grows with the position in its
+    window: logits ``[i, 0]`` at position ``i``, so more context means a lower loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, x, state=None):
+        pos = torch.arange(x.shape[1], dtype=torch.float32)
+        logits = torch.stack([pos, torch.zeros_like(pos)], dim=-1)
+        return logits.expand(x.shape[0], -1, -1) + 0 * self.dummy, None
+
+
+def _expected(n_tokens, context, stride):
+    """Target ``j`` (predicting token ``j``, 1..n-1) is scored once: by the first window if
+    ``j <= context``, else by the window whose last ``stride`` targets hold it, or (after the
+    last full window) by the window that ends at the last token."""
+    import math
+    last_start = max(range(0, n_tokens - context, stride))
+    positions = []
+    for j in range(1, n_tokens):
+        if j <= context:
+            start = 0
+        elif j <= last_start + context:
+            start = math.ceil((j - context) / stride) * stride
+        else:
+            start = n_tokens - 1 - context
+        positions.append(j - start - 1)  # its position inside that window
+    nll = [math.log1p(math.exp(-p)) for p in positions]
+    return math.exp(sum(nll) / len(nll))
+
+
+@pytest.mark.parametrize("n_tokens", [129, 300, 517])
+def test_windowed_perplexity_scores_each_token_once_with_its_context(n_tokens):
+    from lmcourse.course.references.lm_char import windowed_perplexity
+    ids = [0] * n_tokens
+    got = windowed_perplexity(_PositionModel(), ids, context=128, stride=64)
+    assert got == pytest.approx(_expected(n_tokens, 128, 64), rel=1e-6)
+    # non-overlapping windows see less context on average: a higher perplexity
+    assert windowed_perplexity(_PositionModel(), ids, 128, 128) >= got
+    with pytest.raises(ValueError, match="stride"):
+        windowed_perplexity(_PositionModel(), ids, 128, 0)
+
+
+def test_tuning_split_is_cut_from_the_training_text():
+    from lmcourse.course.references.lm_char import char_split
+    train, held_out, v = char_split("verdict")
+    tune_train, tune_val, v2 = char_split("tuning")
+    assert v == v2 and len(tune_val) == len(held_out)
+    assert tune_train + tune_val == train  # none of the verdict's held-out text
+    with pytest.raises(ValueError, match="verdict"):
+        char_split("test")
+
+
+def test_lm_char_references_are_matched_in_size_and_budget():
+    """The comparison's premise: equal parameters (within 7%) and equal tokens."""
+    counts = {name: lm_char.parameter_count(r) for name, r in lm_char.RECIPES.items()}
+    assert max(counts.values()) / min(counts.values()) < 1.07, counts
+    budgets = {(r["steps"], r["batch"], r["bptt"]) for r in lm_char.RECIPES.values()}
+    assert len(budgets) == 1, budgets
+
+
+def test_compare_and_crossover_read_every_reference(tiny):
+    import matplotlib
+    matplotlib.use("Agg")
+    from lmcourse.viz.reference import crossover_figure, x_values
+
+    result = R.load("tiny")
+    text = R.compare({"tiny": "tiny"}, metric="loss")
+    assert text.splitlines()[1].startswith("tiny")
+    with pytest.raises(ValueError, match="parameter count"):
+        x_values(result, 0, "flops")
+    with pytest.raises(ValueError, match="x must be one of"):
+        x_values(result, 0, "minutes")
+    assert x_values(result, 0, "step") == [p[0] for p in result["curves"]["0"]]
+    for seed in result["metrics"]:
+        result["metrics"][seed]["parameters"] = 3
+    result["recipe"].update(batch=2, bptt=5)
+    assert x_values(result, 0, "flops")[:2] == [6 * 3 * 1 * 10, 6 * 3 * 2 * 10]
+    fig = crossover_figure({"tiny": result}, {})
+    assert len(fig.axes) == 2

@@ -234,3 +234,20 @@ def test_finite_differences():
             p[index] = old
         numeric = (up - down) / (2 * eps)
         assert abs(numeric - p.grad[index].item()) < 1e-7 * max(1.0, abs(numeric)), name
+
+
+def test_io_dropout_is_off_by_default_and_drops_inputs_and_outputs_when_on():
+    from lmcourse.models.rnn import RNNLM
+
+    torch.manual_seed(0)
+    plain = RNNLM(7, 5, embed=3)
+    assert isinstance(plain.io_dropout, torch.nn.Identity)
+    torch.manual_seed(0)
+    dropped = RNNLM(7, 5, embed=3, io_dropout=0.5)
+    x = torch.randint(7, (2, 6))
+    dropped.eval()  # no dropout at evaluation: the same function as without it
+    torch.testing.assert_close(dropped(x)[0], plain(x)[0])
+    dropped.train()
+    assert not torch.allclose(dropped(x)[0], plain(x)[0])
+    with pytest.raises(ValueError, match="io_dropout"):
+        RNNLM(7, 5, io_dropout=1.0)

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["REFERENCES", "Reference", "SeedRun", "StaleReference", "crossing", "describe", "load",
-           "load_weights", "reference", "reference_dir", "run", "verify"]
+__all__ = ["REFERENCES", "Reference", "SeedRun", "StaleReference", "compare", "crossing",
+           "describe", "load", "load_weights", "reference", "reference_dir", "run", "verify"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -216,6 +216,38 @@ def describe(name: str, metric: str = "held_out_ppl",
         below = sum(v < level for v in finals)
         lines.append(f"  vs {label} ({level:.2f}): ends below it on {below} of {len(finals)} "
                      f"seeds; first below it: {when}")
+    return "\n".join(lines)
+
+
+def compare(names: dict[str, str], metric: str = "held_out_ppl",
+            baselines: dict[str, str] | None = None) -> str:
+    """One table of several committed references (``{label: name}``), printed from their
+    files: parameters, training tokens/s, the final metric over the seeds (mean +- standard
+    deviation) and, for each baseline, the mean training minutes at which the seeds first
+    went below it (``-`` if some seed never did)."""
+    import statistics
+
+    results = {label: load(name) for label, name in names.items()}
+    first = next(iter(results.values()))
+    header = f"{'model':<12} {'parameters':>10} {'tokens/s':>9} {metric + ' (3 seeds)':>24}"
+    header += "".join(f" {'below ' + label:>16}" for label in (baselines or {}).values())
+    lines = [header]
+    for label, result in results.items():
+        seeds = [str(s) for s in result["seeds"]]
+        finals = [result["metrics"][s][metric] for s in seeds]
+        params = result["metrics"][seeds[0]].get("parameters", float("nan"))
+        speed = statistics.mean(result["metrics"][s].get("tokens_per_s", math.nan)
+                                for s in seeds)
+        row = (f"{label:<12} {params:>10,} {speed:>9,.0f} "
+               f"{f'{statistics.mean(finals):.3f} +- {statistics.stdev(finals):.3f}':>24}")
+        for key in baselines or {}:
+            hits = [crossing(result["curves"][s], first["baselines"][key]) for s in seeds]
+            when = ("-" if None in hits
+                    else f"{statistics.mean(h[1] for h in hits) / 60:.1f} min")
+            row += f" {when:>16}"
+        lines.append(row)
+    for key, label in (baselines or {}).items():
+        lines.append(f"{label:<12} {'':>10} {'':>9} {first['baselines'][key]:>24.3f}")
     return "\n".join(lines)
 
 

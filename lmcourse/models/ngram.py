@@ -183,3 +183,24 @@ class NGramLM:
         if n == 0:
             raise ValueError("perplexity needs at least one token id; got an empty sequence.")
         return math.exp(-self.log_prob(ids) / n)
+
+
+class NGramAsNetwork(torch.nn.Module):
+    """An :class:`NGramLM` behind the networks' interface, ``logits, None = module(x)``, so
+    the same decoding code (greedy, temperature, top-k in :mod:`lmcourse.sampling`) writes
+    with it: ``logits[b, t] = log P_KN(. | x[b, t-n+2 .. t])``. Stateless, with
+    ``max_len = order - 1``: a decoder re-reads only the history the counts can use."""
+
+    def __init__(self, ngram: NGramLM):
+        super().__init__()
+        self.ngram = ngram
+        self.max_len = max(1, ngram.order - 1)
+        # an empty parameter, so that code asking a model for its device finds one
+        self._anchor = torch.nn.Parameter(torch.zeros(0), requires_grad=False)
+
+    def forward(self, x: torch.Tensor, state: None = None) -> tuple[torch.Tensor, None]:
+        rows = []
+        for row in x.tolist():
+            history = (row[max(0, t - self.max_len + 1):t + 1] for t in range(len(row)))
+            rows.append(torch.stack([self.ngram.distribution(h) for h in history]))
+        return torch.stack(rows).log().float().to(x.device), None

@@ -140,12 +140,20 @@ class RNNLM(nn.Module):
     hidden state to carry into the next minibatch (``None`` means zeros).
     ``rnn_class`` may be any module with ``nn.RNN``'s arguments and call convention
     (``nn.RNN``, ``nn.LSTM``, ``nn.GRU``, or the course's own gated cells).
+    ``io_dropout`` drops units of the vectors the RNN reads and of the top layer's outputs
+    before the head: dropout on the non-recurrent connections only (Zaremba et al. 2014),
+    which a ``dropout`` passed on to ``rnn_class`` applies between stacked layers.
     """
 
     def __init__(self, vocab_size: int, hidden_size: int, num_layers: int = 1,
-                 embed: int | None = None, rnn_class: type[nn.Module] = RNN, **rnn_kwargs):
+                 embed: int | None = None, rnn_class: type[nn.Module] = RNN,
+                 io_dropout: float = 0.0, **rnn_kwargs):
         super().__init__()
+        if not 0.0 <= io_dropout < 1.0:
+            raise ValueError(f"io_dropout is a probability in [0, 1), got {io_dropout!r}")
         self.vocab_size = vocab_size
+        # no module at all when off, so models without it draw the same random numbers
+        self.io_dropout = nn.Dropout(io_dropout) if io_dropout > 0 else nn.Identity()
         self.embedding = None if embed is None else nn.Embedding(vocab_size, embed)
         n_in = vocab_size if embed is None else embed
         self.rnn = rnn_class(n_in, hidden_size, num_layers=num_layers, batch_first=True,
@@ -159,8 +167,8 @@ class RNNLM(nn.Module):
         return self.embedding(x)
 
     def forward(self, x: torch.Tensor, state=None):
-        hidden, state = self.rnn(self.inputs(x), state)
-        return self.head(hidden), state
+        hidden, state = self.rnn(self.io_dropout(self.inputs(x)), state)
+        return self.head(self.io_dropout(hidden)), state
 
 
 # ---- backpropagation through time, by hand -------------------------------------------------

@@ -4,34 +4,58 @@ A reference run (``reference/<name>/result.json``) holds, for each seed, a held-
 of ``[step, training seconds, metric]`` points. :func:`plot_reference` draws those curves
 (one colour, one thin line per seed), the live run of the notebook on top of them, and the
 baselines as horizontal lines, each labelled with where it came from.
+:func:`plot_crossover` draws several references on one set of axes against training time
+or training compute (``C = 6 N D``: parameters times tokens seen, times 6) and marks where
+each network's curve first goes below each baseline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["plot_reference"]
+__all__ = ["crossover_figure", "plot_crossover", "plot_reference", "x_values"]
+
+
+X_LABELS = {"seconds": "training seconds (log scale)", "step": "training step (log)",
+            "flops": "training compute, 6 x parameters x tokens (FLOPs, log)"}
+
+
+def x_values(result: Mapping, seed: int | str, x: str) -> list[float]:
+    """The x coordinates of seed ``seed``'s curve: its steps, its training seconds, or its
+    training compute ``6 N D`` with ``D = step x batch x bptt`` tokens."""
+    if x not in X_LABELS:
+        raise ValueError(f"x must be one of {sorted(X_LABELS)}, got {x!r}")
+    curve = result["curves"][str(seed)]
+    if x == "flops":
+        recipe, n = result["recipe"], result["metrics"][str(seed)].get("parameters")
+        if n is None:
+            raise ValueError(f"reference {result['name']} has no parameter count: refresh it "
+                             f"with `{result['command']}`")
+        return [6 * n * p[0] * recipe["batch"] * recipe["bptt"] for p in curve]
+    return [p[1 if x == "seconds" else 0] for p in curve]
 
 
 def plot_reference(ax, result: Mapping, live: Sequence[Sequence[float]] | None = None,
                    live_label: str = "this run, on your machine",
                    baselines: Mapping[str, str] | None = None, x: str = "seconds",
-                   metric: str = "held-out perplexity", color: str = "C0"):
+                   metric: str = "held-out perplexity", color: str = "C0",
+                   label: str | None = None):
     """Draw ``result``'s seed curves, ``live`` (``[step, seconds, metric]`` points) and
     ``baselines`` (``{key in result['baselines']: label}``) on ``ax``; ``x`` is ``"seconds"``
-    (training time) or ``"step"``. Returns ``ax``."""
-    if x not in ("seconds", "step"):
-        raise ValueError(f"x must be 'seconds' or 'step', got {x!r}")
-    col = 1 if x == "seconds" else 0
+    (training time), ``"step"`` or ``"flops"`` (``6 N D``). Returns ``ax``."""
     seeds = result["seeds"]
     minutes = result["wall_s"] / len(seeds) / 60
-    label = (f"reference: {len(seeds)} seeds x {minutes:.0f} min "
-             f"({result['device'].split(',')[0]}), `{result['command']}`")
+    if label is None:
+        label = (f"reference: {len(seeds)} seeds x {minutes:.0f} min "
+                 f"({result['device'].split(',')[0]}), `{result['command']}`")
     for k, seed in enumerate(seeds):
         curve = result["curves"][str(seed)]
-        ax.plot([p[col] for p in curve], [p[2] for p in curve], color=color, lw=1, alpha=0.8,
-                label=label if k == 0 else None)
+        ax.plot(x_values(result, seed, x), [p[2] for p in curve], color=color, lw=1,
+                alpha=0.8, label=label if k == 0 else None)
     if live:
+        if x == "flops":
+            raise ValueError("a live run has no compute axis: draw it against seconds or steps")
+        col = 1 if x == "seconds" else 0
         ax.plot([p[col] for p in live], [p[2] for p in live], "o-", color="C3", ms=5,
                 label=live_label)
     styles = iter([":", "-.", "--", (0, (1, 3)), (0, (5, 2, 1, 2))])
@@ -39,8 +63,56 @@ def plot_reference(ax, result: Mapping, live: Sequence[Sequence[float]] | None =
         ax.axhline(result["baselines"][key], color="0.4", lw=1, linestyle=next(styles),
                    label=f"{name} ({result['baselines'][key]:.2f})")
     ax.set_xscale("log")
-    ax.set_xlabel("training seconds (log scale)" if x == "seconds" else "training step (log)")
+    ax.set_xlabel(X_LABELS[x])
     ax.set_ylabel(metric)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     return ax
+
+
+def plot_crossover(ax, results: Mapping[str, Mapping], baselines: Mapping[str, str],
+                   x: str = "seconds", metric: str = "held-out perplexity"):
+    """Draw several references (``{label: result}``) and the ``baselines`` of the first on
+    one set of axes, marking each seed's first point below each baseline with a dot: where
+    each network crosses each n-gram. Returns ``ax``."""
+    first = next(iter(results.values()))
+    styles = iter([":", "-.", "--", (0, (1, 3)), (0, (5, 2, 1, 2))])
+    for key, name in baselines.items():
+        level = first["baselines"][key]
+        ax.axhline(level, color="0.4", lw=1, linestyle=next(styles), label=f"{name} ({level:.2f})")
+    for k, (label, result) in enumerate(results.items()):
+        color = f"C{k}"
+        for i, seed in enumerate(result["seeds"]):
+            curve, xs = result["curves"][str(seed)], x_values(result, seed, x)
+            ax.plot(xs, [p[2] for p in curve], color=color, lw=1, alpha=0.8,
+                    label=label if i == 0 else None)
+            for key in baselines:
+                level = first["baselines"][key]
+                hit = next((j for j, p in enumerate(curve) if p[2] < level), None)
+                if hit is not None:
+                    ax.plot(xs[hit], curve[hit][2], "o", color=color, ms=4)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(X_LABELS[x])
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3, which="both")
+    return ax
+
+
+def crossover_figure(results: Mapping[str, Mapping], baselines: Mapping[str, str],
+                     title: str = "Where each network crosses each n-gram"):
+    """Two panels of :func:`plot_crossover`: against training seconds (on the device the
+    references name) and against training compute ``6 N D``. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    plot_crossover(ax1, results, baselines, x="seconds")
+    plot_crossover(ax2, results, baselines, x="flops")
+    device = next(iter(results.values()))["device"].split(",")[0]
+    ax1.set_title(f"against training time ({device})", fontsize=9)
+    ax2.set_title("against training compute", fontsize=9)
+    ax2.set_ylabel("")
+    ax1.legend(fontsize=7, loc="upper right")
+    fig.suptitle(title + " (dots: each seed's first point below a line)", fontsize=10)
+    fig.tight_layout()
+    return fig
