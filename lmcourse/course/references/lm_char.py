@@ -255,9 +255,9 @@ def _register(name: str, seconds_per_seed: float) -> Reference:
     ))
 
 
-LM_CHAR_RNN = _register("lm-char-rnn", 900.0)
-LM_CHAR_LSTM = _register("lm-char-lstm", 900.0)
-LM_CHAR_TRANSFORMER = _register("lm-char-transformer", 1450.0)
+LM_CHAR_RNN = _register("lm-char-rnn", 1000.0)
+LM_CHAR_LSTM = _register("lm-char-lstm", 1000.0)
+LM_CHAR_TRANSFORMER = _register("lm-char-transformer", 1550.0)
 # lm-char-gru (RECIPES["lm-char-gru"]) is registered once its run is committed: the 2-core
 # CPU that ran the other three had no time left for it in the same session.
 
