@@ -93,10 +93,20 @@ def plot_crossover(ax, results: Mapping[str, Mapping], baselines: Mapping[str, s
                     ax.plot(xs[hit], curve[hit][2], "o", color=color, ms=4)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel(X_LABELS[x])
     ax.set_ylabel(metric)
     ax.grid(alpha=0.3, which="both")
     return ax
+
+
+def plain_log_ticks(axis) -> None:
+    """Label a log-scaled axis with plain numbers (4, 6, 10, 20) instead of 4 x 10^0."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def crossover_figure(results: Mapping[str, Mapping], baselines: Mapping[str, str],
