@@ -233,8 +233,9 @@ for i in (0, 1):
 # Each step processes $B\times T = 2048$ characters: the output head is one
 # $2048$-row matrix product, and each of the $T$ recurrent steps multiplies a whole batch
 # of states by $W_{hh}$, so the Python loop over time is paid once per 32 sequences (the
-# tokens per second are printed). The budget is under a minute of one CPU thread (longer
-# on a GPU).
+# tokens per second are printed). The budget is nine epochs on a CPU, roughly half a
+# minute to a minute of one thread depending on the machine (the run prints its time); a
+# GPU trains for 30.
 
 # %% slideshow={"slide_type": "-"}
 H, B, T = 256, 32, 64
@@ -435,7 +436,7 @@ assert rel < 1e-6
 # Jacobians, numerically fragile (next section). Two ways out:
 #
 # - **Regular truncation**: cut the backward recursion every $\tau$ steps (`keep = 0` at
-#   the start of each chunk), which is what `fit_lm` does with $\tau = T = 32$ by
+#   the start of each chunk), which is what `fit_lm` does with $\tau = T = 64$ by
 #   detaching the state between minibatches. It is cheap and stable but **biased**: a
 #   dependency that crosses a chunk boundary never gets a gradient, so the model is
 #   trained to ignore it.
@@ -767,7 +768,7 @@ print(f"Tallec & Ollivier: E[keep] = 1; measured mean over 100,000 links: {keep_
 # Mikolov et al. (2010) reported that RNN language models cut perplexity by about 50%
 # relative to a Kneser–Ney-smoothed back-off $n$-gram model, but for a **mixture of several
 # RNNs** on words, trained on millions of words for days. Ours is one small character model
-# trained for under a minute of CPU, against the best Kneser–Ney character $n$-gram on the
+# trained for about a minute of CPU or less, against the best Kneser–Ney character $n$-gram on the
 # same split: a different setting, so the number below is a measurement of ours, not a
 # reproduction of theirs:
 
@@ -861,9 +862,9 @@ plt.show()
 # - An RNN language model carries a hidden state
 #   $h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1}W_{hh}^\top + b_{hh})$ and predicts the next
 #   token from it; our from-scratch `RNN` equals `torch.nn.RNN` to round-off with the same
-#   weights. Its validation perplexity after under a minute of training is printed beside
-#   the uniform model and Kneser–Ney $n$-grams of orders 1 to 6 on the same split, with the
-#   orders it beats.
+#   weights. Its validation perplexity after nine epochs on a CPU (the run prints their
+#   time) is printed beside the uniform model and Kneser–Ney $n$-grams of orders 1 to 6 on
+#   the same split, with the orders it beats.
 # - **Perplexity** $= \exp$(mean negative log-likelihood) is the effective number of choices;
 #   the uniform model's is $|V|$.
 # - **BPTT** is backpropagation on the unrolled graph: the gradient reaching $h_k$ is a

@@ -603,9 +603,10 @@ print(f"seeds solved (MSE < 1/10 of trivial): bias 0: {(bias0 < TRIVIAL_MSE / 10
 # out for validation.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# These cells train three models; on a laptop run the notebook before class (or talk
-# through the gate equations while they train). Numbers differ a little between CPU and
-# GPU runs: ask the class which differences are large enough to matter.
+# These cells train nine models (three cells, three seeds each); on a laptop run the
+# notebook before class (or talk through the gate equations while they train). Numbers
+# differ a little between CPU and GPU runs: ask the class which differences are large
+# enough to matter.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
