@@ -35,6 +35,14 @@ def x_values(result: Mapping, seed: int | str, x: str) -> list[float]:
     return [p[1 if x == "seconds" else 0] for p in curve]
 
 
+def _baseline_lines(ax, result: Mapping, baselines: Mapping[str, str]) -> None:
+    """One grey horizontal line per baseline (``{key in result['baselines']: label}``)."""
+    styles = iter([":", "-.", "--", (0, (1, 3)), (0, (5, 2, 1, 2))])
+    for key, name in baselines.items():
+        level = result["baselines"][key]
+        ax.axhline(level, color="0.4", lw=1, linestyle=next(styles), label=f"{name} ({level:.2f})")
+
+
 def plot_reference(ax, result: Mapping, live: Sequence[Sequence[float]] | None = None,
                    live_label: str = "this run, on your machine",
                    baselines: Mapping[str, str] | None = None, x: str = "seconds",
@@ -58,10 +66,7 @@ def plot_reference(ax, result: Mapping, live: Sequence[Sequence[float]] | None =
         col = 1 if x == "seconds" else 0
         ax.plot([p[col] for p in live], [p[2] for p in live], "o-", color="C3", ms=5,
                 label=live_label)
-    styles = iter([":", "-.", "--", (0, (1, 3)), (0, (5, 2, 1, 2))])
-    for key, name in (baselines or {}).items():
-        ax.axhline(result["baselines"][key], color="0.4", lw=1, linestyle=next(styles),
-                   label=f"{name} ({result['baselines'][key]:.2f})")
+    _baseline_lines(ax, result, baselines or {})
     ax.set_xscale("log")
     ax.set_xlabel(X_LABELS[x])
     ax.set_ylabel(metric)
@@ -76,10 +81,7 @@ def plot_crossover(ax, results: Mapping[str, Mapping], baselines: Mapping[str, s
     one set of axes, marking each seed's first point below each baseline with a dot: where
     each network crosses each n-gram. Returns ``ax``."""
     first = next(iter(results.values()))
-    styles = iter([":", "-.", "--", (0, (1, 3)), (0, (5, 2, 1, 2))])
-    for key, name in baselines.items():
-        level = first["baselines"][key]
-        ax.axhline(level, color="0.4", lw=1, linestyle=next(styles), label=f"{name} ({level:.2f})")
+    _baseline_lines(ax, first, baselines)
     for k, (label, result) in enumerate(results.items()):
         color = f"C{k}"
         for i, seed in enumerate(result["seeds"]):

@@ -154,11 +154,15 @@ def windowed_perplexity(model: nn.Module, ids: list[int], context: int, stride: 
 def held_out_perplexity(model: nn.Module, recipe: dict, part: str = "verdict") -> float:
     """The recipe's held-out perplexity: carried state for recurrent models, sliding
     windows for the transformer (which has no state)."""
-    _, held_out, _ = char_split(part)
     if recipe["cell"] == "transformer":
-        return windowed_perplexity(model, held_out, recipe["bptt"], recipe["bptt"] // 2)
-    batches = lm_batches(held_out, 32, 64, generator=torch.Generator().manual_seed(0))
-    return evaluate_lm(model, batches)
+        return windowed_perplexity(model, char_split(part)[1], recipe["bptt"], recipe["bptt"] // 2)
+    return evaluate_lm(model, _held_out_streams(part))
+
+
+@cache
+def _held_out_streams(part: str) -> list:
+    """The held-out text as 32 streams in chunks of 64 (cut once, read at every evaluation)."""
+    return lm_batches(char_split(part)[1], 32, 64, generator=torch.Generator().manual_seed(0))
 
 
 def learning_rate(step: int, recipe: dict) -> float:
