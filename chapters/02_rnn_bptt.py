@@ -294,12 +294,12 @@ print(f"validation perplexity still fell by {still_falling:.2f} in the last epoc
 # How much training a network needs to pass the 5- and 6-gram was measured once, to a real
 # budget, as **reference runs** committed with the course (`reference/lm-char-*`, three seeds
 # each, `make reference NAME=lm-char-rnn`): this chapter's tanh RNN (two layers of 768
-# units), chapter 03's gated LSTM (two layers of 384) and chapter 07's transformer, about
-# 1.9 M parameters, on this same split, 2,000 steps of 32 × 128 characters each. The figure
-# draws their held-out perplexity against training time and against training compute
-# ($6ND$: parameters times characters seen, times 6) with the Kneser–Ney lines; a dot
-# marks where each seed first crosses a line. The table and verdict are printed from the
-# committed files.
+# units), chapter 03's gated LSTM and GRU (two layers of 384 and 448) and chapter 07's
+# transformer, about 1.9 M parameters each, on this same split, 2,000 steps of 32 × 128
+# characters each. The figure draws their held-out perplexity against training time and
+# against training compute ($6ND$: parameters times characters seen, times 6) with the
+# Kneser–Ney lines; a dot marks where each seed first crosses a line. The table and
+# verdict are printed from the committed files.
 
 # %% slideshow={"slide_type": "-"}
 refs = show_crossover()
@@ -311,8 +311,8 @@ verdict("a network beats the n-gram: this chapter's tanh RNN, trained to the ref
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Trained to the same budget, this chapter's tanh RNN passes the 3- and the 5-gram but not
-# the 6-gram (the verdict above), while chapter 03's LSTM of the same size ends below the
-# 6-gram on every seed, and chapter 07's transformer sits near the RNN (the table). Same
+# the 6-gram (the verdict above), while chapter 03's LSTM and GRU of the same size end below
+# the 6-gram on every seed, and chapter 07's transformer sits near the RNN (the table). Same
 # data, same parameter count, same number of updates: the difference is the cell. A plain
 # RNN's gradients vanish within a few dozen steps (below), which limits how far back it can
 # learn; where that comes from, and how far back a gradient can reach to teach the model,

@@ -762,7 +762,8 @@ transformer_verdict(at_equal_time, "equal wall-clock")
 # each `make reference NAME=...`, three seeds each, checked by `make test`) train the
 # chapter's contestants on this same split to a real budget, at **equal parameters** (about
 # 1.9 M each) and **equal tokens** (2,000 steps of 32 × 128 characters, so equal training
-# compute $C \approx 6ND$ to within 5%): a tanh RNN (2 × 768), an LSTM (2 × 384) and this
+# compute $C \approx 6ND$ to within 5%): a tanh RNN (2 × 768), an LSTM (2 × 384), a GRU
+# (2 × 448) and this
 # chapter's `TransformerLM` (4 pre-norm layers of width 192, 4 heads,
 # sinusoidal positions, a 128-character window). All use Adam with a warm-up and a cosine
 # decay, clipping and dropout; their settings were chosen on a tuning split cut from the end
@@ -795,9 +796,9 @@ verdict(f"a network beats the n-gram: the best reference network ({best_ref}) re
 #
 # - **Every network passes the 3-gram early**, within its first minutes, and passes the
 #   5-gram later; the table gives when, on average over the seeds.
-# - **The 6-gram is where the networks part.** The LSTM ends below it on every seed; the
-#   verdict lines above say whether the best network's three seeds all end below it, and
-#   the table gives the others' finals against it.
+# - **The 6-gram is where the networks part.** The LSTM and the GRU end below it on every
+#   seed; the verdict lines above say whether the best network's three seeds all end below
+#   it, and the table gives the others' finals against it.
 # - **At equal compute the LSTM beats the transformer here**, and the right panel shows it
 #   is not only a matter of speed: after the first hundred steps (where the transformer
 #   starts a little faster), the LSTM's curve is the lower one at every amount of compute.

@@ -6,7 +6,7 @@ kinds of model on the same split (the Lee corpus lowercased, one token per chara
 last 10% held out) to a real budget, at **equal parameter counts** (about 1.9 M):
 
 - ``lm-char-rnn``: chapter 02's tanh RNN, two layers of 768 units;
-- ``lm-char-lstm`` (and ``lm-char-gru``, recipe only so far): chapter 03's ``GatedLM``, two
+- ``lm-char-lstm`` and ``lm-char-gru``: chapter 03's ``GatedLM``, two
   layers of 384 (448 for the GRU);
 - ``lm-char-transformer``: chapter 07's ``TransformerLM``, four pre-norm layers of 192.
 
@@ -262,10 +262,10 @@ def _register(name: str, seconds_per_seed: float) -> Reference:
 LM_CHAR_RNN = _register("lm-char-rnn", 1000.0)
 LM_CHAR_LSTM = _register("lm-char-lstm", 1000.0)
 LM_CHAR_TRANSFORMER = _register("lm-char-transformer", 1550.0)
-# lm-char-gru (RECIPES["lm-char-gru"]) is registered once its run is committed: the 2-core
-# CPU that ran the other three had no time left for it in the same session.
+LM_CHAR_GRU = _register("lm-char-gru", 1000.0)
 
-NETWORKS = {"RNN": "lm-char-rnn", "LSTM": "lm-char-lstm", "transformer": "lm-char-transformer"}
+NETWORKS = {"RNN": "lm-char-rnn", "LSTM": "lm-char-lstm", "GRU": "lm-char-gru",
+            "transformer": "lm-char-transformer"}
 KN_LINES = {"kn3": "3-gram KN", "kn5": "5-gram KN", "kn6": "6-gram KN"}
 
 
