@@ -218,3 +218,50 @@ def test_compare_and_crossover_read_every_reference(tiny):
     assert x_values(result, 0, "flops")[:2] == [6 * 3 * 1 * 10, 6 * 3 * 2 * 10]
     fig = crossover_figure({"tiny": result}, {})
     assert len(fig.axes) == 2
+
+
+# ---- bilm-lee: chapter 05's data, its tuning split, the epoch re-cutting ------------------
+
+def test_bilm_lee_split_is_chapter_05s_and_tuning_stays_inside_training():
+    from lmcourse.course.references.bilm_lee import lee_windows
+    verdict_, tuning = lee_windows("verdict"), lee_windows("tuning")
+    n = len(verdict_["windows"])
+    assert verdict_["train"] == (0, int(0.9 * n)) and verdict_["held_out"] == (int(0.9 * n), n)
+    assert tuning["held_out"][1] <= verdict_["train"][1]  # none of the verdict's windows
+    assert tuning["train"][1] == tuning["held_out"][0]
+    targets = verdict_["targets"]
+    assert int(targets.max()) < verdict_["vocab_size"]
+    rare = verdict_["windows"] >= verdict_["vocab_size"]
+    assert rare.any() and bool((targets[rare] == 0).all())
+    with pytest.raises(ValueError, match="verdict"):
+        lee_windows("test")
+
+
+def test_bilm_lee_epochs_recut_the_training_stream_only():
+    from lmcourse.course.references.bilm_lee import RECIPE, as_targets, epoch_batches, lee_windows
+    data = lee_windows("verdict")
+    width = RECIPE["window"]
+    stream = data["ids"][: data["train"][1] * width]
+    g = torch.Generator().manual_seed(0)
+    seen = []
+    for _ in range(3):
+        batches = epoch_batches(data, RECIPE, g)
+        words = torch.cat([w for _, w in batches])
+        seen.append(words)
+        assert words.shape[1] == width and len(words) >= data["train"][1] - 1
+        # each window is a stretch of the training stream, as softmax targets
+        first = batches[0][1][0]
+        hits = [i for i in range(len(stream) - width)
+                if torch.equal(as_targets(stream[i:i + width], data["vocab_size"]), first)]
+        assert hits, "a window that is not in the training stream"
+    assert not all(torch.equal(seen[0][:5], s[:5]) for s in seen[1:])  # re-cut, re-shuffled
+
+
+def test_bilm_lee_learning_rate_warms_up_then_decays():
+    from lmcourse.course.references.bilm_lee import RECIPE, learning_rate
+    lrs = [learning_rate(s, 1000, RECIPE) for s in range(1, 1001)]
+    peak = RECIPE["warmup_steps"] - 1
+    assert lrs[peak] == pytest.approx(RECIPE["lr"])
+    assert all(a < b for a, b in zip(lrs[:peak], lrs[1:peak + 1], strict=True))
+    assert all(a >= b for a, b in zip(lrs[peak:], lrs[peak + 1:], strict=False))
+    assert lrs[-1] == pytest.approx(0.05 * RECIPE["lr"])
