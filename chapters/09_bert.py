@@ -638,9 +638,13 @@ with torch.device("meta"):
     bert_base = build("bert-base-uncased")
 n_bert = count_params(bert_base) - count_params(bert_base.embeddings)
 n_tiny = count_params(tiny.bert) - count_params(tiny.bert.embeddings)
-bert_tokens = 256 * 512 * 1_000_000  # batch of 256 sequences of up to 512 tokens, 1M steps
+# the paper's schedule: 1M steps of 256 sequences, 128 tokens long for 90% of the steps and
+# 512 tokens for the last 10% (the paper's "128,000 tokens" per batch is 256 x 512)
+bert_schedule = [(900_000, 256, 128), (100_000, 256, 512)]  # (steps, sequences, length)
+bert_tokens = sum(steps_ * seqs * length for steps_, seqs, length in bert_schedule)
+every_step_512 = 1_000_000 * 256 * 512
 flops_bert, flops_tiny = 6 * n_bert * bert_tokens, 6 * n_tiny * history.tokens
-rows = [("batch", "256 sequences (128,000 tokens)", f"{batch_size} pairs"),
+rows = [("batch", "256 sequences (32K tokens at 128, 128K at 512)", f"{batch_size} pairs"),
         ("steps", "1,000,000 (about 40 epochs)", f"{steps:,}"),
         ("optimizer", "Adam, lr 1e-4, β=(0.9, 0.999), L2 decay 0.01", "AdamW, lr 2e-3, decay 0.01"),
         ("warm-up", "10,000 steps, then linear decay", f"{steps // 10} steps, then linear decay"),
@@ -652,6 +656,8 @@ rows = [("batch", "256 sequences (128,000 tokens)", f"{batch_size} pairs"),
 print(f"{'':<20} {'BERT-base (paper)':<46} {'this chapter (measured)'}")
 for name, paper, here in rows:
     print(f"{name:<20} {paper:<46} {here}")
+print(f"BERT-base tokens from the schedule: {bert_tokens:.2e} (512 tokens on every step would "
+      f"be {every_step_512:.2e}, {every_step_512 / bert_tokens:.1f}x too many)")
 print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}

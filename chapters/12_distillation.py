@@ -352,9 +352,20 @@ verdict("initialising the student from every other teacher layer beats random in
 # and the prediction layer is distilled with $L_\text{pred} = -\operatorname{softmax}(z^T)
 # \cdot \log\operatorname{softmax}(z^S)$. $W_e$ and $W_h$ are learned projections from the
 # student's width to the teacher's; our student has the teacher's width, so they are the
-# identity. TinyBERT runs two stages (the layers first, then the prediction), with data
-# augmentation; we run one stage with the sum of all the losses, starting from the
-# every-other-layer student, one seed, the same steps.
+# identity. Two differences from the paper, said plainly:
+#
+# - **Stages.** TinyBERT trains in two stages: *general distillation* (the layer losses on
+#   unlabelled general-domain text, a pre-training of the student) and then *task-specific
+#   distillation* on the task's (augmented) data, first the layer losses and then the
+#   prediction loss. We run a single task-specific stage with the sum of all the losses,
+#   starting from the every-other-layer student (which stands in for general distillation),
+#   one seed, the same steps.
+# - **Attention.** The paper's $A_i$ are the attention **scores before the softmax**
+#   ($QK^\top/\sqrt{d_k}$; its code sets padded entries to 0). Our `attention_loss` compares
+#   the attention **weights after the softmax**, because that is what the encoder returns
+#   (`output_attentions`, as in Hugging Face): both matrices then lie in $[0, 1]$ and sum to
+#   one per row, so the loss is on a different scale from the paper's, and its weight
+#   relative to the other losses differs too.
 
 # %% slideshow={"slide_type": "-"}
 show(layer_map)

@@ -19,8 +19,14 @@
 # Pre-trained language models grew from ELMo's 94 million parameters to hundreds of
 # billions in three years. Distillation (chapter 12) trains a smaller model to imitate a
 # large one. This chapter takes the other road: keep the trained model and make *it*
-# cheaper. Gupta and Agrawal's survey (2020) sorts the methods into four families, and we
-# run one or two of each on the same model and the same task:
+# cheaper. Gupta and Agrawal's survey (2020) sorts the methods into six families: pruning,
+# quantization, knowledge distillation, parameter sharing, tensor decomposition, and
+# sub-quadratic transformers (architectures whose attention costs less than $T^2$). The
+# project proposal this course's syllabus draws on picks four of them as "paradigms" for a
+# trained model (pruning, quantization, parameter sharing, tensor decomposition), and this
+# chapter runs one or two of each on the same model and the same task (distillation has
+# chapter 12; sub-quadratic attention changes the architecture, so it needs pre-training
+# from scratch):
 #
 # - **pruning**: remove weights (unstructured, by magnitude) or whole attention heads (by
 #   importance);
@@ -580,7 +586,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # ## Summary
 #
 # - Compression keeps a trained model and makes it cheaper: **pruning**, **quantization**,
-#   **parameter sharing** and **low-rank decomposition** (Gupta and Agrawal's families).
+#   **parameter sharing** and **low-rank decomposition**: four of Gupta and Agrawal's six
+#   families (the other two are distillation, chapter 12, and sub-quadratic transformers).
 # - **Magnitude pruning** zeroes the smallest weights of each matrix; with dense kernels it
 #   saves no time (measured above), and sparse formats only pay at high sparsity.
 # - **Head importance** $I_h = \mathbb{E}|\partial\mathcal{L}/\partial\xi_h|$ ranks
