@@ -97,6 +97,17 @@ def transformer_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) ->
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
+def warmup_cosine(step: int, total: int, lr: float, warmup: int, floor: float) -> float:
+    """Linear warm-up to ``lr`` over ``warmup`` steps, then a cosine decay that reaches
+    ``floor * lr`` at step ``total`` (and stays there):
+    ``lr (floor + (1 - floor) (1 + cos(pi p)) / 2)`` with ``p`` the fraction of the decay done.
+    Steps count from 1."""
+    if step <= warmup:
+        return lr * step / warmup
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    return lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
 def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy over every position of a ``B x T x V`` batch of logits."""
     return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))

@@ -28,7 +28,7 @@ from lmcourse.course.reference import Reference, SeedRun, reference
 from lmcourse.data import Vocab, load_corpus, tokenize
 from lmcourse.models.elmo import BiLM, bilm_losses, encode_chars
 from lmcourse.models.ngram import NGramLM
-from lmcourse.train import clip_gradients, perplexity
+from lmcourse.train import clip_gradients, perplexity, warmup_cosine
 
 RECIPE = {
     "corpus": "lee", "tokens": "lmcourse.data.tokenize", "softmax_words": 2000,
@@ -94,11 +94,7 @@ def build_model(recipe: dict) -> BiLM:
 
 def learning_rate(step: int, total: int, recipe: dict) -> float:
     """Linear warm-up to ``lr``, then cosine decay to ``0.05 lr`` at ``total`` steps."""
-    lr, warmup = recipe["lr"], recipe["warmup_steps"]
-    if step <= warmup:
-        return lr * step / warmup
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    return lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
+    return warmup_cosine(step, total, recipe["lr"], recipe["warmup_steps"], floor=0.05)
 
 
 def epoch_batches(data: dict, recipe: dict, generator: torch.Generator
@@ -185,11 +181,12 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
                     break
             if step == stop_after:
                 break
-            fwd, bwd = held_out_perplexities(average, data)
+            fwd, bwd = held_out_perplexities(average, data)  # the averaged weights, this epoch
             curve.append([step, round(seconds, 2), round(fwd, 4)])
             bar.set_postfix(held_out_fwd=f"{fwd:.1f}")
         bar.close()
-    fwd, bwd = held_out_perplexities(average, data)
+    if step == stop_after:  # stopped inside an epoch: score the weights it stopped at
+        fwd, bwd = held_out_perplexities(average, data)
     tokens = step * recipe["batch"] * recipe["window"]
     params = sum(p.numel() for p in model.parameters())
     metrics = {"held_out_ppl_fwd": round(fwd, 4), "held_out_ppl_bwd": round(bwd, 4),

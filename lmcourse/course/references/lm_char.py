@@ -18,7 +18,6 @@ tuning runs), never on the held-out text the verdicts use; ``TUNING`` says how.
 
 from __future__ import annotations
 
-import math
 import time
 from functools import cache
 
@@ -31,7 +30,14 @@ from lmcourse.data.batching import lm_batches
 from lmcourse.models.gated import GatedLM
 from lmcourse.models.ngram import NGramLM
 from lmcourse.models.transformer import TransformerLM
-from lmcourse.train import clip_gradients, detach_state, evaluate_lm, lm_loss, perplexity
+from lmcourse.train import (
+    clip_gradients,
+    detach_state,
+    evaluate_lm,
+    lm_loss,
+    perplexity,
+    warmup_cosine,
+)
 
 SHARED = {
     "corpus": "lee", "lowercase": True, "held_out": "last 10% of characters",
@@ -167,11 +173,7 @@ def _held_out_streams(part: str) -> list:
 
 def learning_rate(step: int, recipe: dict) -> float:
     """Linear warm-up to ``lr`` over ``warmup_steps``, then cosine decay to ``0.1 lr``."""
-    lr, warmup, total = recipe["lr"], recipe["warmup_steps"], recipe["steps"]
-    if step <= warmup:
-        return lr * step / warmup
-    progress = (step - warmup) / max(1, total - warmup)
-    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+    return warmup_cosine(step, recipe["steps"], recipe["lr"], recipe["warmup_steps"], floor=0.1)
 
 
 def _is_eval_step(step: int, total: int) -> bool:
