@@ -6,9 +6,12 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
 from lmcourse.models.attention import masked_softmax
 from lmcourse.models.deberta import (
+    ATTENTION_TERMS,
     DisentangledSelfAttention,
     disentangled_attention,
     disentangled_attention_scores,
@@ -185,6 +188,138 @@ def test_module_forward_and_gradients():
         assert float(getattr(attn, name).grad.abs().max()) > 0, name
     with pytest.raises(ValueError, match="divisible"):
         DisentangledSelfAttention(10, 3, 2)
+
+
+# ---- ablations: terms ------------------------------------------------------------------------
+
+SUBSETS = [("c2c",), ("c2c", "c2p"), ("c2c", "p2c"), ("c2c", "c2p", "p2c")]
+
+
+def heads_of(x, heads):
+    """``B x N x D`` -> ``B x heads x N x d``, written out here, not imported."""
+    B, N, D = x.shape
+    return x.reshape(B, N, heads, D // heads).permute(0, 2, 1, 3)
+
+
+def test_c2c_alone_is_scaled_dot_product_attention():
+    B, N, D, heads, k = 2, 6, 12, 3, 2
+    h, p, (W_q, W_k, W_v, W_qr, W_kr) = setup(B, N, D, k, seed=3)
+    q, key, v = heads_of(h @ W_q, heads), heads_of(h @ W_k, heads), heads_of(h @ W_v, heads)
+    want = torch.einsum("bhid,bhjd->bhij", q, key) / math.sqrt(D // heads)
+    got = disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, k, heads, terms=("c2c",))
+    assert float((got - want).abs().max()) <= TOL
+    # the attention output is torch's own scaled dot-product attention, padding masked
+    mask = (torch.arange(N) < torch.tensor([6, 4])[:, None])[:, None, None, :]
+    out, weights = disentangled_attention(h, p, W_q, W_k, W_v, W_qr, W_kr, k, heads, mask,
+                                          terms=("c2c",))
+    ref = F.scaled_dot_product_attention(q, key, v, attn_mask=mask)
+    assert float((out - ref.permute(0, 2, 1, 3).reshape(B, N, D)).abs().max()) <= TOL
+    assert float((weights - torch.softmax(want.masked_fill(~mask, -math.inf), -1)).abs().max()
+                 ) <= TOL
+    # no position at all: the relative table does not matter
+    other = disentangled_attention_scores(h, 5 * p + 1, W_q, W_k, W_qr, W_kr, k, heads,
+                                          terms=("c2c",))
+    assert torch.equal(other, got)
+
+
+def test_c2c_c2p_matches_the_loop_with_scale_sqrt_2d():
+    B, N, D, heads, k = 2, 7, 12, 3, 2
+    d = D // heads
+    h, p, (W_q, W_k, _, W_qr, W_kr) = setup(B, N, D, k, seed=4)
+    fast = disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, k, heads,
+                                         terms=("c2c", "c2p"))
+    slow = naive_disentangled_scores(h, p, W_q, W_k, W_qr, W_kr, k, heads, terms=("c2c", "c2p"))
+    assert float((fast - slow).abs().max()) <= TOL
+    # the expected sum, built here pair by pair: Q^c_i K^c_j + Q^c_i K^r_δ(i,j), / sqrt(2d)
+    q, key = heads_of(h @ W_q, heads), heads_of(h @ W_k, heads)
+    k_r = heads_of((p @ W_kr)[None], heads)[0]  # heads x 2k x d
+    delta = torch.tensor([[delta_reference(i, j, k) for j in range(N)] for i in range(N)])
+    c2p = torch.einsum("bhid,hijd->bhij", q, k_r[:, delta])
+    want = (torch.einsum("bhid,bhjd->bhij", q, key) + c2p) / math.sqrt(2 * d)
+    assert float((fast - want).abs().max()) <= TOL
+    raw = disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, k, heads, scale=1.0,
+                                        terms=("c2c", "c2p"))
+    assert float((fast - raw / math.sqrt(3 * d)).abs().max()) > 1e-3  # not the full set's
+
+
+@pytest.mark.parametrize("terms", SUBSETS)
+def test_every_subset_matches_the_loop(terms):
+    h, p, (W_q, W_k, _, W_qr, W_kr) = setup(2, 6, 8, 3, seed=5)
+    fast = disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, 3, 2, terms=terms)
+    slow = naive_disentangled_scores(h, p, W_q, W_k, W_qr, W_kr, 3, 2, terms=terms)
+    assert float((fast - slow).abs().max()) <= TOL
+    # the order the names are given in does not matter, bit for bit
+    again = disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, 3, 2,
+                                          terms=tuple(reversed(terms)))
+    assert torch.equal(fast, again)
+    raw = disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, 3, 2, scale=1.0,
+                                        terms=terms)
+    assert float((fast - raw / math.sqrt(len(terms) * 4)).abs().max()) <= TOL
+
+
+def test_all_terms_is_the_default_exactly():
+    assert ATTENTION_TERMS == ("c2c", "c2p", "p2c")
+    h, p, Ws = setup(2, 6, 8, 3, seed=6)
+    W_q, W_k, _, W_qr, W_kr = Ws
+    default = disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, 3, 2)
+    full = disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, 3, 2,
+                                         terms=("c2c", "c2p", "p2c"))
+    assert torch.equal(default, full)
+    out, w = disentangled_attention(h, p, *Ws, 3, 2)
+    out_full, w_full = disentangled_attention(h, p, *Ws, 3, 2, terms=("c2c", "c2p", "p2c"))
+    assert torch.equal(out, out_full) and torch.equal(w, w_full)
+
+
+@pytest.mark.parametrize("bad", [(), ("c2p",), ("c2p", "p2c"), ("c2c", "p2p"), ("C2C",),
+                                 ("c2c", "c2c"), "c2c", None])
+def test_invalid_terms_raise(bad):
+    h, p, (W_q, W_k, W_v, W_qr, W_kr) = setup(1, 4, 8, 2)
+    with pytest.raises(ValueError, match="c2c.*c2p.*p2c.*includes 'c2c'"):
+        disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, 2, 2, terms=bad)
+    with pytest.raises(ValueError, match="includes 'c2c'"):
+        disentangled_attention(h, p, W_q, W_k, W_v, W_qr, W_kr, 2, 2, terms=bad)
+    with pytest.raises(ValueError, match="includes 'c2c'"):
+        DisentangledSelfAttention(8, 2, 2, terms=bad)
+    with pytest.raises(ValueError, match="includes 'c2c'"):
+        naive_disentangled_scores(h, p, W_q, W_k, W_qr, W_kr, 2, 2, terms=bad)
+
+
+class CountMatmuls(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.count += getattr(func, "__name__", "") in ("matmul", "__matmul__")
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("terms,matmuls", [(("c2c",), 3), (("c2c", "c2p"), 5),
+                                           (("c2c", "p2c"), 5), (ATTENTION_TERMS, 7)])
+def test_unused_terms_are_not_computed(terms, matmuls):
+    """Q^c, K^c and Q^c K^c^T always; each position term adds its projection of P and its
+    N x 2k product."""
+    h, p, (W_q, W_k, _, W_qr, W_kr) = setup(1, 5, 8, 2)
+    with CountMatmuls() as counter:
+        disentangled_attention_scores(h, p, W_q, W_k, W_qr, W_kr, 2, 2, terms=terms)
+    assert counter.count == matmuls
+
+
+@pytest.mark.parametrize("terms,unused", [(("c2c",), ("W_qr", "W_kr", "rel_embeddings")),
+                                          (("c2c", "c2p"), ("W_qr",)),
+                                          (("c2c", "p2c"), ("W_kr",))])
+def test_unused_position_matrix_gets_no_gradient(terms, unused):
+    torch.manual_seed(0)
+    attn = DisentangledSelfAttention(hidden=8, heads=2, k=3, terms=terms).double()
+    assert attn.terms == terms
+    out, _ = attn(torch.randn(2, 5, 8, dtype=f64))
+    out.sum().backward()
+    for name in ("W_q", "W_k", "W_v", "W_qr", "W_kr", "rel_embeddings"):
+        grad = getattr(attn, name).grad
+        if name in unused:
+            assert grad is None, name
+        else:
+            assert grad is not None and float(grad.abs().max()) > 0, name
 
 
 # ---- memory ---------------------------------------------------------------------------------

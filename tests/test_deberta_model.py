@@ -178,6 +178,185 @@ def test_emd_parameters_and_output():
     assert count == sum(p.numel() for p in without.parameters()) + n_emd
 
 
+# ---- ablations: terms and the shared EMD layer --------------------------------------------
+
+LAYER_KEYS = ["query.weight", "key.weight", "value.weight", "pos_query.weight", "pos_key.weight",
+              "attention_output.dense.weight", "attention_output.dense.bias",
+              "attention_output.LayerNorm.weight", "attention_output.LayerNorm.bias",
+              "intermediate.dense.weight", "intermediate.dense.bias", "output.dense.weight",
+              "output.dense.bias", "output.LayerNorm.weight", "output.LayerNorm.bias"]
+# recorded from the code before `terms` and `share_emd_layer` existed (TINY: two layers)
+ENCODER_KEYS = (["embeddings.word_embeddings.weight", "embeddings.token_type_embeddings.weight",
+                 "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias",
+                 "rel_embeddings.weight", "rel_norm.weight", "rel_norm.bias"]
+                + [f"layer.{i}.{name}" for i in range(2) for name in LAYER_KEYS]
+                + ["pooler.dense.weight", "pooler.dense.bias"])
+PRETRAINING_KEYS = ([f"deberta.{name}" for name in ENCODER_KEYS]
+                    + ["emd.position_embeddings.weight"]
+                    + [f"emd.layer.{name}" for name in LAYER_KEYS]
+                    + ["mlm.bias", "mlm.dense.weight", "mlm.dense.bias", "mlm.LayerNorm.weight",
+                       "mlm.LayerNorm.bias", "mlm.word_embeddings.weight", "nsp.weight",
+                       "nsp.bias"])
+IDS = torch.tensor([[1, 7, 9, 11, 2, 13, 15, 2], [1, 8, 10, 2, 12, 2, 0, 0]])
+MASK = (IDS != 0).long()
+
+
+def test_default_construction_keeps_its_parameters():
+    assert list(DebertaModel(TINY, k=3).state_dict()) == ENCODER_KEYS
+    assert list(DebertaForPreTraining(TINY, k=3).state_dict()) == PRETRAINING_KEYS
+    no_emd = DebertaForPreTraining(TINY, k=3, enhanced_mask_decoder=False)
+    assert list(no_emd.state_dict()) == [n for n in PRETRAINING_KEYS if not n.startswith("emd.")]
+
+
+def test_explicit_defaults_equal_the_defaults_exactly():
+    torch.manual_seed(0)
+    default = DebertaForPreTraining(TINY, k=3).eval()
+    torch.manual_seed(0)
+    explicit = DebertaForPreTraining(TINY, k=3, enhanced_mask_decoder=True,
+                                     terms=("c2c", "c2p", "p2c"), share_emd_layer=False).eval()
+    a, b = default.state_dict(), explicit.state_dict()
+    assert list(a) == list(b) and all(torch.equal(a[n], b[n]) for n in a)
+    assert explicit.emd.layer is not explicit.deberta.layer[-1]
+    with torch.no_grad():
+        for x, y in zip(default(IDS, attention_mask=MASK), explicit(IDS, attention_mask=MASK),
+                        strict=True):
+            assert torch.equal(x, y)
+
+
+def test_terms_reach_every_layer():
+    torch.manual_seed(0)
+    full = DebertaForPreTraining(TINY, k=3).eval()
+    torch.manual_seed(0)
+    ablated = DebertaForPreTraining(TINY, k=3, terms=("c2p", "c2c")).eval()
+    assert ablated.deberta.terms == ("c2c", "c2p")
+    assert all(layer.terms == ("c2c", "c2p") for layer in [*ablated.deberta.layer,
+                                                             ablated.emd.layer])
+    # the same parameters, drawn the same way: only the attention differs
+    a, b = full.state_dict(), ablated.state_dict()
+    assert all(torch.equal(a[n], b[n]) for n in a)
+    for model in (full, ablated):  # N(0, 0.02) leaves attention near uniform: sharpen it
+        torch.manual_seed(1)
+        for layer in [*model.deberta.layer, model.emd.layer]:
+            for m in (layer.query, layer.key, layer.pos_query, layer.pos_key):
+                torch.nn.init.normal_(m.weight, std=0.5)
+    with torch.no_grad():
+        assert (full(IDS)[0] - ablated(IDS)[0]).abs().max() > 1e-3
+    layer = DebertaLayer(TINY, k=3, terms=("c2c", "p2c")).double()
+    x, p = torch.randn(2, 5, 16, dtype=torch.float64), torch.randn(6, 16, dtype=torch.float64)
+    Ws = [m.weight.T for m in (layer.query, layer.key, layer.value, layer.pos_query,
+                               layer.pos_key)]
+    want = disentangled_attention(x, p, *Ws, k=3, num_heads=2, terms=("c2c", "p2c"))
+    assert all(torch.equal(g, w) for g, w in zip(layer.attention(x, p), want, strict=True))
+
+
+def test_content_only_encoder_ignores_order():
+    """terms=("c2c",) leaves no position anywhere: permuting the tokens permutes the output."""
+    perm = torch.tensor([3, 0, 5, 1, 4, 2])
+    ids = torch.randint(5, 40, (2, 6), generator=torch.Generator().manual_seed(0))
+    for terms, invariant in ((("c2c",), True), (("c2c", "c2p", "p2c"), False)):
+        torch.manual_seed(0)
+        model = DebertaModel(TINY, k=2, terms=terms).eval()
+        with torch.no_grad():
+            out = model(ids).last_hidden_state
+            permuted = model(ids[:, perm]).last_hidden_state
+        assert torch.allclose(out[:, perm], permuted, atol=1e-5) == invariant
+
+
+@pytest.mark.parametrize("terms,unused", [(("c2c",), ("pos_query", "pos_key")),
+                                          (("c2c", "c2p"), ("pos_query",)),
+                                          (("c2c", "p2c"), ("pos_key",))])
+def test_unused_position_projection_gets_no_gradient(terms, unused):
+    torch.manual_seed(0)
+    model = DebertaModel(TINY, k=3, terms=terms)
+    model(IDS, attention_mask=MASK).last_hidden_state.pow(2).sum().backward()
+    for layer in model.layer:
+        for name in ("query", "key", "value", "pos_query", "pos_key"):
+            grad = getattr(layer, name).weight.grad
+            if name in unused:
+                assert grad is None, name
+            else:
+                assert grad is not None and grad.abs().max() > 0, name
+    assert (model.rel_embeddings.weight.grad is None) == (terms == ("c2c",))
+
+
+@pytest.mark.parametrize("bad", [(), ("c2p", "p2c"), ("c2c", "p2p")])
+def test_invalid_terms_and_sharing_raise(bad):
+    for cls in (DebertaLayer, DebertaModel, DebertaForPreTraining):
+        with pytest.raises(ValueError, match="includes 'c2c'"):
+            cls(TINY, 2, terms=bad)
+    with pytest.raises(ValueError, match="needs the EMD"):
+        DebertaForPreTraining(TINY, 2, enhanced_mask_decoder=False, share_emd_layer=True)
+    with pytest.raises(ValueError, match="k=3"):
+        EnhancedMaskDecoder(TINY, 2, layer=DebertaLayer(TINY, 3))
+    with pytest.raises(ValueError, match="differ"):
+        EnhancedMaskDecoder(TINY, 2, layer=DebertaLayer(TINY, 2), terms=("c2c",))
+
+
+@pytest.mark.parametrize("terms", [("c2c", "c2p", "p2c"), ("c2c", "p2c")])
+def test_shared_emd_layer_adds_only_the_position_table(terms):
+    torch.manual_seed(0)
+    encoder = DebertaModel(TINY, k=3, terms=terms)
+    torch.manual_seed(0)
+    shared = DebertaForPreTraining(TINY, k=3, terms=terms, share_emd_layer=True)
+    without = DebertaForPreTraining(TINY, k=3, terms=terms, enhanced_mask_decoder=False)
+    assert shared.emd.layer is shared.deberta.layer[-1]
+    count = sum(p.numel() for p in shared.parameters())
+    assert count == sum(p.numel() for p in without.parameters()) + 32 * 16
+    # the shared layer is initialised once, with the encoder: the same draws as an encoder
+    # built alone; only the EMD's position table is (BERT-)initialised after it (and the
+    # word embeddings, tied to the MLM head, are re-drawn with it, as without sharing)
+    a, b = encoder.state_dict(), shared.deberta.state_dict()
+    assert [n for n in a if not torch.equal(a[n], b[n])] == ["embeddings.word_embeddings.weight"]
+    assert shared.emd.position_embeddings.weight.std() < 0.05  # N(0, 0.02), not N(0, 1)
+    # the EMD runs exactly the encoder's last layer on H + E_pos
+    h, p = torch.randn(2, 5, 16), shared.deberta.relative_embeddings()
+    pos = shared.emd.position_embeddings.weight[:5]
+    assert torch.equal(shared.emd(h, p), shared.deberta.layer[-1](h + pos, p)[0])
+    mlm, nsp = shared(IDS, attention_mask=MASK)
+    assert mlm.shape == (2, 8, 40) and nsp.shape == (2, 2)
+
+
+def test_shared_emd_layer_learns_through_both_paths():
+    g = torch.Generator().manual_seed(0)
+    h, p, target = (torch.randn(*shape, generator=g) for shape in ((2, 8, 16), (6, 16),
+                                                                     (2, 8, 16)))
+
+    def step_moves(share, loss_of):
+        """How much one SGD step on ``loss_of(model)`` moves the EMD's output on fixed
+        inputs and the encoder's output."""
+        torch.manual_seed(0)
+        model = DebertaForPreTraining(TINY, k=3, share_emd_layer=share)
+        with torch.no_grad():
+            emd_before, enc_before = model.emd(h, p), model.deberta(IDS).last_hidden_state
+        loss_of(model).backward()
+        torch.optim.SGD(model.parameters(), lr=10.0).step()
+        with torch.no_grad():
+            return (float((model.emd(h, p) - emd_before).abs().max()),
+                    float((model.deberta(IDS).last_hidden_state - enc_before).abs().max()))
+
+    def nsp_loss(model):  # the encoder path only: the NSP head never sees the EMD
+        return F.cross_entropy(model(IDS)[1], torch.tensor([0, 1]))
+
+    def emd_loss(model):  # the EMD path only: fixed inputs, no encoder, no (tied) MLM head
+        return (model.emd(h, p) * target).mean()
+
+    assert step_moves(True, nsp_loss)[0] > 1e-4    # the encoder's step moves the EMD
+    assert step_moves(False, nsp_loss)[0] == 0     # not when it has a layer of its own
+    assert step_moves(True, emd_loss)[1] > 1e-4    # the EMD's step moves the encoder
+    assert step_moves(False, emd_loss)[1] == 0
+    # in the MLM loss, the shared layer's gradient comes from both of its uses
+    torch.manual_seed(0)
+    model = DebertaForPreTraining(TINY, k=3, share_emd_layer=True)
+    weight = model.deberta.layer[-1].value.weight
+    out = model.deberta(IDS)
+    both = model.mlm(model.emd(out.last_hidden_state, model.deberta.relative_embeddings()))
+    (g_both,) = torch.autograd.grad(both.logsumexp(-1).mean(), weight)
+    emd_only = model.mlm(model.emd(out.last_hidden_state.detach(),
+                                   model.deberta.relative_embeddings()))
+    (g_emd,) = torch.autograd.grad(emd_only.logsumexp(-1).mean(), weight)
+    assert g_emd.abs().max() > 0 and (g_both - g_emd).abs().max() > 1e-3 * g_both.abs().max()
+
+
 # ---- pre-training -----------------------------------------------------------------------
 
 def test_pretraining_heads_are_tied_and_shaped():

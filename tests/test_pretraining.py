@@ -108,45 +108,24 @@ def test_pretraining_learns_a_repeated_pattern():
     assert evaluate_pretraining(model, batch, masked, labels)["masked accuracy"] > 0.9
 
 
-def test_stop_after_gives_the_first_steps_of_the_longer_run_and_the_cache_repeats_it(
-        tmp_path, monkeypatch):
+def test_stop_after_gives_the_first_steps_of_the_longer_run():
     import copy
 
-    from lmcourse.course import cached_pretraining
-
-    monkeypatch.setenv("LMCOURSE_CACHE", str(tmp_path))
     docs = [[[5 + (d + s) % 7, 12, 13, 14] for s in range(6)] for d in range(12)]
     pairs = nsp_pairs(docs, seed=0)
     no_dropout = BertConfig(**{**TINY.__dict__, "hidden_dropout_prob": 0.0,
                                "attention_probs_dropout_prob": 0.0})
     torch.manual_seed(0)
     model = BertForPreTraining(no_dropout)
-    start = copy.deepcopy(model)
     kw = dict(steps=12, batch_size=8, lr=3e-3, special_ids=[0, 1, 2, 3, 4], cls_id=1, sep_id=2,
               pad_id=0, mask_id=3)
     first = pretrain(copy.deepcopy(model), pairs, stop_after=5, progress=False, **kw)
-    history = cached_pretraining.pretrain_cached(model, pairs, name="t", progress=False, **kw)
+    history = pretrain(model, pairs, progress=False, **kw)
     assert len(first.mlm) == 5 and len(history.mlm) == 12
     assert first.mlm == history.mlm[:5]  # same schedule, same masks, same steps
-    assert len(list(tmp_path.glob("t-*.safetensors"))) == 1
-
-    def no_training(*args, **kwargs):
-        raise AssertionError("trained again")
-
-    monkeypatch.setattr(cached_pretraining, "pretrain", no_training)
-    again = copy.deepcopy(start)
-    loaded = cached_pretraining.pretrain_cached(again, pairs, name="t", progress=False, **kw)
-    assert loaded.mlm == history.mlm and loaded.tokens == history.tokens
-    for a, b in zip(model.state_dict().values(), again.state_dict().values(), strict=True):
-        assert torch.equal(a, b)
-    with pytest.raises(AssertionError, match="trained again"):  # other settings, other entry
-        cached_pretraining.pretrain_cached(copy.deepcopy(start), pairs, name="t",
-                                           progress=False, **{**kw, "lr": 1e-3})
-    with pytest.raises(AssertionError, match="trained again"):  # other initial weights
-        cached_pretraining.pretrain_cached(BertForPreTraining(no_dropout), pairs, name="t",
-                                           progress=False, **kw)
-    with pytest.raises(ValueError, match="masker"):
-        cached_pretraining.pretrain_cached(start, pairs, masker=lambda i, x: (x, x), **kw)
+    other = pretrain(copy.deepcopy(model), pairs, stop_after=5, progress=False,
+                     **{**kw, "steps": 40})
+    assert other.mlm[1:] != history.mlm[1:5]  # another schedule (warm-up), other losses
 
 
 def test_masked_token_baselines_on_a_known_text():
@@ -228,3 +207,44 @@ def test_bench_encodes_single_sentences_in_its_vocabulary(review_bench):
     assert first[0] == "[CLS]" and first[-1] == "[SEP]" and "[UNK]" in first
     # a pair with an empty second segment, as the pre-training inputs are built
     assert corpus.decode(ids[1][mask[1].bool()]) == ["[CLS]", "a", "[SEP]", "[SEP]"]
+
+
+def _toy_pairs():
+    docs = [[[5 + (d + s) % 7, 12, 13, 14] for s in range(6)] for d in range(12)]
+    return nsp_pairs(docs, seed=0), dict(special_ids=[0, 1, 2, 3, 4], cls_id=1, sep_id=2,
+                                         pad_id=0, mask_id=3)
+
+
+def test_the_callback_sees_every_step_and_its_time_is_not_training_time():
+    import time
+
+    pairs, kw = _toy_pairs()
+    torch.manual_seed(0)
+    plain = pretrain(BertForPreTraining(TINY), pairs, steps=6, batch_size=8, progress=False,
+                     **kw)
+    seen, modes = [], []
+
+    def slow(step, history):
+        seen.append((step, len(history.mlm)))
+        modes.append(model.training)
+        model.eval()  # the loop must put it back in training mode
+        time.sleep(0.05)
+
+    torch.manual_seed(0)
+    model = BertForPreTraining(TINY)
+    history = pretrain(model, pairs, steps=6, batch_size=8, progress=False, callback=slow, **kw)
+    assert seen == [(s, s) for s in range(1, 7)] and all(modes)
+    assert history.mlm == plain.mlm  # the callback changes nothing in the run itself
+    assert history.seconds < 6 * 0.05, "the callback's sleep was counted as training time"
+
+
+def test_factorised_embeddings_get_a_tied_mlm_head_of_width_e():
+    config = BertConfig(**{**TINY.__dict__, "embedding_size": 8})
+    model = BertForPreTraining(config)
+    assert model.mlm.word_embeddings.weight.shape == (40, 8)
+    assert model.mlm.word_embeddings is model.bert.embeddings.word_embeddings
+    logits, _ = model(torch.tensor([[1, 5, 6, 2]]))
+    assert logits.shape == (1, 4, 40)
+    pairs, kw = _toy_pairs()
+    history = pretrain(model, pairs, steps=3, batch_size=8, progress=False, **kw)
+    assert len(history.mlm) == 3

@@ -14,8 +14,13 @@ output projection, residual and feed-forward block. Projections have no biases.
 
 **Enhanced mask decoder (EMD).** Absolute positions enter once, just before the MLM head:
 ``h = Layer(H_L + E_pos)``, one more disentangled layer. (The paper's EMD takes queries
-from ``H + E_pos`` but keys and values from ``H``, and the official code runs the last
-encoder layer twice; here one layer of its own sees ``H + E_pos`` everywhere.)
+from ``H + E_pos`` but keys and values from ``H``; here the layer sees ``H + E_pos``
+everywhere.) By default the EMD has a layer of its own; ``share_emd_layer=True`` reuses
+the last encoder layer, as the official code does, so the EMD adds only ``E_pos``.
+
+**Ablations** (the paper's "-C2P", "-P2C", "-EMD"): ``terms`` (every layer, the EMD's
+included, sums only those terms of ``Ã``, see :mod:`lmcourse.models.deberta`) and
+``enhanced_mask_decoder=False``.
 
 **SiFT** (scale-invariant fine-tuning): virtual adversarial training on layer-normalised
 embeddings ``ê = (e - mean(e)) / std(e)`` (no learned gain or bias), see :func:`sift_loss`.
@@ -38,7 +43,12 @@ from lmcourse.models.bert import (
     BertPooler,
     BertSublayerOutput,
 )
-from lmcourse.models.deberta import _check_k, disentangled_attention
+from lmcourse.models.deberta import (
+    ATTENTION_TERMS,
+    _check_k,
+    _check_terms,
+    disentangled_attention,
+)
 from lmcourse.models.pretraining import MaskedLMHead
 
 __all__ = ["DebertaEmbeddings", "DebertaForPreTraining", "DebertaLayer", "DebertaModel",
@@ -51,14 +61,15 @@ class DebertaLayer(nn.Module):
 
     ``forward(x, p, mask)``: ``x`` is ``B x T x H``, ``p`` the shared ``2k x H`` table,
     ``mask`` boolean (``True`` = allowed) broadcastable to ``B x heads x T x T``; returns
-    ``(x, weights B x heads x T x T)``.
+    ``(x, weights B x heads x T x T)``. ``terms``: the terms of ``Ã`` summed (an ablation);
+    the parameters do not depend on it, an unused projection just gets no gradient.
     """
 
-    def __init__(self, config: BertConfig, k: int):
+    def __init__(self, config: BertConfig, k: int, terms: tuple[str, ...] = ATTENTION_TERMS):
         super().__init__()
         _check_k(k)
         H = config.hidden_size
-        self.k, self.num_heads = k, config.num_attention_heads
+        self.k, self.num_heads, self.terms = k, config.num_attention_heads, _check_terms(terms)
         # content (query, key, value) and position (pos_query, pos_key) projections
         self.query, self.key, self.value, self.pos_query, self.pos_key = (
             nn.Linear(H, H, bias=False) for _ in range(5))
@@ -68,10 +79,11 @@ class DebertaLayer(nn.Module):
 
     def attention(self, x: torch.Tensor, p: torch.Tensor, mask: torch.Tensor | None = None
                   ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``softmax(Ã / sqrt(3d)) V^c`` (heads merged) and the weights, before the output
-        projection. ``nn.Linear`` computes ``x W^T``, so ``W = weight.T``."""
+        """``softmax(Ã / sqrt(len(terms) d)) V^c`` (heads merged) and the weights, before the
+        output projection. ``nn.Linear`` computes ``x W^T``, so ``W = weight.T``."""
         W = [m.weight.T for m in (self.query, self.key, self.value, self.pos_query, self.pos_key)]
-        return disentangled_attention(x, p, *W, k=self.k, num_heads=self.num_heads, mask=mask)
+        return disentangled_attention(x, p, *W, k=self.k, num_heads=self.num_heads, mask=mask,
+                                      terms=self.terms)
 
     def forward(self, x: torch.Tensor, p: torch.Tensor, mask: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -107,12 +119,16 @@ class DebertaModel(nn.Module):
 
     Positions enter only through the relative table ``rel_embeddings`` (``2k x H``, one for
     all layers, layer-normalised before use): the model takes sequences of any length.
+    ``terms`` (passed to every layer) keeps only some terms of ``Ã``; with ``("c2c",)``
+    nothing encodes position (the table is then unused).
     """
 
-    def __init__(self, config: BertConfig | None = None, k: int = 8):
+    def __init__(self, config: BertConfig | None = None, k: int = 8,
+                 terms: tuple[str, ...] = ATTENTION_TERMS):
         super().__init__()
         self.config = config = config or BertConfig()
         _check_k(k)
+        self.terms = terms = _check_terms(terms)
         if config.embedding_size not in (None, config.hidden_size) or config.share_layers:
             raise ValueError("DebertaModel implements neither ALBERT's factorised embeddings "
                              "(embedding_size) nor its layer sharing (share_layers)")
@@ -120,7 +136,7 @@ class DebertaModel(nn.Module):
         self.embeddings = DebertaEmbeddings(config)
         self.rel_embeddings = nn.Embedding(2 * k, config.hidden_size)
         self.rel_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.layer = nn.ModuleList(DebertaLayer(config, k)
+        self.layer = nn.ModuleList(DebertaLayer(config, k, terms)
                                    for _ in range(config.num_hidden_layers))
         self.pooler = BertPooler(config) if config.pooler else None
         self.apply(BertModel._init_weights)
@@ -163,12 +179,25 @@ class DebertaModel(nn.Module):
 class EnhancedMaskDecoder(nn.Module):
     """``Layer(H + E_pos)``: absolute positions, added to the encoder's output just before
     the MLM head, then one more :class:`DebertaLayer` (simplified: queries, keys and values
-    all come from ``H + E_pos``; the paper takes keys and values from ``H``)."""
+    all come from ``H + E_pos``; the paper takes keys and values from ``H``).
 
-    def __init__(self, config: BertConfig, k: int):
+    ``layer=None`` builds a layer of its own (with ``terms``, default all three);
+    ``layer=encoder.layer[-1]`` reuses that one (the paper's EMD: the only new parameters
+    are ``E_pos``), and ``terms`` must then be ``None`` or the layer's.
+    """
+
+    def __init__(self, config: BertConfig, k: int, layer: DebertaLayer | None = None,
+                 terms: tuple[str, ...] | None = None):
         super().__init__()
         self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
-        self.layer = DebertaLayer(config, k)
+        if layer is None:
+            self.layer = DebertaLayer(config, k, ATTENTION_TERMS if terms is None else terms)
+        else:
+            if layer.k != k:
+                raise ValueError(f"the shared layer has k={layer.k}, the EMD k={k}")
+            if terms is not None and _check_terms(terms) != layer.terms:
+                raise ValueError(f"terms {terms!r} differ from the shared layer's {layer.terms}")
+            self.layer = layer
 
     def forward(self, hidden: torch.Tensor, p: torch.Tensor, mask: torch.Tensor | None = None
                 ) -> torch.Tensor:
@@ -184,17 +213,28 @@ class DebertaForPreTraining(nn.Module):
     """A :class:`DebertaModel` with the (tied) masked-LM head, after the EMD unless
     ``enhanced_mask_decoder=False`` (then no absolute position anywhere), and the NSP head
     on the pooled ``[CLS]``: a drop-in for ``BertForPreTraining`` in ``pretrain`` and
-    ``evaluate_pretraining``. Returns ``(mlm_logits, nsp_logits)``."""
+    ``evaluate_pretraining``. Returns ``(mlm_logits, nsp_logits)``.
 
-    def __init__(self, config: BertConfig, k: int = 8, enhanced_mask_decoder: bool = True):
+    ``terms`` goes to every layer (:class:`DebertaModel`). ``share_emd_layer=True``: the EMD
+    runs the encoder's last layer again (``emd.layer is deberta.layer[-1]``) and adds only
+    its ``max_position_embeddings x H`` table."""
+
+    def __init__(self, config: BertConfig, k: int = 8, enhanced_mask_decoder: bool = True,
+                 terms: tuple[str, ...] = ATTENTION_TERMS, share_emd_layer: bool = False):
         super().__init__()
         if not config.pooler:
             raise ValueError("the NSP head needs the pooler: config.pooler must be True")
-        self.deberta = DebertaModel(config, k)
-        self.emd = EnhancedMaskDecoder(config, k) if enhanced_mask_decoder else None
+        if share_emd_layer and not enhanced_mask_decoder:
+            raise ValueError("share_emd_layer=True needs the EMD (enhanced_mask_decoder=True)")
+        self.deberta = DebertaModel(config, k, terms)
+        shared = self.deberta.layer[-1] if share_emd_layer else None
+        self.emd = (EnhancedMaskDecoder(config, k, shared, terms) if enhanced_mask_decoder
+                    else None)
         self.mlm = MaskedLMHead(config, self.deberta.embeddings.word_embeddings)
         self.nsp = nn.Linear(config.hidden_size, 2)
-        for module in [m for m in (self.emd, self.mlm, self.nsp) if m is not None]:
+        # initialise what is new here, not the shared layer a second time
+        emd = self.emd.position_embeddings if share_emd_layer else self.emd
+        for module in [m for m in (emd, self.mlm, self.nsp) if m is not None]:
             module.apply(BertModel._init_weights)
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None,

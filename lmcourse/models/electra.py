@@ -19,7 +19,7 @@ away and the discriminator is fine-tuned.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -103,10 +103,13 @@ def pretrain_electra(generator: BertForPreTraining, discriminator: ElectraDiscri
                      batch_size: int, special_ids: Sequence[int], cls_id: int, sep_id: int,
                      pad_id: int, mask_id: int, max_len: int = 64, lr: float = 1e-3,
                      warmup: float = 0.1, weight_decay: float = 0.01, weight: float = 50.0,
-                     seed: int = 0, progress: bool = True) -> ElectraHistory:
+                     seed: int = 0, progress: bool = True, stop_after: int | None = None,
+                     callback: Callable[[int, ElectraHistory], None] | None = None
+                     ) -> ElectraHistory:
     """Train generator and discriminator jointly on ``L_MLM + λ L_Disc`` with the recipe
     of :func:`~lmcourse.models.pretraining.pretrain` (same batches for the same seed, one
-    AdamW over both networks, warm-up then linear decay, clipping at 1)."""
+    AdamW over both networks, warm-up then linear decay, clipping at 1). ``stop_after`` and
+    ``callback(step, history)`` as in ``pretrain`` (the callback's time is not counted)."""
 
     device = next(discriminator.parameters()).device
     vocab_size = generator.mlm.bias.numel()
@@ -115,7 +118,7 @@ def pretrain_electra(generator: BertForPreTraining, discriminator: ElectraDiscri
     params = [*generator.parameters(), *discriminator.parameters()]
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     schedule = warmup_then_decay(optimizer, steps, warmup)
-    history, start = ElectraHistory(), time.perf_counter()
+    history, start, paused = ElectraHistory(), time.perf_counter(), 0.0
     generator.train()
     discriminator.train()
     batches = pair_batches(pairs, steps=steps, batch_size=batch_size, cls_id=cls_id,
@@ -142,7 +145,15 @@ def pretrain_electra(generator: BertForPreTraining, discriminator: ElectraDiscri
         real = batch["attention_mask"].bool()
         history.replaced.append(float(is_replaced[real].float().mean()))
         history.tokens += int(real.sum())
-    history.seconds = time.perf_counter() - start
+        history.seconds = time.perf_counter() - start - paused
+        if callback is not None:
+            callback(len(history.mlm), history)
+            generator.train()
+            discriminator.train()
+            paused = time.perf_counter() - start - history.seconds
+        if stop_after is not None and len(history.mlm) >= stop_after:
+            break
+    history.seconds = time.perf_counter() - start - paused
     generator.eval()
     discriminator.eval()
     return history

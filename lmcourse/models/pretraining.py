@@ -41,12 +41,15 @@ __all__ = ["BertForPreTraining", "MaskedLMBench", "MaskedLMHead", "PretrainingHi
 
 
 class MaskedLMHead(nn.Module):
-    """``LayerNorm(GELU(W h + b)) E^T + b_out`` with ``E`` the model's word embeddings."""
+    """``LayerNorm(GELU(W h + b)) E^T + b_out`` with ``E`` the model's word embeddings
+    (``V x H``; with ALBERT's factorised embeddings ``V x E``, and ``W`` maps ``H`` to
+    ``E``)."""
 
     def __init__(self, config: BertConfig, word_embeddings: nn.Embedding):
         super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        dim = word_embeddings.embedding_dim
+        self.dense = nn.Linear(config.hidden_size, dim)
+        self.LayerNorm = nn.LayerNorm(dim, eps=config.layer_norm_eps)
         self.word_embeddings = word_embeddings  # tied: the decoder *is* the embedding matrix
         self.bias = nn.Parameter(torch.zeros(config.vocab_size))
 
@@ -61,8 +64,6 @@ class BertForPreTraining(nn.Module):
 
     def __init__(self, config: BertConfig):
         super().__init__()
-        if config.embedding_size not in (None, config.hidden_size):
-            raise ValueError("the tied MLM head needs embedding_size == hidden_size")
         self.bert = BertModel(config)
         self.mlm = MaskedLMHead(config, self.bert.embeddings.word_embeddings)
         self.nsp = nn.Linear(config.hidden_size, 2)
@@ -165,10 +166,11 @@ def collate_pairs(pairs: Sequence[tuple[Sequence[int], Sequence[int], int]], cls
 
 @dataclass
 class PretrainingHistory:
-    """Per-step MLM and NSP losses, tokens seen and the wall time of a run."""
+    """Per-step MLM, NSP (and auxiliary) losses, tokens seen and the training wall time."""
 
     mlm: list[float] = field(default_factory=list)
     nsp: list[float] = field(default_factory=list)
+    auxiliary: list[float] = field(default_factory=list)
     tokens: int = 0
     seconds: float = 0.0
 
@@ -207,19 +209,24 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
              sep_id: int, pad_id: int, mask_id: int, max_len: int = 64, lr: float = 1e-3,
              warmup: float = 0.1, weight_decay: float = 0.01, nsp: bool = True,
              masker: Callable[..., tuple[torch.Tensor, torch.Tensor]] | None = None,
-             seed: int = 0, progress: bool = True, stop_after: int | None = None
+             seed: int = 0, progress: bool = True, stop_after: int | None = None,
+             callback: Callable[[int, PretrainingHistory], None] | None = None
              ) -> PretrainingHistory:
     """BERT's recipe at toy scale: AdamW, linear warm-up over ``warmup`` of the steps then
     linear decay to 0, gradient clipping at 1, and a *fresh* mask for every batch (dynamic
     masking; pass ``masker(batch_indices, input_ids) -> (masked, labels)`` to change that).
-    ``nsp=False`` trains on the MLM loss alone (RoBERTa). ``stop_after`` ends the run early
-    on the schedule of ``steps`` (the first steps of a longer run, exactly)."""
+    ``nsp=False`` trains on the MLM loss alone (RoBERTa). A model with an
+    ``auxiliary_loss(labels)`` method (SpanBERT's boundary objective) adds that loss to the
+    sum; it is recorded in ``history.auxiliary``. ``stop_after`` ends the run early on the
+    schedule of ``steps`` (the first steps of a longer run, exactly); ``callback(step,
+    history)`` runs after every step (held-out curves; it may call ``model.eval()``, the
+    loop puts the model back in training mode)."""
     device = next(model.parameters()).device
     vocab_size = model.mlm.bias.numel()
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = warmup_then_decay(optimizer, steps, warmup)
-    history, start = PretrainingHistory(), time.perf_counter()
+    history, start, paused = PretrainingHistory(), time.perf_counter(), 0.0
     model.train()
     batches = pair_batches(pairs, steps=steps, batch_size=batch_size, cls_id=cls_id,
                            sep_id=sep_id, pad_id=pad_id, max_len=max_len, seed=seed)
@@ -237,6 +244,11 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
         loss, mlm_loss, nsp_loss = pretraining_loss(
             mlm_logits, labels[predict], nsp_logits if nsp else None,
             batch["is_next"] if nsp else None)
+        auxiliary = getattr(model, "auxiliary_loss", None)
+        if auxiliary is not None:
+            extra = auxiliary(labels)
+            loss = loss + extra
+            history.auxiliary.append(extra.item())
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -245,9 +257,14 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
         history.mlm.append(mlm_loss.item())
         history.nsp.append(nsp_loss.item())
         history.tokens += int(batch["attention_mask"].sum())
+        history.seconds = time.perf_counter() - start - paused
+        if callback is not None:  # its time is not training time
+            callback(len(history.mlm), history)
+            model.train()
+            paused = time.perf_counter() - start - history.seconds
         if stop_after is not None and len(history.mlm) >= stop_after:
             break
-    history.seconds = time.perf_counter() - start
+    history.seconds = time.perf_counter() - start - paused
     model.eval()
     return history
 
