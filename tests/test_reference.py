@@ -94,6 +94,17 @@ def test_first_steps_that_do_not_reproduce_fail(tiny):
         R.verify("tiny", metric=False)
 
 
+def test_live_run_trains_the_first_steps_and_refuses_a_stale_reference(tiny, capsys):
+    _, folder = tiny
+    run = R.live_run("tiny", 4, device=torch.device("cpu"))
+    assert len(run.train_loss) == 4 and "first 3 losses" in capsys.readouterr().out
+    result = json.loads((folder / "result.json").read_text())
+    result["train_loss"]["0"][2] *= 1.01
+    (folder / "result.json").write_text(json.dumps(result))
+    with pytest.raises(R.StaleReference, match="make reference NAME=tiny"):
+        R.live_run("tiny", 4, device=torch.device("cpu"))
+
+
 def test_weights_that_do_not_give_the_metric_fail(tiny):
     _, folder = tiny
     from safetensors.torch import save_file

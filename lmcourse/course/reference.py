@@ -34,7 +34,8 @@ from pathlib import Path
 import torch
 
 __all__ = ["REFERENCES", "Reference", "SeedRun", "StaleReference", "compare", "crossing",
-           "describe", "load", "load_weights", "reference", "reference_dir", "run", "verify"]
+           "describe", "live_run", "load", "load_weights", "reference", "reference_dir", "run",
+           "verify"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -182,6 +183,32 @@ def load_weights(name: str, seed: int = 0) -> dict[str, torch.Tensor]:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run `make reference NAME={name}`")
     return {k: v.float() for k, v in load_file(path).items()}
+
+
+def live_run(name: str, steps: int, device: torch.device | None = None) -> SeedRun:
+    """A notebook's live part: train the first ``steps`` steps of reference ``name``'s seed 0
+    here (on the recipe's full schedule), check that its first ``first_steps`` training
+    losses repeat the committed ones, print one line, and return the run (its ``curve``
+    holds the held-out points it reached). Raises :class:`StaleReference` when they differ
+    beyond the reference's tolerance."""
+    import lmcourse
+
+    ref, result = _registered(name), load(name)
+    device = lmcourse.device() if device is None else device
+    run = ref.train(ref.recipe, seed=0, device=device, progress=False, stop_after=steps)
+    committed = result["train_loss"]["0"][:min(ref.first_steps, steps)]
+    worst = max(abs(a - b) / abs(b) for a, b in zip(run.train_loss, committed, strict=False))
+    total = ref.recipe.get("steps")
+    of = f" of {total:,}" if isinstance(total, int) else ""
+    print(f"live run of {name}: {len(run.train_loss)}{of} steps in "
+          f"{run.metrics.get('train_seconds', float('nan')):.1f} s on {device}; its first "
+          f"{len(committed)} losses vs the reference: largest relative difference {worst:.1e} "
+          f"(tolerance {ref.tolerance:g}) -> "
+          f"{'reproduced' if worst <= ref.tolerance else 'NOT reproduced'}")
+    if not worst <= ref.tolerance:
+        raise StaleReference(f"reference {name}: the first steps trained here differ from the "
+                             f"committed ones by {worst:.1e}; refresh it with `{ref.command}`")
+    return run
 
 
 def crossing(curve: list[list[float]], level: float) -> tuple[int, float] | None:

@@ -1,3 +1,3 @@
 """The course's reference runs; importing this package registers them."""
 
-from lmcourse.course.references import bilm_lee, lm_char  # noqa: F401
+from lmcourse.course.references import bilm_lee, lm_char, pretraining_bench  # noqa: F401

@@ -1,0 +1,110 @@
+"""The pre-training references (chapters 09-11): one change per arm, equal budgets where the
+chapter says so, and the static masker that the static-vs-dynamic comparison rests on."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lmcourse.course.references import pretraining_bench as pb
+from lmcourse.models.pretraining import BertForPreTraining
+
+
+def _differences(name: str, against: str) -> set[str]:
+    a, b = pb.BENCH_REFS[name].recipe, pb.BENCH_REFS[against].recipe
+    return {k for k in set(a) | set(b) if a.get(k) != b.get(k)}
+
+
+@pytest.mark.parametrize("name", sorted(pb.ARMS))
+def test_each_arm_changes_what_its_title_says_and_nothing_else(name):
+    if name == "bench-mlm":
+        assert pb.BENCH_REFS[name].recipe == pb.BENCH
+        return
+    against = ("bench-deberta" if name.startswith("bench-deberta-")
+               else "bench-dynamic-40" if name.startswith("bench-static") else "bench-mlm")
+    allowed = {"bench-nsp": {"objective"}, "bench-sop": {"objective", "pairs"},
+               "bench-dynamic-40": {"train_pairs"}, "bench-static-40": {"masking"},
+               "bench-static10-40": {"masking"}, "bench-albert-e32": {"embedding_size"},
+               "bench-albert-shared": {"share_layers"},
+               "bench-albert": {"embedding_size", "share_layers"},
+               "bench-batch-256": {"batch", "steps", "lr"},
+               "bench-batch-256-sqrt": {"batch", "steps", "lr"}, "bench-span": {"masking"},
+               "bench-span-sbo": {"masking", "objective"},
+               "bench-electra": {"objective", "generator_hidden", "electra_weight", "steps"},
+               "bench-deberta": {"model", "k", "terms", "emd", "intermediate_size"},
+               "bench-deberta-no-emd": {"emd"}, "bench-deberta-no-c2p": {"terms"},
+               "bench-deberta-no-p2c": {"terms"}}
+    if name.startswith("bench-deberta-"):  # the width is written "as bench-deberta"
+        assert pb.BENCH_REFS[name].recipe["intermediate_size"] == "as bench-deberta"
+        allowed[name] = allowed[name] | {"intermediate_size"}
+    assert _differences(name, against) == allowed[name]
+
+
+def test_the_large_batch_sees_as_many_pairs_with_roberta_s_learning_rate_ratio():
+    big, base = pb.BENCH_REFS["bench-batch-256"].recipe, pb.BENCH
+    assert big["batch"] * big["steps"] == base["batch"] * base["steps"]
+    assert big["lr"] / base["lr"] == pytest.approx(7e-4 / 1e-4)  # RoBERTa: 256 -> 2K
+    sqrt = pb.BENCH_REFS["bench-batch-256-sqrt"].recipe
+    assert sqrt["batch"] * sqrt["steps"] == base["batch"] * base["steps"]
+    assert sqrt["lr"] / base["lr"] == pytest.approx(8 ** 0.5, rel=1e-3)
+
+
+def test_electra_trains_at_the_masked_lm_s_flops():
+    total_mlm = pb.BENCH["steps"] * pb.step_flops("bench-mlm")
+    total_electra = pb.electra_steps() * pb.step_flops("bench-electra")
+    assert abs(total_electra / total_mlm - 1) < 1e-3
+    assert pb.electra_steps() < pb.BENCH["steps"]  # a step runs two networks
+
+
+def test_deberta_arms_match_bert_s_parameters_and_differ_only_in_one_part():
+    bert = pb.n_params(BertForPreTraining(pb.bench_config()))
+    full = pb.n_params(pb.build_model("bench-deberta"))
+    per_unit = 2 * (2 * pb.BENCH["hidden_size"] + 1)  # one feed-forward unit, both layers
+    assert abs(full - bert) <= per_unit / 2 + 1
+    no_emd = pb.build_model("bench-deberta-no-emd")
+    assert full - pb.n_params(no_emd) == pb.BENCH["max_len"] * pb.BENCH["hidden_size"]
+    for name, terms in (("bench-deberta-no-c2p", ("c2c", "p2c")),
+                        ("bench-deberta-no-p2c", ("c2c", "c2p"))):
+        model = pb.build_model(name)
+        assert pb.n_params(model) == full
+        assert {layer.terms for layer in model.deberta.layer} == {terms}
+        assert model.emd.layer is model.deberta.layer[-1]
+
+
+def test_the_static_masker_repeats_one_mask_or_cycles_through_ten():
+    pairs = pb.train_pairs("bench-static-40")[:4]
+    ids = torch.full((2, pb.BENCH["max_len"]), 9)  # only the width is read
+    one, ten = pb.StaticMasker(pairs, 1, seed=0), pb.StaticMasker(pairs, 10, seed=0)
+    first = one([0, 1], ids)
+    assert all(torch.equal(a, b) for a, b in zip(first, one([0, 1], ids), strict=True))
+    seen = [ten([2], ids)[1] for _ in range(11)]
+    assert not all(torch.equal(seen[0], s) for s in seen[1:10])  # ten different masks
+    assert torch.equal(seen[0], seen[10])  # the eleventh visit is the first mask again
+    assert ten.visits[2] == 11 and ten.visits[0] == 0
+
+
+def test_small_arms_train_on_the_first_pairs_only_and_sop_on_sop_pairs():
+    assert len(pb.train_pairs("bench-static-40")) == pb.SMALL_PAIRS
+    assert pb.train_pairs("bench-static-40") == pb.train_pairs("bench-dynamic-40")
+    assert pb.train_pairs("bench-mlm") is pb.bench().train_pairs
+    sop = pb.train_pairs("bench-sop")
+    assert len(sop) == len(pb.train_pairs("bench-nsp")) and sop != pb.train_pairs("bench-nsp")
+
+
+def test_the_tables_read_the_committed_runs():
+    table = pb.bench_table({"base": "bench-mlm", "NSP": "bench-nsp"},
+                           {"parameters": "params", "nsp_accuracy": "NSP"})
+    lines = table.splitlines()
+    assert len(lines) == 3 and lines[1].split()[-1] == "-"  # bench-mlm has no NSP head
+    values = pb.seed_values("bench-nsp", "nsp_accuracy")
+    mean = sum(values) / len(values)
+    assert f"{mean:.3f}" in lines[2]
+
+
+def test_building_an_arm_draws_the_same_weights_whatever_was_built_before():
+    pb.deberta_intermediate.cache_clear()
+    torch.manual_seed(0)
+    cold = pb.build_model("bench-deberta-no-p2c").state_dict()  # the width is searched here
+    torch.manual_seed(0)
+    warm = pb.build_model("bench-deberta-no-p2c").state_dict()  # and read from the cache here
+    assert all(torch.equal(cold[k], warm[k]) for k in cold)
