@@ -37,9 +37,10 @@
 #   paper's gather trick and for a naive per-pair tensor;
 # - explain why a model with relative positions only needs absolute positions somewhere,
 #   and where DeBERTa puts them;
-# - compare a tiny BERT and two tiny DeBERTas at equal parameters and equal steps, three
-#   seeds each, on chapter 10's test bench;
-# - fine-tune with and without SiFT on spoiler detection.
+# - compare a tiny BERT with a tiny DeBERTa at equal parameters and equal steps, and run
+#   the paper's ablations (−EMD, −C2P, −P2C) one change at a time, three seeds each, on
+#   chapter 10's test bench;
+# - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% slideshow={"slide_type": "-"}
 import copy
@@ -55,9 +56,10 @@ from torch import nn
 
 import lmcourse
 from lmcourse import show
+from lmcourse.course import reference
 from lmcourse.course.claims import verdict
+from lmcourse.course.references import pretraining_bench as pb
 from lmcourse.data.goodreads import sentences
-from lmcourse.data.sentences import review_sentences
 from lmcourse.finetune import SequenceClassifier, fit, predict_proba, train_step
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
@@ -76,11 +78,8 @@ from lmcourse.models.deberta_model import (
     parameter_budget_report,
     sift_loss,
 )
-from lmcourse.models.pretraining import (
-    BertForPreTraining,
-    MaskedLMBench,
-)
 from lmcourse.pretrained import load_hf_tokenizer
+from lmcourse.viz.reference import plot_crossover
 
 dev = lmcourse.device()
 tokenizer = load_hf_tokenizer()
@@ -351,173 +350,130 @@ for emd in (False, True):
           f"shifting by 5 = {change:.2e}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## The experiment: BERT vs DeBERTa at equal parameters and equal steps
+# ## The experiment: BERT vs DeBERTa, and the paper's ablations one change at a time
 #
-# We reuse chapter 10's **test bench**: the Goodreads review sentences as WordPiece pieces in
-# a compact vocabulary, sentence pairs cut to 32 pieces, 200 steps of 32 pairs (more on a
-# GPU), RoBERTa's recipe (dynamic masking, MLM only, no next-sentence prediction), and the
-# same held-out score: masked-token accuracy and MLM loss on 1,000 pairs from reviews the
-# models never see, masked once with a fixed seed. Three seeds per model; we print the mean
-# and the spread (half the range).
-
-# %% slideshow={"slide_type": "-"}
-reviews = review_sentences(tokenizer.tokenize)  # chapter 09's corpus
-corpus = reviews.corpus
-MAX_LEN = 32
-bench = MaskedLMBench.build(reviews, max_len=MAX_LEN, n_eval=1000)  # chapter 10's bench
-STEPS = lmcourse.budget(cpu=200, gpu=1500)
-BATCH = 32
-SEEDS = (0, 1, 2)
-
-
-def pretrain_and_score(build, seed, *, steps=STEPS, batch_size=BATCH, lr=2e-3):
-    """Pre-train ``build()`` (MLM only); return the model, its history and held-out scores."""
-    torch.manual_seed(seed)
-    model = build().to(dev)
-    history, scores = bench.train_and_score(model, seed, steps=steps, batch_size=batch_size,
-                                            lr=lr, nsp=False)
-    return model, history, scores
-
-
-print(f"compact vocabulary {len(corpus):,} pieces; {len(bench.train_pairs):,} training pairs, "
-      f"{len(bench.test_pairs):,} held-out pairs (1,000 scored, "
-      f"{int((bench.eval_labels != -100).sum()):,} masked positions); "
-      f"{STEPS} steps x {BATCH} pairs per run")
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# **Three models, one parameter budget.** (a) the bench's tiny BERT: 2 layers of width 64,
-# 2 heads, feed-forward 256, absolute positions added at the input. (b) a DeBERTa-style
-# encoder with 2 disentangled layers and *no* absolute positions anywhere. (c) a DeBERTa
-# with 1 disentangled layer plus the EMD layer: 2 layers in all, absolute positions only
-# before the MLM head. A disentangled layer has two more $D \times D$ matrices than a BERT
-# layer ($W_{q,r}$, $W_{k,r}$), so to compare architectures and not sizes we shrink the
-# DeBERTas' feed-forward width until their parameter counts are as close to BERT's as an
-# integer width allows.
+# We reuse chapter 10's **test bench**: the Goodreads review sentences as WordPiece pieces
+# in a compact vocabulary, sentence pairs cut to 32 pieces, RoBERTa's recipe (dynamic
+# masking, MLM only, no next-sentence prediction) for 4,000 steps of 32 pairs, and the same
+# held-out scores: masked-token accuracy and MLM loss on 1,000 pairs from reviews the
+# models never see, masked once with a fixed seed, and the spoiler probe. As in chapter 10
+# the full runs are **reference runs** (`reference/bench-deberta*/`, three seeds each,
+# checked by `make test`); this notebook trains the first steps of one of them live.
+#
+# **Five models, one parameter budget.**
+#
+# - (a) the bench's tiny BERT: 2 layers of width 64, 2 heads, feed-forward 256, absolute
+#   positions added at the input (chapter 10's `bench-mlm`);
+# - (b) **DeBERTa**: 2 disentangled layers (c2c + c2p + p2c), no absolute position in
+#   the encoder, and the EMD, which adds absolute positions to the encoder's output and runs
+#   it through the encoder's **last layer once more** (the paper's EMD shares that layer's
+#   weights, so it adds only the position table);
+# - (c) **−EMD**: (b) without the EMD, so no absolute position anywhere;
+# - (d) **−C2P**: (b) with scores $c2c + p2c$ only, scaled by $1/\sqrt{2d}$;
+# - (e) **−P2C**: (b) with scores $c2c + c2p$ only.
+#
+# (c), (d) and (e) each change **one** thing against (b), as the paper's ablation does.
+# A disentangled layer has two more $D \times D$ matrices than a BERT layer ($W_{q,r}$,
+# $W_{k,r}$), so the DeBERTas' feed-forward width is shrunk until (b) has as many
+# parameters as (a); (c)-(e) keep (b)'s width (an ablated term leaves its matrix unused).
 #
 # **$k = 8$.** The paper sets $k = 512$ for sequences of 512 tokens. Our sequences have at
 # most 32 pieces, so distances run up to 31. With $k = 8$ every distance up to 7 in either
 # direction has its own vector and longer ones share the two end buckets: a window about
-# the length of one of our sentences, and only $2k = 16$ rows, each of which is trained at
-# every step of a 200-step run.
+# the length of one of our sentences, and only $2k = 16$ rows.
 
 # %% slideshow={"slide_type": "-"}
-K = 8
-
-
-def deberta(layers, intermediate, emd):
-    return lambda: DebertaForPreTraining(
-        bench.config(num_hidden_layers=layers, intermediate_size=intermediate), k=K,
-        enhanced_mask_decoder=emd)
-
-
-def n_params(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())  # tied weights counted once
-
-
-def matched_intermediate(layers, emd, target):
-    """The feed-forward width that brings the DeBERTa closest to ``target`` parameters."""
-    at = {i: n_params(deberta(layers, i, emd)()) for i in (255, 256)}
-    guess = 256 - round((at[256] - target) / (at[256] - at[255]))
-    return min(range(guess - 2, guess + 3), key=lambda i: abs(n_params(deberta(layers, i, emd)())
-                                                              - target))
-
-
-bert_params = n_params(BertForPreTraining(bench.config()))
-I_REL = matched_intermediate(2, False, bert_params)
-I_EMD = matched_intermediate(1, True, bert_params)
-variants = {
-    "(a) BERT, absolute at input": lambda: BertForPreTraining(bench.config()),
-    f"(b) DeBERTa, relative only, ff {I_REL}": deberta(2, I_REL, False),
-    f"(c) DeBERTa, 1 layer + EMD, ff {I_EMD}": deberta(1, I_EMD, True),
-}
-print(f"{'model':<36} {'parameters':>10} {'positional':>10}")
-for name, build in variants.items():
-    report = parameter_budget_report(BertForPreTraining(bench.config()), build())
-    print(f"{name:<36} {report['deberta']:>10,} {report['deberta positional']:>10,}")
+show(disentangled_attention_scores)
+reviews = pb.reviews()  # chapter 09's corpus, as the references read it
+corpus, bench = reviews.corpus, pb.bench()
+variants = {"(a) BERT, absolute at input": "bench-mlm",
+            "(b) DeBERTa (c2c+c2p+p2c, EMD)": "bench-deberta",
+            "(c) (b) - EMD": "bench-deberta-no-emd",
+            "(d) (b) - C2P": "bench-deberta-no-c2p",
+            "(e) (b) - P2C": "bench-deberta-no-p2c"}
+bert_model = pb.build_model("bench-mlm")
+print(f"DeBERTa feed-forward width matched to BERT's parameters: "
+      f"{pb.deberta_intermediate()} (BERT: {pb.BENCH['intermediate_size']})")
+print(f"{'model':<34} {'parameters':>10} {'positional':>10}")
+for name, arm in variants.items():
+    report = parameter_budget_report(bert_model, pb.build_model(arm))
+    print(f"{name:<34} {report['deberta']:>10,} {report['deberta positional']:>10,}")
 
 # %% slideshow={"slide_type": "-"}
-runs = {name: [] for name in variants}
-models, histories = {name: [] for name in variants}, {name: [] for name in variants}
-for seed in SEEDS:
-    for name, build in variants.items():
-        model, history, scores = pretrain_and_score(build, seed)
-        models[name].append(model)
-        histories[name].append(history)
-        runs[name].append({**scores, "seconds": history.seconds, "params": n_params(model)})
-
-print(f"{'model (ours, measured)':<36} {'params':>8} {'held-out MLM loss':>18} "
-      f"{'masked accuracy':>16} {'s/run':>6}")
-for name, rs in runs.items():
-    print(f"{name:<36} {rs[0]['params']:>8,} {mean_spread([r['MLM loss'] for r in rs]):>18} "
-          f"{mean_spread([r['masked accuracy'] for r in rs]):>16} "
-          f"{statistics.mean(r['seconds'] for r in rs):>6.1f}")
-for name, accuracy in bench.baselines().items():  # chapter 09's context-free guesses
-    print(f"{'guess: ' + name:<36} {'-':>8} {'-':>18} {accuracy:>16.3f} {'-':>6}")
-
-
-def mean_of(name, key):
-    return statistics.mean(r[key] for r in runs[name])
-
-
-def spread_of(name, key):
-    values = [r[key] for r in runs[name]]
-    return (max(values) - min(values)) / 2
-
-
+DEB = pb.BENCH_REFS["bench-deberta"]
+ref_deb = reference.load("bench-deberta")
+live_steps = lmcourse.budget(cpu=150, gpu=DEB.recipe["steps"])
+live = reference.live_run("bench-deberta", live_steps, device=dev)
+print(pb.bench_table(variants, {"parameters": "parameters", "mlm_loss": "held-out loss",
+                                "masked_accuracy": "masked accuracy",
+                                "probe_auc": "probe ROC-AUC",
+                                "train_seconds": "training s/run"}, width=34))
+guesses = ref_deb["baselines"]
+for key, label in (("unigram", "unigram"), ("bigram_left", "bigram, left"),
+                   ("bigram_both", "bigram, both sides")):
+    print(f"{'guess: ' + label:<34} {'':>17} {'':>17} {guesses[key]:>17.3f}")
+losses = {name: pb.seed_values(arm, "mlm_loss") for name, arm in variants.items()}
 names = list(variants)
-best = min(names, key=lambda n: mean_of(n, "MLM loss"))
-runner_up = min((n for n in names if n != best), key=lambda n: mean_of(n, "MLM loss"))
 print()
-losses = {n: [r["MLM loss"] for r in runs[n]] for n in names}
-verdict(f"{best} reaches the lowest held-out MLM loss of the three", losses[best],
-        baseline=(runner_up, losses[runner_up]), higher_is_better=False, rule="spreads",
-        metric="held-out MLM loss (nats)")
-baselines = bench.baselines()
-strongest = max(baselines, key=baselines.get)
-most_accurate = max(names, key=lambda n: mean_of(n, "masked accuracy"))
-verdict("the best model predicts masked tokens better than the strongest context-free guess",
-        [r["masked accuracy"] for r in runs[most_accurate]],
-        baseline=(strongest, baselines[strongest]), higher_is_better=True,
-        metric="held-out masked-token accuracy", note=f"best model: {most_accurate}")
-for name in names[1:]:
-    verdict(f"{name[:3]} DeBERTa's relative positions reach a lower held-out MLM loss than "
-            "BERT's absolute ones", losses[name], baseline=(names[0], losses[names[0]]),
-            higher_is_better=False, rule="spreads", metric="held-out MLM loss (nats)",
-            paper="MNLI-m 86.3 DeBERTa-base vs 84.7 RoBERTa-base (He et al. 2021)")
-print("\npaper (He et al. 2021, base models, MNLI-m accuracy): RoBERTa-base 84.7, "
-      "DeBERTa-base 86.3;\n  their ablation: removing EMD, content-to-position or "
-      "position-to-content each lowers the scores (paper, qualitative)")
+verdict("DeBERTa (b) reaches a lower held-out MLM loss than BERT (a) at equal parameters",
+        losses[names[1]], baseline=(names[0], losses[names[0]]), higher_is_better=False,
+        metric="held-out MLM loss (nats)",
+        paper="MNLI-m 86.3 DeBERTa-base vs 84.9 RoBERTa-ReImp-base (He et al. 2021)")
+ablation_papers = {names[2]: "MNLI-m 86.3 -> 86.1 without EMD (He et al. 2021, Table 5)",
+                   names[3]: "MNLI-m 86.3 -> 85.9 without C2P (He et al. 2021, Table 5)",
+                   names[4]: "MNLI-m 86.3 -> 86.0 without P2C (He et al. 2021, Table 5)"}
+for name in names[2:]:
+    verdict(f"removing one part of DeBERTa raises the held-out MLM loss: {name}",
+            losses[names[1]], baseline=(name, losses[name]), higher_is_better=False,
+            metric="held-out MLM loss (nats)", paper=ablation_papers[name])
+weakest = min(names, key=lambda n: statistics.mean(pb.seed_values(variants[n],
+                                                                  "masked_accuracy")))
+verdict("every model of the experiment predicts masked tokens better than the strongest "
+        "context-free guess (the weakest shown)",
+        pb.seed_values(variants[weakest], "masked_accuracy"),
+        baseline=("bigram, both sides", guesses["bigram_both"]), higher_is_better=True,
+        metric="held-out masked-token accuracy", note=f"weakest: {weakest}")
 
 # %% slideshow={"slide_type": "-"}
-fig, ax = plt.subplots(figsize=(6.5, 3.8))
-for (name, hs), colour in zip(histories.items(), ("tab:blue", "tab:orange", "tab:green"),
-                              strict=True):
-    for i, hist in enumerate(hs):
-        smooth = np.convolve(hist.mlm, np.ones(10) / 10, mode="valid")
-        ax.plot(np.arange(len(smooth)) + 10, smooth, color=colour, alpha=0.8,
-                label=name if i == 0 else None)
-ax.set_xlabel("step")
-ax.set_ylabel("training MLM loss (10-step mean)")
-ax.set_title("pre-training curves, 3 seeds per model")
-ax.legend(fontsize=8)
-fig.tight_layout()
+fig, ax = plt.subplots(figsize=(7.5, 3.8))
+plot_crossover(ax, {name: reference.load(arm) for name, arm in variants.items()}, {},
+               x="step", metric="held-out MLM loss (nats)")
+ax.plot([p[0] for p in live.curve], [p[2] for p in live.curve], "o", color="C3", ms=5,
+        label=f"this notebook's (b), {live_steps} steps")
+ax.set_xscale("linear")
+ax.set_xlabel("training step")
+ax.set_ylim(top=min(6.5, ax.get_ylim()[1]))
+ax.legend(fontsize=7)
+ax.set_title("held-out MLM loss while pre-training, 3 seeds per model", fontsize=9)
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# The printed line under the table names the model with the lowest mean loss and says
-# whether the gap clears the seed spread; the curves show whether the models separate
-# early or late. Two things to keep in mind when reading it. The paper's gain is measured
-# after fine-tuning models with 12 layers and billions of tokens of pre-training; ours is
-# a masked-LM loss after seconds. And the DeBERTa rows pay for their position projections
-# with a narrower feed-forward block, so a tie here means that the different positional
-# scheme bought as much as the width it cost. Model (b) has no absolute position at all;
-# comparing it with (c) is our small version of the paper's "−EMD" ablation.
+# The first verdict is the paper's headline, reproduced on the bench: at equal parameters
+# and steps DeBERTa (b) ends about 0.2 nats below BERT (a) on every seed, and fills in
+# about four more blanks in a hundred. Part of the price is compute: the EMD runs the last
+# layer a second time, so (b) takes longer per run than (a) (the seconds column: one CPU
+# thread, with other runs sharing the machine at times, so read it as rough). But (c),
+# with no EMD and about BERT's time per run, is still far ahead of BERT: most of the gain
+# comes from the disentangled relative attention itself.
 #
-# The "guess" rows under the table are chapter 09's context-free guesses on the same
-# masked positions, and the line under the verdict compares the best model with the
-# strongest of them. On these template-written reviews a two-sided bigram is a strong
-# guesser, and 200 steps are a fraction of one pass over the data, as in chapter 10: the
-# bench ranks architectures at an equal, small budget; it does not measure finished models.
+# The ablations, one change at a time against (b):
+#
+# - **−EMD** (c) costs quality on every seed, as in the paper (MNLI-m 86.3 → 86.1). Without
+#   it the model has no absolute position anywhere, and its seeds spread widely: one of
+#   them nearly matches (b), another loses much more.
+# - **−C2P** (d) and **−P2C** (e): the seeds overlap with (b) ("no difference"). The paper's
+#   effects are 0.3-0.4 MNLI points at base size, an order of magnitude below what three
+#   seeds of a 2-layer model can separate, so our null result is no evidence against
+#   them. What it does say is that, with $k = 8$ buckets and sentences of a few dozen
+#   pieces, either cross term alone carries the relative position the model needs.
+#
+# The probe column does not follow the loss: DeBERTa's mean-pooled states score a little
+# lower than BERT's on the spoiler probe, within a few spreads. A frozen probe on averaged
+# states is a weak judge of a masked LM (chapter 10 found it saturated); the paper's gains
+# are after fine-tuning.
+#
+# Every model here passes the two-sided bigram on every seed (the last verdict): unlike
+# the 200-step runs this chapter used to train live, these models use the context.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## SiFT: scale-invariant fine-tuning
@@ -544,8 +500,16 @@ plt.show()
 show(sift_loss)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **The demo.** We take the pre-trained encoder of model (b), seed 0, add a linear
-# classifier on the `[CLS]` vector and fine-tune it on spoiler detection (the course's task,
+# **A demonstration, not a measurement.** The paper reports SiFT's gain for its largest
+# model (1.5B parameters) on SuperGLUE, without an ablation figure we could set ours
+# beside, and an effect of that size is far below what three fine-tuning runs of a tiny
+# model can separate. So this section shows SiFT *working*, the extra term and what it
+# costs, and labels its numbers as a demonstration; they are not a claim and do not go
+# into the claims ledger.
+#
+# We take the pre-trained encoder of DeBERTa (b), seed 0 (the reference run's stored
+# weights), add a linear classifier on the `[CLS]` vector and fine-tune it on spoiler
+# detection (the course's task,
 # lab 03): sentences from the training reviews, balanced batches, ROC-AUC on the sentences of
 # the test reviews. Both arms feed the encoder the normalised embeddings $\hat e$, in
 # training and at prediction time (the clean logits `sift_loss` expects), so the only
@@ -600,7 +564,8 @@ def sift_step(model, batch, optimizer, scheduler=None, clip=1.0, class_weight=No
 
 
 FT_STEPS = lmcourse.budget(cpu=100, gpu=600)
-encoder_b = models[names[1]][0].deberta
+SEEDS = (0, 1, 2)
+encoder_b = pb.load_arm("bench-deberta", reference.load_weights("bench-deberta", 0)).deberta
 sift_runs = {"without SiFT": [], "with SiFT": []}
 for seed in SEEDS:
     for name, step_fn in (("without SiFT", train_step), ("with SiFT", sift_step)):
@@ -623,31 +588,32 @@ for name, rs in sift_runs.items():
 print(f"{'bag of words (no pre-training)':<32} {bow_auc:>15.3f}")
 sift_gap = (statistics.mean(r["ROC-AUC"] for r in sift_runs["with SiFT"])
             - statistics.mean(r["ROC-AUC"] for r in sift_runs["without SiFT"]))
-print()
-verdict("fine-tuning with SiFT reaches a higher ROC-AUC than without",
-        [r["ROC-AUC"] for r in sift_runs["with SiFT"]],
-        baseline=("without SiFT", [r["ROC-AUC"] for r in sift_runs["without SiFT"]]),
-        higher_is_better=True, rule="spreads", metric="spoiler ROC-AUC",
-        paper="a gain on SuperGLUE for the 1.5B-parameter model (He et al. 2021, qualitative)",
-        note=f"with minus without SiFT: {sift_gap:+.3f} ROC-AUC")
+spread = max((max(v) - min(v)) / 2 for v in ([r["ROC-AUC"] for r in rs]
+                                             for rs in sift_runs.values()))
+print(f"\ndemonstration: with minus without SiFT {sift_gap:+.3f} ROC-AUC, against a seed "
+      f"spread of up to {spread:.3f}; seconds per run show its cost")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # SiFT is a regulariser: it matters most when a large model could fit a small task in
 # ways that a nudge of its inputs would undo. Our encoder is tiny and our fine-tuning
-# short, so the printed comparison says whether the term helped, hurt or did nothing
-# visible at this scale, measured against the seed spread. It also costs about three
-# forward passes per step instead of one, as the seconds column shows.
+# short, so the difference printed above is a demonstration of the mechanism, to be read
+# against the seed spread beside it, not a measured effect. What the demonstration does
+# show reliably is the price: about three forward passes per step instead of one (the
+# seconds column).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What DeBERTa changed, and what it bought
 #
-# Each row: the change, what the paper reports, and what this notebook measured in the run
-# above. Our models are 2 layers of width 64 trained for seconds; the paper's are 12 to 48
-# layers trained for days, scored after fine-tuning. Agreement in sign is the most one can
-# hope for.
+# Each row: the change, what the paper reports, and what this notebook measured (the
+# pre-training rows: means of three seeds of each reference run). Our models are 2 layers
+# of width 64 trained for minutes; the paper's are 12 to 48 layers trained for days, scored
+# after fine-tuning. Agreement in sign is the most one can hope for.
 
 # %% slideshow={"slide_type": "-"}
-bert_name, rel_name, emd_name = names
+def mean_loss(name):
+    return statistics.mean(losses[name])
+
+
 rows = [
     ("disentangled attention, vectorised", "same scores as the equation",
      f"max difference from the loop {gap:.1e} (float64)"),
@@ -656,14 +622,16 @@ rows = [
      f"{slopes['per-pair, built']:+.2f} (measured)"),
     ("scale 1/√(3d)", "keeps three terms at unit scale",
      f"std of the scaled sum {scaled_std:.2f} on random inputs"),
-    ("relative positions + EMD vs BERT", "MNLI-m 84.7 (RoBERTa-base) → 86.3 (DeBERTa-base)",
-     f"held-out MLM loss {mean_of(bert_name, 'MLM loss'):.3f} → "
-     f"{mean_of(emd_name, 'MLM loss'):.3f} (3 seeds)"),
-    ("remove the EMD", "scores drop (qualitative)",
-     f"held-out MLM loss {mean_of(emd_name, 'MLM loss'):.3f} → "
-     f"{mean_of(rel_name, 'MLM loss'):.3f} (3 seeds)"),
+    ("relative positions + EMD vs BERT", "MNLI-m 84.9 (RoBERTa-ReImp-base) → 86.3 (DeBERTa-base)",
+     f"held-out MLM loss {mean_loss(names[0]):.3f} → {mean_loss(names[1]):.3f} (3 seeds)"),
+    ("remove the EMD", "MNLI-m 86.3 → 86.1",
+     f"held-out MLM loss {mean_loss(names[1]):.3f} → {mean_loss(names[2]):.3f} (3 seeds)"),
+    ("remove content-to-position", "MNLI-m 86.3 → 85.9",
+     f"held-out MLM loss {mean_loss(names[1]):.3f} → {mean_loss(names[3]):.3f} (3 seeds)"),
+    ("remove position-to-content", "MNLI-m 86.3 → 86.0",
+     f"held-out MLM loss {mean_loss(names[1]):.3f} → {mean_loss(names[4]):.3f} (3 seeds)"),
     ("SiFT in fine-tuning", "a gain for the 1.5B model (qualitative)",
-     f"spoiler ROC-AUC {sift_gap:+.3f} (3 fine-tuning seeds, one encoder)"),
+     f"demonstration only: spoiler ROC-AUC {sift_gap:+.3f} (3 fine-tuning seeds)"),
 ]
 table = ["| change | paper (or the equation) says | ours, measured |", "|---|---|---|"]
 table += [f"| {' | '.join(row)} |" for row in rows]
@@ -685,8 +653,9 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # - **SiFT** perturbs layer-normalised embeddings adversarially and penalises the change of
 #   the output distribution (symmetric KL), so that $\epsilon$ has the same meaning for every
 #   token and model size.
-# - At our scale, the comparison with BERT at equal parameters and steps is printed with its
-#   seed spread above; the paper's gains were measured at a scale thousands of times larger.
+# - On the bench, trained long enough to pass every n-gram guess, the comparison with BERT
+#   and the three ablations are printed with their seed spreads above; the paper's gains
+#   were measured at a scale thousands of times larger.
 #
 # ## Exercises
 #
@@ -695,8 +664,9 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # 2. Put the position-to-position term back into `naive_disentangled_scores` (using
 #    $Q^r_{\delta(i,j)} K^{r\top}_{\delta(j,i)}$) and show that, for fixed weights, it is
 #    the same for every input $H$. What scale should the scores then get?
-# 3. Rerun the experiment with $k = 2$ and $k = 16$ (rematching the parameters each time).
-#    Does the held-out loss change by more than the seed spread?
+# 3. Train DeBERTa (b) with $k = 2$ and $k = 16$ (copy `pb.ARMS["bench-deberta"]`, change
+#    `k`, rematch the parameters), three seeds each. Does the held-out loss change by more
+#    than the seed spread?
 # 4. Replace the $\sqrt{3d}$ scale with $\sqrt d$ in a copy of
 #    `disentangled_attention_scores` and measure the entropy of the attention weights of a
 #    freshly initialised model. Why might training start worse?

@@ -235,7 +235,7 @@ def test_the_package_imports_without_fcntl():
              "import importlib, pkgutil, lmcourse\n"
              "for m in pkgutil.walk_packages(lmcourse.__path__, 'lmcourse.'):\n"
              "    importlib.import_module(m.name)\n"
-             "from lmcourse.course import artifacts, cache, cached_pretraining, keys, teacher\n"
+             "from lmcourse.course import artifacts, cache, keys, teacher\n"
              "import tempfile, torch, os\n"
              "os.environ['LMCOURSE_CACHE'] = tempfile.mkdtemp()\n"
              "print(cache.cached_tensors('x', {}, lambda: {'w': torch.ones(1)}, device='cpu'))\n")

@@ -2,7 +2,8 @@
 
 An artifact is a run too slow for a notebook's budget: lab 06's fine-tuned MiniLM (the
 spoiler teacher), lab 06's three BiLSTM baselines, chapter 04's GloVe trained until its loss
-is flat (three seeds), chapter 09's tiny BERT. The function that computes it is the one the
+is flat (three seeds). (Chapter 09's tiny BERT is a reference run now:
+``lmcourse.course.references.pretraining_bench``.) The function that computes it is the one the
 notebook's cell calls (``artifacts.chapter04_glove(X, words)``) and the one
 ``make teacher`` (``python -m lmcourse.course.artifacts``) calls beforehand, with the same
 inputs; both go through the course cache (:mod:`lmcourse.course.cache`), so the notebook
@@ -25,7 +26,6 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,24 +34,15 @@ import torch
 import lmcourse
 from lmcourse.course import teacher
 from lmcourse.course.cache import cache_dir, cached_tensors, keeps_rng
-from lmcourse.course.cached_pretraining import pretrain_cached
 from lmcourse.course.keys import digest
 from lmcourse.models.baselines import BiLSTMRun, Sentences, train_bilstm, untrained_bilstm
-from lmcourse.models.bert import BertConfig
 from lmcourse.models.embeddings.glove import WORDSIM, train_glove, wordsim_score
 from lmcourse.models.embeddings.word2vec import Trained
-from lmcourse.models.pretraining import (
-    BertForPreTraining,
-    PretrainingHistory,
-    nsp_pairs,
-    pretrain,
-)
 
-__all__ = ["ARTIFACTS", "Artifact", "cached_bilstm", "chapter04_glove", "chapter09_config",
-           "chapter09_recipe", "chapter09_tiny_bert", "check_first_steps", "glove_until_flat",
-           "lab06_bilstms", "spoiler_teacher"]
+__all__ = ["ARTIFACTS", "Artifact", "cached_bilstm", "chapter04_glove", "check_first_steps",
+           "glove_until_flat", "lab06_bilstms", "spoiler_teacher"]
 
-spoiler_teacher = teacher.spoiler_teacher  # registered below, with the three others
+spoiler_teacher = teacher.spoiler_teacher  # registered below, with the two others
 
 
 def check_first_steps(live: Sequence[float], cached: Sequence[float], what: str,
@@ -163,41 +154,6 @@ def chapter04_glove(X: sp.spmatrix, words: Sequence[str], seeds: Sequence[int] =
                             what="chapter 04's GloVe until flat")
 
 
-# ---- chapter 09's tiny BERT --------------------------------------------------------------------
-
-TINY_BERT_ESTIMATE = "about 40 s on a 2-core CPU"
-
-
-def chapter09_config(vocab_size: int) -> BertConfig:
-    """Chapter 09's tiny BERT: 2 layers of width 128, 4 heads, sequences of at most 64
-    pieces, no dropout."""
-    return BertConfig(vocab_size=vocab_size, hidden_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, intermediate_size=512, max_position_embeddings=64,
-                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-
-
-def chapter09_recipe(corpus, steps: int | None = None, batch_size: int | None = None) -> dict:
-    """The settings of chapter 09's :func:`~lmcourse.models.pretraining.pretrain` call on
-    ``corpus`` (for its special ids): 600 steps of 32 pairs on a CPU (3,000 of 64 on a GPU),
-    AdamW at 2e-3, sequences of 64 pieces, seed 0."""
-    return dict(steps=lmcourse.budget(cpu=600, gpu=3000) if steps is None else steps,
-                batch_size=lmcourse.budget(cpu=32, gpu=64) if batch_size is None else batch_size,
-                lr=2e-3, max_len=64, seed=0, special_ids=list(corpus.special_ids),
-                cls_id=corpus.cls_id, sep_id=corpus.sep_id, pad_id=corpus.pad_id,
-                mask_id=corpus.mask_id)
-
-
-def chapter09_tiny_bert(model: BertForPreTraining,
-                        pairs: Sequence[tuple[Sequence[int], Sequence[int], int]], corpus,
-                        steps: int | None = None, batch_size: int | None = None,
-                        progress: bool = True) -> PretrainingHistory:
-    """Chapter 09's pre-training of ``model`` (trained in place, or loaded) on ``pairs`` by
-    :func:`chapter09_recipe`; the history of its losses."""
-    return pretrain_cached(model, pairs, name="ch09-tiny-bert", progress=progress,
-                           what="chapter 09's tiny BERT", estimate=TINY_BERT_ESTIMATE,
-                           **chapter09_recipe(corpus, steps, batch_size))
-
-
 # ---- the registry: each artifact's inputs (the notebook's, or tiny ones) and check ----------
 
 @dataclass(frozen=True)
@@ -282,41 +238,6 @@ def _glove_first_steps(runs, X, words, seeds=(0, 1, 2), dim=100, device=None, pr
     return live.losses, runs[0].losses, f"GloVe seed {seeds[0]}"
 
 
-@functools.cache
-def _chapter09_data(tiny: bool):
-    if tiny:
-        docs = [[[5 + (d + s) % 7, 12, 13, 14] for s in range(6)] for d in range(12)]
-        ids = SimpleNamespace(special_ids=[0, 1, 2, 3, 4], cls_id=1, sep_id=2, pad_id=0,
-                              mask_id=3)
-        return nsp_pairs(docs, seed=0), ids, 20
-    from lmcourse.data.sentences import review_sentences
-    from lmcourse.pretrained import load_hf_tokenizer
-
-    reviews = review_sentences(load_hf_tokenizer().tokenize)  # as chapter 09 splits them
-    return nsp_pairs(reviews.train.documents, seed=0), reviews.corpus, len(reviews.corpus)
-
-
-@keeps_rng
-def _chapter09_model(vocab_size: int) -> BertForPreTraining:
-    """The chapter's initial weights: drawn right after ``seed_everything(0)``."""
-    torch.manual_seed(0)
-    return BertForPreTraining(chapter09_config(vocab_size)).to(lmcourse.device())
-
-
-def _tiny_bert_inputs(tiny: bool) -> dict:
-    pairs, corpus, vocab_size = _chapter09_data(tiny)
-    return dict(model=_chapter09_model(vocab_size), pairs=pairs, corpus=corpus,
-                **(dict(steps=12, batch_size=8, progress=False) if tiny else {}))
-
-
-def _tiny_bert_first_steps(history, model, pairs, corpus, steps=None, batch_size=None,
-                           progress=True) -> tuple[list[float], list[float], str]:
-    first = 5 if steps and steps < 40 else lmcourse.budget(cpu=40, gpu=100)
-    live = pretrain(model, pairs, **chapter09_recipe(corpus, steps, batch_size),
-                    stop_after=first, progress=False)
-    return live.mlm, history.mlm, "tiny BERT (MLM loss)"
-
-
 ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
     Artifact("spoiler-teacher", teacher.WHAT, teacher.ESTIMATE, spoiler_teacher,
              _teacher_inputs, _teacher_first_steps),
@@ -324,9 +245,6 @@ ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
              BILSTM_ESTIMATE, lab06_bilstms, _bilstm_inputs, _bilstm_first_steps),
     Artifact("chapter04-glove", "chapter 04's GloVe until its loss is flat (3 seeds)",
              GLOVE_ESTIMATE, chapter04_glove, _glove_inputs, _glove_first_steps),
-    Artifact("chapter09-tiny-bert", "chapter 09's tiny BERT, pre-trained",
-             TINY_BERT_ESTIMATE, chapter09_tiny_bert, _tiny_bert_inputs,
-             _tiny_bert_first_steps),
 )}
 
 
