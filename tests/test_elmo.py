@@ -14,6 +14,7 @@ from lmcourse.models.elmo import (
     ScalarMix,
     bilm_losses,
     encode_chars,
+    evaluate_bilm,
     fit_bilm,
     nearest_neighbour_accuracy,
 )
@@ -154,3 +155,14 @@ def test_fit_bilm_lowers_the_loss_and_reports_throughput():
     assert hist["train_fwd"][-1] < hist["train_fwd"][0]
     assert hist["val_bwd"][-1] < hist["val_bwd"][0]
     assert len(hist["tokens_per_s"]) == 8 and min(hist["tokens_per_s"]) > 0
+
+
+def test_evaluate_bilm_weights_every_word_equally_whatever_the_batches():
+    model = _model()
+    torch.manual_seed(1)
+    chars = torch.randint(3, 20, (4, 7, 6))
+    words = torch.randint(0, 30, (4, 7))
+    whole = evaluate_bilm(model, [(chars, words)])
+    split = evaluate_bilm(model, [(chars[:3], words[:3]), (chars[3:], words[3:])])
+    assert split == pytest.approx(whole, rel=1e-5)  # a mean of batch means would differ
+    assert model.training  # evaluation puts the model back in training mode

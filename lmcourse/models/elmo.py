@@ -215,16 +215,22 @@ def fit_bilm(model: BiLM, batches: Iterable[tuple[torch.Tensor, torch.Tensor]], 
 
 
 @torch.no_grad()
+@torch.no_grad()
 def evaluate_bilm(model: BiLM, batches: Sequence[tuple[torch.Tensor, torch.Tensor]]
                   ) -> tuple[float, float]:
-    """Perplexities (forward, backward) on ``batches``."""
+    """Perplexities (forward, backward) on ``batches``: ``exp`` of the mean cross-entropy
+    over every predicted word, so a smaller last batch counts for its words only."""
     model.eval()
     dev = next(model.parameters()).device
-    losses = [bilm_losses(model, c.to(dev), w.to(dev)) for c, w in batches]
+    total_f = total_b = 0.0
+    count = 0
+    for chars, words in batches:
+        loss_f, loss_b = bilm_losses(model, chars.to(dev), words.to(dev))
+        n = words[:, 1:].numel()  # each direction predicts T - 1 words per window
+        total_f, total_b = total_f + float(loss_f) * n, total_b + float(loss_b) * n
+        count += n
     model.train()
-    n = len(losses)
-    return (perplexity(sum(float(f) for f, _ in losses) / n),
-            perplexity(sum(float(b) for _, b in losses) / n))
+    return perplexity(total_f / count), perplexity(total_b / count)
 
 
 class ScalarMix(nn.Module):

@@ -26,9 +26,9 @@ import torch
 
 from lmcourse.course.reference import Reference, SeedRun, reference
 from lmcourse.data import Vocab, load_corpus, tokenize
-from lmcourse.models.elmo import BiLM, bilm_losses, encode_chars
+from lmcourse.models.elmo import BiLM, bilm_losses, encode_chars, evaluate_bilm
 from lmcourse.models.ngram import NGramLM
-from lmcourse.train import clip_gradients, perplexity, warmup_cosine
+from lmcourse.train import clip_gradients, warmup_cosine
 
 RECIPE = {
     "corpus": "lee", "tokens": "lmcourse.data.tokenize", "softmax_words": 2000,
@@ -119,20 +119,10 @@ def held_out_batches(data: dict, batch: int = 32) -> list[tuple[torch.Tensor, to
              data["targets"][i:min(i + batch, hi)]) for i in range(lo, hi, batch)]
 
 
-@torch.no_grad()
 def held_out_perplexities(model: BiLM, data: dict) -> tuple[float, float]:
-    """(forward, backward) perplexity on the held-out windows, each window read alone."""
-    model.eval()
-    dev = next(model.parameters()).device
-    total_f = total_b = 0.0
-    count = 0
-    for chars, words in held_out_batches(data):
-        loss_f, loss_b = bilm_losses(model, chars.to(dev), words.to(dev))
-        n = words[:, 1:].numel()
-        total_f, total_b = total_f + float(loss_f) * n, total_b + float(loss_b) * n
-        count += n
-    model.train()
-    return perplexity(total_f / count), perplexity(total_b / count)
+    """(forward, backward) perplexity on the held-out windows, each window read alone
+    (chapter 05's ``evaluate_bilm``, weighted by words)."""
+    return evaluate_bilm(model, held_out_batches(data))
 
 
 def steps_per_epoch(recipe: dict, data: dict) -> int:
