@@ -432,3 +432,11 @@ def test_defaults_point_at_the_public_file():
     assert gr.GOODREADS_SPOILER_URL.startswith("https://")
     assert gr.GOODREADS_SPOILER_URL.endswith("/goodreads_reviews_spoiler.json.gz")
     assert gr.GOODREADS_SPOILER_SHA256 is None  # not published; the caller must supply one
+
+
+def test_distinct_sentences_count_each_text_once_by_its_majority_tag():
+    from lmcourse.data.goodreads import distinct_sentences
+
+    rows = [("b", 1, "r1"), ("a", 0, "r1"), ("b", 0, "r2"), ("c", 1, "r3"), ("c", 0, "r4"),
+            ("c", 0, "r5"), ("a", 0, "r6")]
+    assert distinct_sentences(rows) == (["a", "b", "c"], [0, 1, 0])

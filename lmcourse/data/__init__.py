@@ -1,7 +1,7 @@
 """Data the course ships or finds in its dependencies: corpora, vocabularies, LM batches."""
 
 from lmcourse.data.batching import lm_batches, random_partition, sequential_partition
-from lmcourse.data.corpora import CORPORA, corpus_path, load_corpus, tokenize
+from lmcourse.data.corpora import CORPORA, corpus_path, load_corpus, load_polarity, tokenize
 from lmcourse.data.vocab import Vocab
 from lmcourse.data.words import WordCorpus
 
@@ -12,6 +12,7 @@ __all__ = [
     "corpus_path",
     "lm_batches",
     "load_corpus",
+    "load_polarity",
     "random_partition",
     "sequential_partition",
     "tokenize",

@@ -3,7 +3,8 @@
 ``lee`` is the Lee background corpus (300 news articles from the Australian
 Broadcasting Corporation, about 58K words); ``text8`` is the first 500 lines of
 Wikipedia text8-style text gensim ships as ``head500.noblanks.cor`` (about 330K words,
-lowercase, no punctuation). Nothing is downloaded.
+lowercase, no punctuation); ``polarity`` is 200 labelled sentences of movie reviews
+(:func:`load_polarity`). Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 CORPORA = {
     "lee": "lee_background.cor",
     "text8": "head500.noblanks.cor",
+    "polarity": "pang_lee_polarity.cor",
 }
 
 
@@ -41,6 +43,24 @@ def load_corpus(name: str = "lee") -> list[str]:
     """The corpus as a list of documents (one string per line of the file)."""
     text = corpus_path(name).read_text(encoding="utf-8", errors="replace")
     return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def load_polarity() -> list[tuple[str, int]]:
+    """Real English for classification: ``(sentence, label)`` pairs, label 1 for a positive
+    opinion, from Pang & Lee's sentence polarity data set (2005, "Seeing stars: exploiting
+    class relationships for sentiment categorization with respect to rating scales"):
+    snippets of real movie reviews from Rotten Tomatoes, lowercased and split into tokens
+    by its authors. gensim ships 200 of them, 100 of each label (``__label__pos`` /
+    ``__label__neg`` lines)."""
+    rows = []
+    for number, line in enumerate(load_corpus("polarity"), 1):
+        tag, _, text = line.partition(" ")
+        if tag not in ("__label__pos", "__label__neg") or not text.strip():
+            raise ValueError(f"{corpus_path('polarity')}, line {number}: expected "
+                             f"'__label__pos <sentence>' or '__label__neg <sentence>', got "
+                             f"{line[:60]!r}")
+        rows.append((text.strip(), int(tag == "__label__pos")))
+    return rows
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")

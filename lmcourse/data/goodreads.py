@@ -46,6 +46,7 @@ __all__ = [
     "Review",
     "Reviews",
     "Split",
+    "distinct_sentences",
     "download_reviews",
     "heldout_phrasing",
     "load_reviews",
@@ -236,6 +237,17 @@ def _decode(data: bytes) -> Any:
 def sentences(reviews: Iterable[Review]) -> list[tuple[str, int, str]]:
     """Sentence-level examples ``(text, label, review_id)``, in file order."""
     return [(text, label, r.review_id) for r in reviews for label, text in r.sentences]
+
+
+def distinct_sentences(rows: Iterable[tuple[str, int, str]]) -> tuple[list[str], list[int]]:
+    """Each distinct sentence of ``(text, label, review_id)`` rows once (sorted), labelled
+    by the majority of its tags, ties counted as spoilers. Template sentences repeat across
+    reviews; scoring each once keeps a frequent sentence from counting many times."""
+    tags: dict[str, list[int]] = {}
+    for text, label, _ in rows:
+        tags.setdefault(text, []).append(int(label))
+    texts = sorted(tags)
+    return texts, [int(2 * sum(tags[t]) >= len(tags[t])) for t in texts]
 
 
 def review_texts(reviews: Iterable[Review]) -> list[tuple[str, int, str]]:

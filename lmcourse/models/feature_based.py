@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["BiLSTMClassifier", "concat_last_layers", "extract_features"]
+__all__ = ["BiLSTMClassifier", "concat_last_layers", "extract_features", "sentence_vectors"]
 
 
 def concat_last_layers(hidden_states: tuple[torch.Tensor, ...], k: int = 4) -> torch.Tensor:
@@ -46,6 +46,26 @@ def extract_features(encoder: nn.Module, input_ids: torch.Tensor, attention_mask
         if out is None:
             out = torch.zeros(*input_ids.shape, features.shape[-1])
         out[chunk, :T] = features.cpu() * mask[..., None].cpu()
+    return out
+
+
+@torch.no_grad()
+def sentence_vectors(encoder: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                     batch_size: int = 64) -> torch.Tensor:
+    """One frozen vector per sentence, the mean of its last-layer token vectors over the
+    real tokens, ``s = sum_t m_t h_t^(L) / sum_t m_t`` (``N x H`` on the CPU): the pooling
+    all-MiniLM-L6-v2 was trained with (Reimers & Gurevych 2019, Sentence-BERT), so a linear
+    classifier on ``s`` is the cheapest use of its pre-training."""
+    encoder.eval()
+    device = next(encoder.parameters()).device
+    lengths = attention_mask.sum(1)
+    out = torch.zeros(len(input_ids), encoder.config.hidden_size)
+    for chunk in torch.argsort(lengths, descending=True).split(batch_size):
+        T = max(int(lengths[chunk].max()), 1)
+        ids, mask = input_ids[chunk, :T].to(device), attention_mask[chunk, :T].to(device)
+        h = encoder(ids, attention_mask=mask).last_hidden_state.float()
+        m = mask[..., None].float()
+        out[chunk] = ((h * m).sum(1) / m.sum(1).clamp(min=1)).cpu()
     return out
 
 

@@ -6,14 +6,16 @@ of ``[step, training seconds, metric]`` points. :func:`plot_reference` draws tho
 baselines as horizontal lines, each labelled with where it came from.
 :func:`plot_crossover` draws several references on one set of axes against training time
 or training compute (``C = 6 N D``: parameters times tokens seen, times 6) and marks where
-each network's curve first goes below each baseline.
+each network's curve first goes below each baseline. :func:`plot_learning_curve` draws
+quality against the number of labelled examples, one band per method.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["crossover_figure", "plot_crossover", "plot_reference", "x_values"]
+__all__ = ["crossover_figure", "plot_crossover", "plot_learning_curve", "plot_reference",
+           "x_values"]
 
 
 X_LABELS = {"seconds": "training seconds (log scale)", "step": "training step (log)",
@@ -97,6 +99,29 @@ def plot_crossover(ax, results: Mapping[str, Mapping], baselines: Mapping[str, s
     ax.set_yscale("log")
     plain_log_ticks(ax.yaxis)
     ax.set_xlabel(X_LABELS[x])
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3, which="both")
+    return ax
+
+
+def plot_learning_curve(ax, curves: Mapping[str, Mapping[int, Sequence[float]]],
+                        metric: str = "test ROC-AUC", chance: float | None = 0.5):
+    """One line per method (``{label: {n labels: [value of each seed]}}``): the mean over
+    the seeds with a dot at each size, and a band from the lowest to the highest seed.
+    Log x axis (labelled examples); ``chance`` draws a dotted line. Returns ``ax``."""
+    for k, (label, curve) in enumerate(curves.items()):
+        sizes = sorted(curve)
+        values = [curve[n] for n in sizes]
+        mean = [sum(v) / len(v) for v in values]
+        ax.fill_between(sizes, [min(v) for v in values], [max(v) for v in values],
+                        color=f"C{k}", alpha=0.15, lw=0)
+        ax.plot(sizes, mean, "o-", color=f"C{k}", ms=4, lw=1.5,
+                label=f"{label} ({len(values[0])} seeds)")
+    if chance is not None:
+        ax.axhline(chance, color="0.5", ls=":", lw=1, label="majority / chance")
+    ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("labelled training sentences (log scale)")
     ax.set_ylabel(metric)
     ax.grid(alpha=0.3, which="both")
     return ax

@@ -1,3 +1,8 @@
 """The course's reference runs; importing this package registers them."""
 
-from lmcourse.course.references import bilm_lee, lm_char, pretraining_bench  # noqa: F401
+from lmcourse.course.references import (  # noqa: F401
+    bilm_lee,
+    lm_char,
+    pretraining_bench,
+    transfer_curve,
+)
