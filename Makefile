@@ -101,9 +101,9 @@ notebooks: setup teacher
 
 # the artifacts notebooks only read, computed once before they run in parallel
 # (lmcourse.course.artifacts; `python -m lmcourse.course.artifacts --list` names them, with
-# estimates): lab 06's fine-tuned MiniLM, which chapters 12-13 and lab 07 start from, its
-# BiLSTM baselines, chapter 04's GloVe trained until its loss is flat and chapter 09's tiny
-# BERT (about 3 min in all on a 2-core CPU). They go to the user's cache folder, the one a
+# estimates): lab 06's recipe fine-tuned on every label, which chapters 12-13 and lab 07
+# start from, and chapter 04's GloVe trained until its loss is flat (about 3 min in all on a
+# 2-core CPU). They go to the user's cache folder, the one a
 # notebook opened in Jupyter reads; LMCOURSE_CACHE=/abs/path make test (as CI may do) keeps
 # this target, the tests and the notebooks on a cache of its own.
 teacher: setup

@@ -342,15 +342,22 @@ def test_baselines_beat_chance_and_are_deterministic(splits):
     assert torch.get_num_threads() == threads
 
 
-def test_beats_baseline(splits, capsys):
-    train, val, test = splits
-    share = defaultdict(list)  # a lookup "model": the share of spoilers among equal texts
-    for text, label, _ in train + val + test:
-        share[text].append(label)
+def _oracle(*parts):
+    """A lookup "model": for each text, the share of spoilers among its rows in ``parts``."""
+    share = defaultdict(list)
+    for part in parts:
+        for text, label, _ in part:
+            share[text].append(label)
 
     def oracle(texts):
         return torch.tensor([sum(share[t]) / len(share[t]) for t in texts])
 
+    return oracle
+
+
+def test_beats_baseline(splits, capsys):
+    train, val, test = splits
+    oracle = _oracle(train, val, test)
     bow = bag_of_words_baseline(train)
     baselines = {"bag of words": bow, "BiLSTM": bow}
     held = {"held-out phrasing": heldout_phrasing}
@@ -441,3 +448,16 @@ def test_bootstrap_auc_difference():
     diff, low, high = metrics.bootstrap_auc_difference(y, a, b, n=200)
     assert diff == pytest.approx(metrics.roc_auc(y, a) - metrics.roc_auc(y, b))
     assert low <= diff <= high
+
+
+def test_beats_baseline_beyond_the_bootstrap_interval(splits, capsys):
+    """Lab 06's rule: ahead of the bag of words by more than another test set could undo."""
+    train, val, test = splits
+    oracle = _oracle(train, val, test)
+    bow = bag_of_words_baseline(train)
+    check.beats_baseline(oracle, val, test, {"bag of words": bow}, target="bag of words",
+                         beyond_interval=True)
+    out = capsys.readouterr().out
+    assert "paired bootstrap" in out and "verdict: reproduced" in out and "✅" in out
+    fails_with(check.beats_baseline, bow, val, test, {"bag of words": bow},
+               target="bag of words", beyond_interval=True, hint="could reverse it")

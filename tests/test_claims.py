@@ -181,3 +181,22 @@ def test_markdown_rows_link_each_claim_to_its_notebook():
     assert "[02](chapters/02_rnn_bptt.ipynb)" in row
     assert r"a \| b" in row and "5.04 (1 seed)" in row and "6-gram KN 3.72" in row
     assert "not reproduced" in row
+
+
+def test_bootstrap_verdict_reads_the_interval_of_the_difference(capsys):
+    from lmcourse.course.claims import bootstrap_verdict
+
+    g = torch.Generator().manual_seed(0)
+    labels = (torch.rand(400, generator=g) < 0.2).long()
+    good = labels + 0.8 * torch.rand(400, generator=g)  # ranks every positive first
+    noise = torch.rand(400, generator=g)
+    ahead = bootstrap_verdict("good beats noise", labels, good, baseline=("noise", noise))
+    assert ahead.verdict == "reproduced" and ahead.rule == "paired bootstrap"
+    assert ahead.ours == 1.0 and "95% paired bootstrap interval" in ahead.line
+    behind = bootstrap_verdict("noise beats good", labels, noise, baseline=("good", good))
+    assert behind.verdict == "not reproduced"
+    tie = bootstrap_verdict("noise beats itself", labels, noise, baseline=("noise", noise))
+    assert tie.verdict == "no difference"
+    assert "verdict: reproduced" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="bootstrap_verdict"):
+        claims.decide(1.0, 0.5, higher_is_better=True, rule="paired bootstrap")

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from lmcourse import finetune
-from lmcourse.course import artifacts, teacher
+from lmcourse.course import teacher
 
 
 @pytest.fixture
@@ -69,33 +69,6 @@ def test_half_depth_students_and_their_pool(small_data, tmp_path, monkeypatch):
     with torch.no_grad():
         direct = model(ids[:4], mask[:4])
     assert torch.allclose(logits[:4], direct, atol=1e-5)
-
-
-def test_cached_bilstm_baseline_predicts_as_the_freshly_trained_one(small_data, tmp_path,
-                                                                     monkeypatch, capsys):
-    from lmcourse.models import baselines
-
-    monkeypatch.setenv(teacher.CACHE_ENV, str(tmp_path))
-    rows = small_data.train[:300]
-    texts = [t for t, _, _ in small_data.test[:50]]
-    fresh = baselines.bilstm_baseline(rows, epochs=1, seed=1)(texts)
-    (first,) = artifacts.lab06_bilstms(rows, seeds=(1,), epochs=1)
-    (path,) = tmp_path.glob("bilstm-*.safetensors")
-    assert torch.equal(first(texts), fresh)
-    assert "lab 06's BiLSTM baseline, seed 1: not in the course cache" in capsys.readouterr().out
-    # loaded, not trained: the training loop's optimiser is never built the second time
-    monkeypatch.setattr(baselines.torch.optim, "Adam", None)
-    assert torch.equal(artifacts.cached_bilstm(rows, seed=1, epochs=1).predict(texts), fresh)
-    assert capsys.readouterr().out == ""  # a hit is silent
-    monkeypatch.undo()
-    monkeypatch.setenv(teacher.CACHE_ENV, str(tmp_path))
-    # another seed is another recipe, another file
-    artifacts.cached_bilstm(rows, seed=2, epochs=1)
-    assert len(list(tmp_path.glob("bilstm-*.safetensors"))) == 2
-    # a damaged file is trained again, loudly, and gives the same model
-    path.write_bytes(b"not a safetensors file")
-    assert torch.equal(artifacts.cached_bilstm(rows, seed=1, epochs=1).predict(texts), fresh)
-    assert "could not be read" in capsys.readouterr().out
 
 
 def test_the_teacher_leaves_the_callers_random_generators_alone(small_data, tmp_path,

@@ -31,9 +31,11 @@
 #    gradient clipping, one optimiser and one schedule step;
 # 4. **predictions** for evaluation: dropout off, no graph, P(spoiler);
 #
-# and then fine-tune MiniLM within a CPU budget and compare it, on the same test sentences,
-# with a bag-of-words logistic regression and lab 03's BiLSTM, trained here on the same
-# split. By the end you will know what fine-tuning costs, which of its details matter, and
+# and then fine-tune MiniLM on **256 labelled sentences**, the regime where chapter 09's
+# learning curve shows pre-training paying, and compare it, on the same test sentences,
+# with a bag-of-words logistic regression and lab 03's BiLSTM trained on the same 256. The
+# lab passes when MiniLM is ahead of the bag of words by more than the test set's own
+# noise. By the end you will know what fine-tuning costs, which of its details matter, and
 # how to tell whether a pre-trained model has bought you anything.
 #
 # > The reviews are the course's **generated** Goodreads sample, in the real data's schema
@@ -55,17 +57,20 @@ from torch import nn
 import lmcourse
 from lmcourse import finetune, metrics
 from lmcourse.checks import finetune as check
-from lmcourse.course import artifacts
+from lmcourse.course import reference
+from lmcourse.course.references.transfer_curve import SPOILER_RECIPE, finetune_steps, label_order
 from lmcourse.data import Vocab, tokenize
 from lmcourse.data.goodreads import (
+    distinct_sentences,
     heldout_phrasing,
     load_reviews,
     sample_path,
     sentences,
     split_reviews,
 )
-from lmcourse.models.baselines import bag_of_words_baseline
+from lmcourse.models.baselines import train_bilstm
 from lmcourse.models.bert import BertModel
+from lmcourse.models.logistic import bag_of_words_classifier
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
 lmcourse.seed_everything(0)
@@ -105,6 +110,28 @@ lengths = torch.tensor([len(ids) for ids in tokenizer([t for t, _, _ in train])[
 MAX_LEN = 32
 print(f"training sentences in WordPieces, with [CLS] and [SEP]: median {int(lengths.median())},"
       f" max {int(lengths.max())}; longer than {MAX_LEN}: {(lengths > MAX_LEN).float().mean():.2%}")
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## 256 labels
+#
+# With all of its 8,784 distinct training sentences labelled, a bag of words ties
+# fine-tuned MiniLM on these template-made reviews: their words give the spoilers away.
+# Chapter 09's learning curve (the reference run `spoiler-curve`, three seeds) shows where
+# pre-training pays instead: when labels are few. Labels cost a reader's time, so this lab
+# pretends that only **256 distinct training sentences** have been labelled, drawn exactly
+# as the reference's seed 0 draws them (`label_order`: a random order in which every prefix
+# keeps the training set's share of spoilers). Every model below learns from those 256
+# sentences and nothing else; validation and test are the full splits.
+
+# %% slideshow={"slide_type": "-"}
+N_LABELS = 256
+distinct_texts, distinct_labels = distinct_sentences(train)
+chosen = label_order(torch.tensor(distinct_labels), seed=0)[:N_LABELS].tolist()
+labelled = [(distinct_texts[i], distinct_labels[i], "labelled") for i in chosen]
+print(f"{len(distinct_texts):,} distinct training sentences; labelled: {len(labelled)}, of "
+      f"which {sum(y for _, y, _ in labelled)} spoilers")
+for text, y, _ in labelled[:4]:
+    print(f"  {'spoiler' if y else 'other  '}  {text}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## MiniLM
@@ -318,8 +345,8 @@ check.predict_proba(predict_proba)
 #   spoilers, a batch of 16 would hold one spoiler every other step. The loss then needs no
 #   class weight, and the probabilities lean towards "spoiler", which the threshold chosen
 #   on validation data absorbs;
-# - **a few hundred steps** at peak rate 1e-4 with 10% warm-up (`lmcourse.budget` allows more
-#   on a GPU).
+# - **ten epochs** over the 256 labelled sentences, 160 steps, at peak rate 1e-4 with 10%
+#   warm-up (the reference's recipe for this many labels: `finetune_steps`).
 #
 # `finetune.fit` runs the loop with *your* `train_step`, optimiser and schedule:
 
@@ -327,9 +354,9 @@ check.predict_proba(predict_proba)
 lmcourse.show(finetune.fit)
 
 # %% slideshow={"slide_type": "-"}
-STEPS, BATCH, LR = lmcourse.budget(cpu=150, gpu=600), lmcourse.budget(cpu=16, gpu=32), 1e-4
-train_ids, train_mask = finetune.encode(tokenizer, [t for t, _, _ in train], max_len=MAX_LEN)
-train_y = torch.tensor([label for _, label, _ in train])
+STEPS, BATCH, LR = finetune_steps(N_LABELS, SPOILER_RECIPE), 16, 1e-4
+train_ids, train_mask = finetune.encode(tokenizer, [t for t, _, _ in labelled], max_len=MAX_LEN)
+train_y = torch.tensor([label for _, label, _ in labelled])
 
 lmcourse.seed_everything(0)
 for p in [*encoder.embeddings.parameters(), *encoder.pooler.parameters()]:
@@ -365,27 +392,27 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## Two baselines, trained here on the same sentences
+# ## Two baselines, trained here on the same 256 sentences
 #
 # - **Bag of words**: logistic regression on word counts, $P(\text{spoiler}) =
-#   \sigma(v \cdot c(x) + b)$, one weight per training word, the weighted cross-entropy of
-#   lab 03 (the strongest simple baseline for a classifier);
-# - **lab 03's BiLSTM**, the same recipe (embeddings 32, hidden 32, Adam 3e-3, weighted
-#   loss, two passes over the training sentences in batches of 64), trained with **three
-#   seeds**: its AUC moves by a point or two from one seed to the next, so one run of it is
-#   not "the BiLSTM's AUC". The target below is the mean of the three.
+#   \sigma(v \cdot c(x) + b)$, one weight per word of the 256 sentences, both classes
+#   weighted alike and an L2 penalty chosen by cross-validation on the 256 labels
+#   themselves (`lmcourse.models.logistic`): the strongest simple baseline for a classifier;
+# - **lab 03's BiLSTM** (embeddings 32, hidden 32, Adam 3e-3, weighted loss, batches of 64),
+#   given as many updates as MiniLM (40 passes over the 256 sentences), with **three
+#   seeds**: its AUC moves from one seed to the next, so one run of it is not "the
+#   BiLSTM's AUC".
 #
-# Both know only the words of the training sentences (`<unk>` for the rest). Their code is
-# in `lmcourse.models.baselines` (`bag_of_words_baseline`, `train_bilstm`). The three
-# BiLSTMs are trained once and kept in the course cache (`artifacts.lab06_bilstms`;
-# `make teacher` builds them beforehand), since this lab only compares against them; without
-# the cache the cell says what it trains and for about how long (half a minute on a CPU).
+# Both know only the words of the 256 labelled sentences (`<unk>` for the rest).
 
 # %% slideshow={"slide_type": "-"}
-bag_of_words = bag_of_words_baseline(train)
-bilstms = artifacts.lab06_bilstms(train, seeds=(0, 1, 2), epochs=2)
+labelled_texts = [t for t, _, _ in labelled]
+bag_of_words = bag_of_words_classifier(labelled_texts, train_y)
+bilstms = [train_bilstm(labelled, epochs=40, seed=seed).predict for seed in (0, 1, 2)]
 baselines = {"bag of words": bag_of_words, "BiLSTM": bilstms}
 shown = {"bag of words": bag_of_words, "BiLSTM": bilstms[0]}  # for the figures: seed 0
+print(f"bag of words: {len(set(w for t in labelled_texts for w in tokenize(t))):,} words, "
+      f"penalty {bag_of_words.lam:g} chosen by 5-fold cross-validation")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Evaluation
@@ -398,10 +425,10 @@ shown = {"bag of words": bag_of_words, "BiLSTM": bilstms[0]}  # for the figures:
 #
 # The check computes, for each model, ROC-AUC on the test sentences and F1 at the
 # threshold that is best on the validation sentences, on the whole test split and on its
-# two parts, and a bootstrap interval for the AUC difference between MiniLM and each BiLSTM
-# (resampling the test sentences: how much would the difference move on another test set of
-# the same size?). It passes when MiniLM's AUC on the whole test split beats the mean AUC of
-# the three BiLSTMs.
+# two parts, and a bootstrap interval for the AUC difference between MiniLM and the bag of
+# words (resampling the test sentences: how much would the difference move on another test
+# set of the same size?). It passes when MiniLM's AUC on the whole test split is ahead of
+# the bag of words's **beyond that interval**: its lower end above zero.
 
 # %% slideshow={"slide_type": "-"}
 scored: dict[str, float] = {}  # each distinct sentence is scored once
@@ -418,21 +445,40 @@ def predict(texts: list[str]) -> torch.Tensor:
 
 # %% tags=["check"] slideshow={"slide_type": "-"}
 results = check.beats_baseline(
-    predict, val, test, baselines, target="BiLSTM",
+    predict, val, test, baselines, target="bag of words", beyond_interval=True,
     parts={"in-distribution": lambda r: not heldout_phrasing(r),
            "held-out phrasing": heldout_phrasing})
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# Read the table column by column. On the in-distribution part, every training word is known
-# to all three models; on the held-out part, the plot is told in words only MiniLM has met
-# before. Compare each model with itself across the two parts (how much does it lose?), and
-# compare the models' differences with the bootstrap intervals printed under the table: a
-# difference inside one is one that another test set of this size could reverse. The
-# differences are small for a reason the last table of this lab shows: some test spoilers
-# are opinions that their writers tagged inside a spoiler span ("Una is a cartoon villain
-# with no real motivation."). No model that reads one sentence at a time can tell them from
-# the same opinion in a harmless review, so they sit low in every model's ranking and cap
-# every AUC; the models differ only on the rest.
+# Read the table column by column. The baselines know only the words of 256 sentences; on
+# the held-out part the plot is also told in words no training review uses, which MiniLM
+# has met in pre-training. Compare each model with itself across the two parts (how much
+# does it lose?), and the models' differences with the bootstrap intervals: a difference
+# inside one is one that another test set of this size could reverse. Then compare your
+# run with the reference's for the same 256 labels (printed below): the recipe is the
+# same, your code and its random draws are not. Every AUC is capped for a reason the last
+# table of this lab shows: some test spoilers are opinions that their writers tagged inside
+# a spoiler span ("Una is a cartoon villain with no real motivation."). No model that reads
+# one sentence at a time can tell them from the same opinion in a harmless review.
+
+# %% slideshow={"slide_type": "-"}
+ref = reference.load("spoiler-curve")
+print(f"reference spoiler-curve, seed 0, the same {N_LABELS} labels (ROC-AUC on the "
+      f"{len(distinct_sentences(test)[0]):,} distinct test sentences, each once; "
+      f"{ref['device'].split(',')[0]}):")
+for key, name in (("minilm_finetuned", "MiniLM fine-tuned"), ("bag_of_words", "bag of words"),
+                  ("bilstm", "BiLSTM"), ("minilm_features", "MiniLM features + regression")):
+    runs = [ref["metrics"][str(s)][f"{key}@{N_LABELS}"] for s in ref["seeds"]]
+    print(f"  {name:<30} seed 0: {runs[0]:.3f}   all {len(runs)} seeds: "
+          f"{metrics.mean_spread(runs)}")
+test_texts, test_labels = distinct_sentences(test)
+print(f"  your run on the same distinct sentences: MiniLM fine-tuned "
+      f"{metrics.roc_auc(test_labels, predict(test_texts)):.3f}, bag of words "
+      f"{metrics.roc_auc(test_labels, bag_of_words(test_texts)):.3f}")
+with_all = len(distinct_texts)
+print(f"with all {with_all:,} labels: MiniLM fine-tuned "
+      f"{ref['metrics']['0'][f'minilm_finetuned@{with_all}']:.3f}, bag of words "
+      f"{ref['metrics']['0'][f'bag_of_words@{with_all}']:.3f}")
 
 # %% slideshow={"slide_type": "-"}
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -456,13 +502,14 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Sentences with words the baselines never saw
 #
-# The held-out test spoilers that contain a word outside lab 03's vocabulary, with the
-# probability each model gives them (the balanced batches push MiniLM's probabilities up,
+# The held-out test spoilers that contain a word none of the 256 labelled sentences has,
+# with the probability each model gives them (the balanced batches push MiniLM's probabilities up,
 # so compare each column's ranking, not the numbers across columns):
 
 # %% slideshow={"slide_type": "-"}
+known = {w for t in labelled_texts for w in tokenize(t)}
 unseen = [t for t, y in parts["held-out phrasing"] if y
-          and any(w not in vocab for w in tokenize(t))]
+          and any(w not in known for w in tokenize(t))]
 unseen = sorted(set(unseen))[:8]
 columns = {"MiniLM": predict(unseen), **{k: fn(unseen) for k, fn in shown.items()}}
 print(f"{'':58s}" + "".join(f"{k:>14s}" for k in columns))
@@ -505,22 +552,27 @@ print(f"test spoilers that every model scores below more than 10% of the harmles
 #   random), `optimizer.zero_grad()` (gradients add up), labels as class indices, the
 #   scheduler stepped after the optimiser.
 # - **On a CPU budget**: short inputs trimmed to each batch's longest sentence, frozen
-#   embeddings, balanced batches, a few hundred steps; each distinct sentence scored once.
-# - **Did pre-training buy anything?** Compare with the strongest simple baselines on the
-#   same split, on the part of the test set that looks like training and on the part that
-#   does not, and weigh differences against a bootstrap interval before naming a winner.
+#   embeddings, balanced batches, ten epochs; each distinct sentence scored once.
+# - **Did pre-training buy anything?** Compare with the strongest simple baselines trained
+#   on the same labels, on the part of the test set that looks like training and on the
+#   part that does not, and weigh differences against a bootstrap interval before naming a
+#   winner. With 256 labels MiniLM is ahead of a bag of words; with every label of these
+#   generated reviews it is not (chapter 09's learning curve): what pre-training buys
+#   depends on how many labels you have.
 #
 # ## Going further
 #
 # 1. *(easy)* Fine-tune with `LR = 1e-2`. What happens to the loss curve and to the AUC? Then
-#    try 2e-5: is 150 steps enough?
+#    try 2e-5: are 160 steps enough?
 # 2. *(easy)* Drop the warm-up (`warmup=0`) and, separately, the clipping (`clip=1e9`).
 #    Which one matters more at peak rate 1e-4? Plot the gradient norm per step to see why.
 # 3. *(medium)* Replace the balanced batches by uniform batches with the class weights
 #    `finetune.class_weights(train_y)` (`sampling="weighted"` in `finetune.fit`). Compare
 #    AUC, F1 and the chosen threshold.
 # 4. *(medium)* Fine-tune MiniLM with three seeds too (the BiLSTM already has three) and
-#    report mean ± spread per part of the test set. Which differences survive?
+#    report mean ± spread per part of the test set. Which differences survive? Then set
+#    `N_LABELS = 64` and `N_LABELS = len(distinct_texts)` (all of them): where does the bag
+#    of words catch up, and does your run land where the reference's curve says?
 # 5. *(medium)* Classify from the mean of the token vectors (masked mean pooling, the
 #    pooling `all-MiniLM-L6-v2` was trained with) instead of `[CLS]`, or from the pooler
 #    (`finetune.SequenceClassifier(..., pooling="pooler")`). Which learns fastest?

@@ -1,13 +1,14 @@
 """Named artifacts: results several notebooks read, each computed by ONE function.
 
 An artifact is a run too slow for a notebook's budget: lab 06's fine-tuned MiniLM (the
-spoiler teacher), lab 06's three BiLSTM baselines, chapter 04's GloVe trained until its loss
-is flat (three seeds). (Chapter 09's tiny BERT is a reference run now:
-``lmcourse.course.references.pretraining_bench``.) The function that computes it is the one the
-notebook's cell calls (``artifacts.chapter04_glove(X, words)``) and the one
-``make teacher`` (``python -m lmcourse.course.artifacts``) calls beforehand, with the same
-inputs; both go through the course cache (:mod:`lmcourse.course.cache`), so the notebook
-reads what ``make teacher`` wrote, and computes it itself, saying so, when it is missing.
+spoiler teacher), chapter 04's GloVe trained until its loss is flat (three seeds). (Lab 06's
+BiLSTM baselines learn from its 256 labelled sentences now, in seconds; chapter 09's tiny
+BERT is a reference run: ``lmcourse.course.references.pretraining_bench``.) The function
+that computes it is the one the notebook's cell calls
+(``artifacts.chapter04_glove(X, words)``) and the one ``make teacher``
+(``python -m lmcourse.course.artifacts``) calls beforehand, with the same inputs; both go
+through the course cache (:mod:`lmcourse.course.cache`), so the notebook reads what
+``make teacher`` wrote, and computes it itself, saying so, when it is missing.
 
 Each registered :class:`Artifact` also declares how to build the notebook's inputs (or small
 ones, for the unit tests) and a **first-steps check**: the first steps are trained again,
@@ -35,14 +36,13 @@ import lmcourse
 from lmcourse.course import teacher
 from lmcourse.course.cache import cache_dir, cached_tensors, keeps_rng
 from lmcourse.course.keys import digest
-from lmcourse.models.baselines import BiLSTMRun, Sentences, train_bilstm, untrained_bilstm
 from lmcourse.models.embeddings.glove import WORDSIM, train_glove, wordsim_score
 from lmcourse.models.embeddings.word2vec import Trained
 
-__all__ = ["ARTIFACTS", "Artifact", "cached_bilstm", "chapter04_glove", "check_first_steps",
-           "glove_until_flat", "lab06_bilstms", "spoiler_teacher"]
+__all__ = ["ARTIFACTS", "Artifact", "chapter04_glove", "check_first_steps",
+           "glove_until_flat", "spoiler_teacher"]
 
-spoiler_teacher = teacher.spoiler_teacher  # registered below, with the two others
+spoiler_teacher = teacher.spoiler_teacher  # registered below, with GloVe
 
 
 def check_first_steps(live: Sequence[float], cached: Sequence[float], what: str,
@@ -61,39 +61,6 @@ def check_first_steps(live: Sequence[float], cached: Sequence[float], what: str,
                              f"run by {gap:.1e} (tolerance {tol:g}): the cache entry was not "
                              "computed by this recipe")
     return gap
-
-
-# ---- lab 06's BiLSTM baselines ---------------------------------------------------------------
-
-BILSTM_ESTIMATE = "about 10 s per seed on a 2-core CPU"
-
-
-@keeps_rng
-def cached_bilstm(train: Sentences, seed: int = 0, epochs: int = 2, **settings) -> BiLSTMRun:
-    """:func:`~lmcourse.models.baselines.train_bilstm` kept in the course cache (keyed by
-    the rows, the seed and every setting): weights and per-step losses."""
-    shape = {k: v for k, v in settings.items() if k in ("embed_dim", "hidden_size")}
-    run = untrained_bilstm(train, seed=seed, **shape)
-    recipe = {"recipe": "lab03-bilstm-v2", "epochs": epochs, "seed": seed, **settings,
-              "rows": digest(list(train))}
-
-    def compute() -> dict[str, torch.Tensor]:
-        trained = train_bilstm(train, epochs=epochs, seed=seed, **settings)
-        return {**trained.model.state_dict(),
-                "losses": torch.tensor(trained.losses, dtype=torch.float64)}
-
-    state = cached_tensors("bilstm", recipe, compute, keys={"losses"}, device="cpu",
-                           what=f"lab 06's BiLSTM baseline, seed {seed}",
-                           estimate=BILSTM_ESTIMATE)
-    run.model.load_state_dict({k: v for k, v in state.items() if k != "losses"})
-    return BiLSTMRun(run.model.eval(), run.vocab, state["losses"].tolist())
-
-
-def lab06_bilstms(train: Sentences, seeds: Sequence[int] = (0, 1, 2), epochs: int = 2
-                  ) -> list[Callable[[Sequence[str]], torch.Tensor]]:
-    """Lab 06's baselines: lab 03's BiLSTM trained on ``train``, one per seed, each as
-    ``predict(texts) -> P(spoiler)``."""
-    return [cached_bilstm(train, seed=s, epochs=epochs).predict for s in seeds]
 
 
 # ---- chapter 04's GloVe, until its loss is flat ----------------------------------------------
@@ -204,17 +171,6 @@ def _teacher_first_steps(model, data, steps, progress) -> tuple[list[float], lis
     return live, model.losses, "spoiler teacher"
 
 
-def _bilstm_inputs(tiny: bool) -> dict:
-    train = _spoiler_data(False).train
-    return dict(train=train[:300], seeds=(0,), epochs=1) if tiny else dict(train=train)
-
-
-def _bilstm_first_steps(predicts, train, seeds=(0, 1, 2), epochs=2
-                        ) -> tuple[list[float], list[float], str]:
-    live = train_bilstm(train, epochs=epochs, seed=seeds[0], stop_after=3).losses
-    return live, cached_bilstm(train, seed=seeds[0], epochs=epochs).losses, "BiLSTM baseline"
-
-
 @functools.cache
 def _chapter04_data(tiny: bool) -> tuple[sp.spmatrix, list[str]]:
     from lmcourse.data import WordCorpus, load_corpus, tokenize
@@ -246,8 +202,6 @@ def _glove_first_steps(runs, X, words, seeds=(0, 1, 2), dim=100, device=None, pr
 ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
     Artifact("spoiler-teacher", teacher.WHAT, teacher.ESTIMATE, spoiler_teacher,
              _teacher_inputs, _teacher_first_steps),
-    Artifact("lab06-bilstms", "lab 06's BiLSTM baselines (lab 03's recipe, 3 seeds)",
-             BILSTM_ESTIMATE, lab06_bilstms, _bilstm_inputs, _bilstm_first_steps),
     Artifact("chapter04-glove", "chapter 04's GloVe until its loss is flat (3 seeds)",
              GLOVE_ESTIMATE, chapter04_glove, _glove_inputs, _glove_first_steps),
 )}

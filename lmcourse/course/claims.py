@@ -33,6 +33,9 @@ of the committed, executed notebooks into ``benchmarks/claims.json`` and the sit
   between is ``no difference``. With one seed on each side this is a plain comparison, and
   the line says "1 seed": there is no spread to test the gap against.
 - ``"spreads"``: the gap between the means exceeds the two spreads added together.
+- ``"paired bootstrap"`` (:func:`bootstrap_verdict`): one run of each side scored on the
+  same test examples; the 95% interval of the difference, from resampling those examples,
+  lies above 0 (ahead), below 0 (behind) or contains it (no difference).
 
 A comparison that is not against a number (a qualitative check, a threshold decided by
 the chapter) passes ``verdict=`` explicitly; the record says ``rule: "stated"``.
@@ -46,14 +49,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["MIME", "RULES", "VERDICTS", "Claim", "bundle", "decide", "format_number", "recorded",
-           "verdict"]
+__all__ = ["MIME", "RULES", "VERDICTS", "Claim", "bootstrap_verdict", "bundle", "decide",
+           "format_number", "recorded", "verdict"]
 
 #: the three verdicts a claim can get
 REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE = "reproduced", "not reproduced", "no difference"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE)
 #: how a verdict is decided from the numbers (``"stated"``: given by the notebook)
-RULES = ("every seed", "spreads")
+RULES = ("every seed", "spreads", "paired bootstrap")
 #: the MIME type of a recorded claim in a notebook's outputs
 MIME = "application/vnd.lmcourse.claim+json"
 
@@ -135,8 +138,9 @@ def decide(ours: Any, baseline: Any, *, higher_is_better: bool,
            rule: str = "every seed") -> str:
     """The verdict on "ours beats the baseline" from per-seed values (see the module's
     docstring for the two rules). ``ours`` and ``baseline`` are a number or one per seed."""
-    if rule not in RULES:
-        raise ValueError(f"unknown rule {rule!r}: use one of {RULES}")
+    if rule not in RULES[:2]:
+        raise ValueError(f"unknown rule {rule!r}: use one of {RULES[:2]} (a paired bootstrap "
+                         "is decided by bootstrap_verdict)")
     if not isinstance(higher_is_better, bool):
         raise TypeError("higher_is_better must be True or False (is a larger figure better?)")
     sign = 1.0 if higher_is_better else -1.0
@@ -159,7 +163,7 @@ def decide(ours: Any, baseline: Any, *, higher_is_better: bool,
 def _reason(rule: str, word: str, ours: list[float], base: list[float] | None,
             digits: int) -> str:
     """Why the numbers gave this verdict, in a few words."""
-    if rule == "stated" or base is None:
+    if rule in ("stated", "paired bootstrap") or base is None:
         return ""
     if rule == "spreads":
         gap = abs(_mean(ours) - _mean(base))
@@ -275,6 +279,33 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
             "seeds": len(base_values)},
         paper=paper, higher_is_better=higher_is_better, rule=rule, metric=metric, note=note,
         digits=digits, line=line)
+    if show:
+        _show(result)
+    return result
+
+
+def bootstrap_verdict(claim: str, labels: Any, ours: Any, *, baseline: tuple[str, Any],
+                      paper: float | str | None = None, note: str | None = None,
+                      digits: int = 3, resamples: int = 1000, seed: int = 0,
+                      show: bool = True) -> Claim:
+    """Decide "ours ranks the positives better than the baseline" from one run of each,
+    scored on the same examples: ``ours`` and ``baseline = (name, scores)`` are scores for
+    ``labels``; the verdict reads the 95% interval of ``ROC-AUC(ours) - ROC-AUC(baseline)``
+    over ``resamples`` bootstrap resamples of the examples
+    (:func:`lmcourse.metrics.bootstrap_auc_difference`): above 0 ``reproduced``, below 0
+    ``not reproduced``, otherwise ``no difference``. Records ROC-AUCs, not scores."""
+    from lmcourse.metrics import bootstrap_auc_difference, roc_auc
+
+    name, base_scores = baseline
+    diff, low, high = bootstrap_auc_difference(labels, ours, base_scores, n=resamples, seed=seed)
+    word = REPRODUCED if low > 0 else NOT_REPRODUCED if high < 0 else NO_DIFFERENCE
+    n = len(_values(labels, "labels"))
+    why = (f"difference {diff:+.{digits}f}, 95% paired bootstrap interval "
+           f"[{low:+.{digits}f}, {high:+.{digits}f}] over {n:,} examples")
+    result = verdict(claim, roc_auc(labels, ours), baseline=(name, roc_auc(labels, base_scores)),
+                     higher_is_better=True, verdict=word, paper=paper, metric="test ROC-AUC",
+                     note=why if note is None else f"{why}; {note}", digits=digits, show=False)
+    result = Claim(**{**result.record(), "rule": "paired bootstrap"})
     if show:
         _show(result)
     return result

@@ -1,9 +1,9 @@
 """The spoiler teacher of chapters 12-13 and lab 07: MiniLM fine-tuned by lab 06's recipe.
 
-Lab 06 fine-tunes the pre-trained MiniLM (6 layers, width 384) on spoiler sentences: frozen
-embeddings, balanced batches of 16, AdamW at 1e-4 with 10% linear warm-up then linear decay,
-200 steps on a CPU (600 on a GPU; lab 06 itself stops at 150 on a CPU to keep within
-its notebook budget). Distillation and compression start from that model, so it is trained
+Lab 06 fine-tunes the pre-trained MiniLM (6 layers, width 384) on 256 labelled spoiler
+sentences: frozen embeddings, balanced batches of 16, AdamW at 1e-4 with 10% linear warm-up
+then linear decay. The teacher is the same recipe on **every** training sentence, 200 steps
+on a CPU (600 on a GPU). Distillation and compression start from that model, so it is trained
 once and kept in the course cache (:mod:`lmcourse.course.cache`), under a key that hashes
 the recipe, the data and the MiniLM weights; it is one of the registered artifacts
 (:mod:`lmcourse.course.artifacts`), which ``make teacher`` computes beforehand.

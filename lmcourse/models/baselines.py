@@ -170,9 +170,7 @@ def train_bilstm(train: Sentences, epochs: int = 2, embed_dim: int = 32, hidden_
 def bilstm_baseline(train: Sentences, epochs: int = 2, embed_dim: int = 32,
                     hidden_size: int = 32, batch_size: int = 64, lr: float = 3e-3,
                     seed: int = 0) -> Callable[[Sequence[str]], torch.Tensor]:
-    """:func:`train_bilstm`'s model as ``predict(texts) -> P(spoiler)``. (Lab 06 compares
-    against three of them kept in the course cache:
-    :func:`lmcourse.course.artifacts.lab06_bilstms`.)"""
+    """:func:`train_bilstm`'s model as ``predict(texts) -> P(spoiler)``."""
     return train_bilstm(train, epochs, embed_dim, hidden_size, batch_size, lr, seed).predict
 
 
