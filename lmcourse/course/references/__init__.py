@@ -2,6 +2,7 @@
 
 from lmcourse.course.references import (  # noqa: F401
     bilm_lee,
+    distill_transfer,
     lm_char,
     pretraining_bench,
     transfer_curve,

@@ -1,0 +1,165 @@
+"""Reference ``distill-transfer``: distillation where it pays, a teacher labelling sentences
+nobody labelled.
+
+Chapter 12 distils a teacher that was fine-tuned on every label into a student trained on
+the same sentences; the student can then learn nothing the labels did not already say, and
+a bag of words is as good as both. DistilBERT and TinyBERT distil on a **transfer set**:
+text the teacher labels for the student, far more than the task's labelled data. This
+reference builds that regime on the spoiler sample, for each seed:
+
+1. 256 labelled training sentences, drawn as ``spoiler-curve`` draws them;
+2. the **teacher**: MiniLM fine-tuned on those 256 by lab 06's recipe (160 steps);
+3. the **transfer set**: 2,048 other distinct training sentences whose labels are never
+   read; the teacher's logits stand in for them;
+4. **students** of the same shape (half the teacher's layers, chapter 12's recipe),
+   trained for the same 300 steps of 16: *labels only* on the 256, and *distilled* on the
+   256 + 2,048 with ``alpha T^2 L_d + beta L_s`` (``T = 2``, ``alpha = beta = 0.5``;
+   ``L_s`` against the true label where there is one, the teacher's choice elsewhere);
+   each pair twice, with layers copied from every other teacher layer (DistilBERT's start)
+   and with random layers (a student that does not already know what the teacher knows);
+5. the **bag of words** on the 256 labels, and the same bag of words trained on the 256 +
+   the teacher's labels for the 2,048 (distillation into the simplest student).
+
+Every model is scored by ROC-AUC on the 2,300 distinct test sentences.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from lmcourse.course.reference import Reference, SeedRun, reference
+from lmcourse.course.references.transfer_curve import (
+    SPOILER_RECIPE,
+    finetune_minilm,
+    label_order,
+    majority_auc,
+    minilm_files,
+    spoiler_task,
+)
+from lmcourse.metrics import roc_auc
+from lmcourse.models.logistic import LAMBDAS, bag_of_words_classifier
+
+RECIPE = {
+    "task": "spoiler-curve's task: distinct sentences, lab 03's review split",
+    "labels": 256, "label_draw": "spoiler-curve's label_order, the same seed",
+    "teacher": "MiniLM fine-tuned on the labelled sentences, spoiler-curve's recipe",
+    "transfer": 2048, "transfer_draw": "random distinct training sentences outside the "
+                                       "labelled ones; their labels are never read",
+    "student": "half depth, classifier copied, embeddings frozen "
+               "(lmcourse.course.teacher.half_depth_student)",
+    "student_inits": ["every other", "random"],
+    "student_steps": 300, "student_batch": 16, "student_lr": 2e-4,
+    "temperature": 2.0, "alpha": 0.5, "beta": 0.5,
+    "hard_labels": "true label where labelled, the teacher's argmax elsewhere",
+    "lambdas": list(LAMBDAS), "max_len": SPOILER_RECIPE["max_len"],
+    "finetune": SPOILER_RECIPE["finetune"],
+    "curve_x": "student steps (one point per run: the distilled student's test ROC-AUC)",
+}
+
+ARMS = ("teacher", "student_labels_only", "student_distilled", "random_student_labels_only",
+        "random_student_distilled", "bag_of_words", "bag_of_words_transfer")
+
+
+@torch.no_grad()
+def _logits(model: torch.nn.Module, texts: list[str], max_len: int) -> torch.Tensor:
+    from lmcourse import finetune
+
+    tokenizer, _ = minilm_files()
+    ids, mask = finetune.encode(tokenizer, texts, max_len)
+    model.eval()
+    device = next(model.parameters()).device
+    out = torch.cat([model(*(t.to(device) for t in finetune.trim(ids[i:i + 128],
+                                                                  mask[i:i + 128]))).cpu()
+                     for i in range(0, len(texts), 128)])
+    return out
+
+
+def _student(teacher, texts: list[str], hard: torch.Tensor, soft: torch.Tensor | None,
+             recipe: dict, seed: int, device: torch.device, init: str = "every other"):
+    """A half-depth student trained on ``texts`` (distilled when ``soft`` logits are given)."""
+    import torch.nn.functional as F
+
+    from lmcourse import finetune
+    from lmcourse.course.teacher import half_depth_student
+    from lmcourse.models.distill import combined_loss, train_student
+
+    tokenizer, _ = minilm_files()
+    ids, mask = finetune.encode(tokenizer, texts, recipe["max_len"])
+
+    def loss(student, ids, mask, labels, rows):
+        logits = student(ids, mask)
+        if soft is None:
+            return F.cross_entropy(logits, labels)
+        return combined_loss(logits, soft[rows].to(logits.device), labels,
+                             temperature=recipe["temperature"], alpha=recipe["alpha"],
+                             beta=recipe["beta"])
+
+    with torch.random.fork_rng(devices=None if device.type == "cuda" else []):
+        torch.manual_seed(seed)
+        student = half_depth_student(teacher, init)
+        losses = train_student(student, (ids, mask, hard), loss, steps=recipe["student_steps"],
+                               batch_size=recipe["student_batch"], lr=recipe["student_lr"],
+                               seed=seed, progress=False)
+    return student, losses
+
+
+def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
+          stop_after: int | None = None) -> SeedRun:
+    from lmcourse import finetune
+
+    task, start = spoiler_task(), time.perf_counter()
+    order = label_order(task.train_labels, seed)
+    labelled = order[:recipe["labels"]]
+    rest = order[recipe["labels"]:]
+    g = torch.Generator().manual_seed(20_000 + seed)
+    transfer = rest[torch.randperm(len(rest), generator=g)[:recipe["transfer"]]]
+    texts = [task.train_texts[i] for i in labelled]
+    labels = task.train_labels[labelled]
+    teacher, teacher_losses = finetune_minilm(texts, labels, recipe, seed, device, stop_after)
+    if stop_after is not None:
+        return SeedRun([], teacher_losses, {})
+    transfer_texts = [task.train_texts[i] for i in transfer]
+    pool = texts + transfer_texts
+    soft = _logits(teacher, pool, recipe["max_len"])
+    hard = torch.cat([labels, soft[len(texts):].argmax(-1)])
+    tokenizer, _ = minilm_files()
+
+    def scores(model):
+        return finetune.predict_texts(model, tokenizer, task.test_texts, recipe["max_len"])
+
+    predictions = {"teacher": scores(teacher)}
+    for init, prefix in zip(recipe["student_inits"], ("", "random_"), strict=True):
+        only, _ = _student(teacher, texts, labels, None, recipe, seed, device, init)
+        predictions[f"{prefix}student_labels_only"] = scores(only)
+        distilled, _ = _student(teacher, pool, hard, soft, recipe, seed, device, init)
+        predictions[f"{prefix}student_distilled"] = scores(distilled)
+    predictions["bag_of_words"] = bag_of_words_classifier(texts, labels, recipe["lambdas"],
+                                                          seed=seed)(task.test_texts)
+    predictions["bag_of_words_transfer"] = bag_of_words_classifier(
+        pool, hard, recipe["lambdas"], seed=seed)(task.test_texts)
+    y = task.test_labels.tolist()
+    metrics = {arm: round(roc_auc(y, predictions[arm].float().tolist()), 5) for arm in ARMS}
+    metrics["transfer_spoilers_by_teacher"] = int(hard[len(texts):].sum())
+    metrics["transfer_spoilers_true"] = int(task.train_labels[transfer].sum())
+    metrics["train_seconds"] = round(time.perf_counter() - start, 1)
+    curve = [[recipe["student_steps"], metrics["train_seconds"], metrics["student_distilled"]]]
+    return SeedRun(curve, teacher_losses, metrics)
+
+
+def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:
+    raise NotImplementedError("distill-transfer keeps no weights")
+
+
+reference(Reference(
+    name="distill-transfer",
+    title="distillation on a transfer set: a MiniLM teacher fine-tuned on 256 labels "
+          "labels 2,048 more sentences for a half-depth student",
+    recipe=RECIPE,
+    train=train,
+    evaluate=_no_weights,
+    baselines=lambda recipe: majority_auc(spoiler_task()),
+    seconds_per_seed=160.0,
+    keep_weights=(),
+))
