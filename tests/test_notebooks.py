@@ -130,3 +130,38 @@ def test_committed_html_outputs_load_nothing_remote(notebook):
             if html:
                 text = "".join(html) if isinstance(html, list) else html
                 assert remote_references(text) == [], f"{path.name}, cell {i}"
+
+
+def test_execute_starts_a_fresh_kernel_once_when_a_reply_never_comes(monkeypatch, tmp_path):
+    """A lost kernel reply (the run sits idle until the cell timeout) is retried once in a
+    fresh kernel; an error raised by a cell is not retried."""
+    import nbclient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+    runs = []
+
+    class Flaky:
+        def __init__(self, nb, **kwargs):
+            self.nb, self.kwargs = nb, kwargs
+
+        def execute(self):
+            runs.append(self.kwargs["timeout"])
+            if len(runs) == 1:
+                raise CellTimeoutError("no reply")
+            self.nb.cells[0].outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+
+    monkeypatch.setattr(nbclient, "NotebookClient", Flaky)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('ran')")])
+    nbtools.execute(nb, tmp_path)
+    assert len(runs) == 2 and nb.cells[0].outputs[0]["text"] == "ran\n"
+
+    class Broken(Flaky):
+        def execute(self):
+            runs.append(0)
+            raise CellExecutionError("a cell raised", "ValueError", "bad")
+
+    runs.clear()
+    monkeypatch.setattr(nbclient, "NotebookClient", Broken)
+    with pytest.raises(CellExecutionError):
+        nbtools.execute(nb, tmp_path)
+    assert len(runs) == 1
