@@ -45,3 +45,18 @@ def test_draws_into_a_given_axes():
     fig, axes = plt.subplots(1, 2)
     assert draw_lstm_cell(axes[0]) is axes[0] and draw_gru_cell(axes[1]) is axes[1]
     plt.close(fig)
+
+
+def test_temperature_slider_and_legend_write_t_alike():
+    """The legend reads what the slider shows (9.95, not 9.95268)."""
+    import matplotlib.pyplot as plt
+
+    from lmcourse.viz.temperature import T_FORMAT, temperature_figure, temperature_widget
+
+    fig = temperature_figure([2.0, 0.5, -1.0], ["a", "b", "c"], T=9.95268)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+    assert labels == ["T = 1", "T = 9.95"]
+    slider = temperature_widget([2.0, 0.5, -1.0], ["a", "b", "c"]).children[0]
+    assert slider.readout_format == T_FORMAT and f"{9.95268:{T_FORMAT}}" == "9.95"
+    plt.close("all")

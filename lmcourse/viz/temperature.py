@@ -27,6 +27,10 @@ def entropy_bits(probs: torch.Tensor) -> float:
     return float(-(probs.double() * torch.log2(p)).sum())
 
 
+#: how the slider and the legend both write T (three significant digits: 9.95, not 9.95268)
+T_FORMAT = ".3g"
+
+
 def temperature_figure(logits: Sequence[float], labels: Sequence[str], T: float = 2.0,
                        student_logits: Sequence[float] | None = None) -> plt.Figure:
     """Three panels: ``softmax(z / T)`` beside ``softmax(z)``; the entropy against ``T``;
@@ -41,7 +45,8 @@ def temperature_figure(logits: Sequence[float], labels: Sequence[str], T: float 
                                            gridspec_kw={"width_ratios": [1.5, 1, 1]})
     x = np.arange(z.numel())
     ax_p.bar(x - 0.2, softmax_t(z, 1.0).numpy(), width=0.4, color="#bbbbbb", label="T = 1")
-    ax_p.bar(x + 0.2, softmax_t(z, T).numpy(), width=0.4, color="tab:blue", label=f"T = {T:g}")
+    ax_p.bar(x + 0.2, softmax_t(z, T).numpy(), width=0.4, color="tab:blue",
+             label=f"T = {T:{T_FORMAT}}")
     ax_p.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
     ax_p.set_ylabel("probability")
     ax_p.set_title("the teacher's soft targets")
@@ -80,7 +85,8 @@ def temperature_widget(logits: Sequence[float], labels: Sequence[str], T: float 
 
     display_figure(temperature_figure(logits, labels, T, student_logits))
     slider = widgets.FloatLogSlider(value=T, base=10, min=np.log10(0.25), max=np.log10(20),
-                                    step=0.05, description="T", continuous_update=False)
+                                    step=0.05, description="T", continuous_update=False,
+                                    readout_format=T_FORMAT)
     out = widgets.Output()
 
     def redraw(*_):
