@@ -69,6 +69,14 @@ def test_half_depth_students_and_their_pool(small_data, tmp_path, monkeypatch):
     with torch.no_grad():
         direct = model(ids[:4], mask[:4])
     assert torch.allclose(logits[:4], direct, atol=1e-5)
+    # kept in the cache: read back the same, and another teacher is another entry
+    assert len(list(tmp_path.glob("distillation-pool-*.safetensors"))) == 1
+    assert torch.equal(teacher.distillation_pool(small_data, model)[1], logits)
+    with torch.no_grad():
+        model.classifier.bias.add_(1.0)
+    shifted = teacher.distillation_pool(small_data, model)[1]
+    assert len(list(tmp_path.glob("distillation-pool-*.safetensors"))) == 2
+    assert torch.allclose(shifted, logits + 1.0, atol=1e-5)
 
 
 def test_the_teacher_leaves_the_callers_random_generators_alone(small_data, tmp_path,

@@ -27,8 +27,8 @@ from lmcourse.metrics import roc_auc
 from lmcourse.models.bert import BertModel
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
-__all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "distillation_pool", "half_depth_student",
-           "spoiler_data", "spoiler_teacher", "teacher_first_steps"]
+__all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "distillation_pool", "few_label_teacher",
+           "half_depth_student", "spoiler_data", "spoiler_teacher", "teacher_first_steps"]
 
 WHAT = "lab 06's fine-tuned MiniLM (the spoiler teacher)"
 ESTIMATE = "about 45 s on a 2-core CPU"
@@ -129,6 +129,42 @@ def spoiler_teacher(data: SpoilerData | None = None, steps: int | None = None,
     return model.eval()
 
 
+FEW_LABEL_WHAT = "lab 06's model: MiniLM fine-tuned on 256 labelled sentences (lab 07's teacher)"
+FEW_LABEL_ESTIMATE = "about 45 s on a 2-core CPU"
+
+
+@keeps_rng
+def few_label_teacher(n_labels: int = 256, seed: int = 0, recipe: dict | None = None,
+                      progress: bool = True) -> finetune.SequenceClassifier:
+    """Lab 06's model: MiniLM fine-tuned by lab 06's recipe on the first ``n_labels``
+    distinct training sentences of ``spoiler-curve``'s order for ``seed`` (the teacher of
+    ``distill-transfer``'s seed ``seed``), on the course device in eval mode, cached. Its
+    per-step training losses are ``model.losses``."""
+    from lmcourse.course.references import transfer_curve as tc
+
+    recipe = tc.SPOILER_RECIPE if recipe is None else recipe
+    task = tc.spoiler_task()
+    chosen = tc.label_order(task.train_labels, seed)[:n_labels]
+    texts, labels = [task.train_texts[i] for i in chosen], task.train_labels[chosen]
+    device = lmcourse.device()
+    weights = minilm_path() / "model.safetensors"
+    key = {"recipe": "few-label-teacher-v1", "seed": seed, "max_len": recipe["max_len"],
+           "finetune": recipe["finetune"], "texts": digest(texts), "labels": digest(labels),
+           "minilm": digest(weights if weights.exists() else minilm_path())}
+
+    def train() -> dict[str, torch.Tensor]:
+        model, losses = tc.finetune_minilm(texts, labels, recipe, seed, device)
+        return {**model.state_dict(), "losses": torch.tensor(losses, dtype=torch.float64)}
+
+    state = cached_tensors("few-label-teacher", key, train, keys={"losses"},
+                           what=FEW_LABEL_WHAT, estimate=FEW_LABEL_ESTIMATE, device=device)
+    model = finetune.SequenceClassifier(BertModel.from_pretrained(minilm_path()))
+    model.freeze_embeddings()
+    model.load_state_dict({k: v for k, v in state.items() if k != "losses"})
+    model.losses = state["losses"].tolist()
+    return model.to(device).eval()
+
+
 @keeps_rng
 def teacher_first_steps(data: SpoilerData, first: int, steps: int | None = None
                         ) -> list[float]:
@@ -172,22 +208,33 @@ def distillation_pool(data: SpoilerData, teacher: torch.nn.Module, others_per_sp
                       ) -> tuple[tuple[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
     """The sentences a student learns from: every training spoiler and a fixed random
     ``others_per_spoiler`` times as many other training sentences, encoded, with the
-    teacher's logits for each (computed once): ``((input_ids, mask, labels), logits)``."""
+    teacher's logits for each: ``((input_ids, mask, labels), logits)``. The logits are
+    computed once per teacher (its weights are part of the cache key) and kept in the course
+    cache, so chapters 12-13 and the benchmarks share them."""
     spoilers = [row for row in data.train if row[1]]
     order = torch.randperm(len(data.train), generator=torch.Generator().manual_seed(seed))
     others = [data.train[i] for i in order.tolist() if not data.train[i][1]]
-    pool = data.encode(spoilers + others[:round(others_per_spoiler * len(spoilers))])
-    was_training = teacher.training
-    teacher.eval()
+    rows = spoilers + others[:round(others_per_spoiler * len(spoilers))]
+    pool = data.encode(rows)
     device = next(teacher.parameters()).device
-    # batches of similar length, so each is trimmed to little padding; same logits, in order
-    by_length = pool[1].sum(1).argsort(stable=True)
-    ids, mask = pool[0][by_length], pool[1][by_length]
-    with torch.no_grad():
+
+    def compute() -> dict[str, torch.Tensor]:
+        was_training = teacher.training
+        teacher.eval()
+        # batches of similar length, so each is trimmed to little padding; same logits, in order
+        by_length = pool[1].sum(1).argsort(stable=True)
+        ids, mask = pool[0][by_length], pool[1][by_length]
         sorted_logits = torch.cat([teacher(*(t.to(device) for t in finetune.trim(
             ids[i:i + batch_size], mask[i:i + batch_size]))).cpu()
             for i in range(0, len(by_length), batch_size)])
-    logits = torch.empty_like(sorted_logits)
-    logits[by_length] = sorted_logits
-    teacher.train(was_training)
-    return pool, logits
+        logits = torch.empty_like(sorted_logits)
+        logits[by_length] = sorted_logits
+        teacher.train(was_training)
+        return {"logits": logits}
+
+    recipe = {"recipe": "distillation-pool-v1", "teacher": digest(teacher),
+              "rows": digest(rows), "max_len": data.max_len}
+    state = cached_tensors("distillation-pool", recipe, compute, keys={"logits"},
+                           what="the teacher's logits on the distillation pool",
+                           estimate="about 10 s on a 2-core CPU", device=device)
+    return pool, state["logits"].cpu()
