@@ -301,3 +301,20 @@ def test_keeps_teacher_quality_rejects(rows):
                rows, hint="NaN or infinite")
     fails_with(check.keeps_teacher_quality, not_implemented, teacher, rows,
                hint="not implemented yet")
+
+
+def test_keeps_teacher_quality_against_the_bag_of_words_and_a_control(rows, capsys):
+    """Lab 07's rule: not behind the bag of words beyond the interval; the labels-only
+    control and the bag of words each get a recorded verdict."""
+    teacher, good = scorer(rows, 0.5), scorer(rows, 0.6, seed=1)
+    check.keeps_teacher_quality(good, teacher, rows,
+                                {"bag of words": scorer(rows, 0.7, seed=3),
+                                 "labels only": scorer(rows, 0.6, seed=4)},
+                                bag_of_words="bag of words", control="labels only")
+    out = capsys.readouterr().out
+    assert out.count("paired bootstrap") == 2 and "not behind the bag of words" in out
+    fails_with(check.keeps_teacher_quality, scorer(rows, 0.9, seed=2), teacher, rows,
+               {"bag of words": scorer(rows, 0.05, seed=3)}, bag_of_words="bag of words",
+               share=0.5, hint="behind the bag of words beyond the bootstrap interval")
+    with pytest.raises(ValueError, match="not among the baselines"):
+        check.keeps_teacher_quality(good, teacher, rows, {}, bag_of_words="bag of words")

@@ -128,12 +128,16 @@ def _scores(name: str, who: str, predict: Predict, texts: list[str]) -> np.ndarr
 
 def keeps_teacher_quality(student: Predict, teacher: Predict, test: Sequence[tuple],
                           baselines: dict[str, Predict] | None = None,
-                          losses: Sequence[float] | None = None, share: float = 0.9
+                          losses: Sequence[float] | None = None, share: float = 0.9,
+                          bag_of_words: str | None = None, control: str | None = None
                           ) -> dict[str, float]:
     """The student's ROC-AUC on ``test`` rows ``(text, label, ...)`` is at least ``share``
-    of the teacher's. Prints each model's AUC (``baselines`` too) and its share of the
-    teacher's, and a bootstrap interval of the student-teacher difference; ``losses`` (one
-    per training step) tell an untrained or diverged student. Returns ``{model: AUC}``."""
+    of the teacher's and, when ``bag_of_words`` names one of the ``baselines``, not behind
+    that bag of words beyond the 95% paired bootstrap interval of the difference. Prints
+    each model's AUC (``baselines`` too) and its share of the teacher's, and bootstrap
+    intervals; records verdicts against the bag of words and against ``control`` (the same
+    student trained on the labels alone). ``losses`` (one per training step) tell an
+    untrained or diverged student. Returns ``{model: AUC}``."""
     name = "student vs teacher"
     texts = [row[0] for row in test]
     y = np.array([int(row[1]) for row in test])
@@ -151,8 +155,11 @@ def keeps_teacher_quality(student: Predict, teacher: Predict, test: Sequence[tup
     if np.ptp(s) < 1e-9:
         fail(name, "the student gives every sentence the same score: it predicts one class.")
     aucs = {"teacher": metrics.roc_auc(y, t), "student": metrics.roc_auc(y, s)}
-    for key, fn in (baselines or {}).items():
-        aucs[key] = metrics.roc_auc(y, _scores(name, key, fn, texts))
+    scored = {key: _scores(name, key, fn, texts) for key, fn in (baselines or {}).items()}
+    for key in (bag_of_words, control):
+        if key is not None and key not in scored:
+            raise ValueError(f"{key!r} is not among the baselines {sorted(scored)}")
+    aucs |= {key: metrics.roc_auc(y, v) for key, v in scored.items()}
     print(f"{len(y):,} test sentences, {int(y.sum())} spoilers")
     print(f"{'':30s}{'ROC-AUC':>9s}{'share of teacher':>18s}")
     for key, auc in aucs.items():
@@ -172,6 +179,20 @@ def keeps_teacher_quality(student: Predict, teacher: Predict, test: Sequence[tup
            f"the student's ROC-AUC {aucs['student']:.3f} is below {share:.0%} of the teacher's "
            f"({target:.3f}): train for more steps, or check the learning rate, the "
            "temperature and that the student starts from the teacher's layers.")
+    if control is not None:
+        bootstrap_verdict(f"the distilled student ranks spoilers better than the {control}", y,
+                          s, baseline=(control, scored[control]), resamples=500)
+    behind = ""
+    if bag_of_words is not None:
+        diff, low, high = metrics.bootstrap_auc_difference(y, s, scored[bag_of_words])
+        bootstrap_verdict(f"the distilled student ranks spoilers better than the {bag_of_words}",
+                          y, s, baseline=(bag_of_words, scored[bag_of_words]), resamples=500)
+        expect(high >= 0, name,
+               f"the student is behind the {bag_of_words} beyond the bootstrap interval "
+               f"({diff:+.3f}, interval [{low:+.3f}, {high:+.3f}]): a 3-layer transformer "
+               "that a model with one weight per word beats is not worth its cost. Train "
+               "for more steps, or check the temperature and the loss weights.")
+        behind = f"; not behind the {bag_of_words} (interval [{low:+.3f}, {high:+.3f}])"
     passed(name, f"ROC-AUC {aucs['student']:.3f} = {aucs['student'] / aucs['teacher']:.1%} of "
-                 f"the teacher's {aucs['teacher']:.3f} (at least {share:.0%} asked)")
+                 f"the teacher's {aucs['teacher']:.3f} (at least {share:.0%} asked){behind}")
     return aucs

@@ -1,9 +1,10 @@
 """Named artifacts: results several notebooks read, each computed by ONE function.
 
-An artifact is a run too slow for a notebook's budget: lab 06's fine-tuned MiniLM (the
-spoiler teacher), chapter 04's GloVe trained until its loss is flat (three seeds). (Lab 06's
-BiLSTM baselines learn from its 256 labelled sentences now, in seconds; chapter 09's tiny
-BERT is a reference run: ``lmcourse.course.references.pretraining_bench``.) The function
+An artifact is a run too slow for a notebook's budget: lab 06's recipe fine-tuned on every
+label (the spoiler teacher) and on 256 labels (lab 07's teacher), chapter 04's GloVe trained
+until its loss is flat (three seeds). (Lab 06's BiLSTM baselines learn from its 256
+labelled sentences, in seconds; chapter 09's tiny BERT is a reference run:
+``lmcourse.course.references.pretraining_bench``.) The function
 that computes it is the one the notebook's cell calls
 (``artifacts.chapter04_glove(X, words)``) and the one ``make teacher``
 (``python -m lmcourse.course.artifacts``) calls beforehand, with the same inputs; both go
@@ -42,7 +43,7 @@ from lmcourse.models.embeddings.word2vec import Trained
 __all__ = ["ARTIFACTS", "Artifact", "chapter04_glove", "check_first_steps",
            "glove_until_flat", "spoiler_teacher"]
 
-spoiler_teacher = teacher.spoiler_teacher  # registered below, with GloVe
+spoiler_teacher = teacher.spoiler_teacher  # registered below, with the others
 
 
 def check_first_steps(live: Sequence[float], cached: Sequence[float], what: str,
@@ -165,6 +166,29 @@ def _teacher_inputs(tiny: bool) -> dict:
     return dict(data=_spoiler_data(tiny), steps=4 if tiny else None, progress=not tiny)
 
 
+def _few_label_inputs(tiny: bool) -> dict:
+    if not tiny:
+        return dict(progress=True)
+    from lmcourse.course.references.transfer_curve import SPOILER_RECIPE
+
+    short = dict(SPOILER_RECIPE["finetune"], min_steps=3, max_steps=3)
+    return dict(n_labels=16, recipe=dict(SPOILER_RECIPE, finetune=short), progress=False)
+
+
+def _few_label_first_steps(model, n_labels=256, seed=0, recipe=None, progress=True
+                           ) -> tuple[list[float], list[float], str]:
+    from lmcourse.course.references import transfer_curve as tc
+
+    recipe = tc.SPOILER_RECIPE if recipe is None else recipe
+    task = tc.spoiler_task()
+    chosen = tc.label_order(task.train_labels, seed)[:n_labels]
+    first = min(10, len(model.losses))
+    _, live = tc.finetune_minilm([task.train_texts[i] for i in chosen],
+                                 task.train_labels[chosen], recipe, seed, lmcourse.device(),
+                                 stop_after=first)
+    return live, model.losses, "few-label teacher"
+
+
 def _teacher_first_steps(model, data, steps, progress) -> tuple[list[float], list[float], str]:
     live = teacher.teacher_first_steps(data, first=2 if steps and steps < 10 else 10,
                                        steps=steps)
@@ -202,6 +226,8 @@ def _glove_first_steps(runs, X, words, seeds=(0, 1, 2), dim=100, device=None, pr
 ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
     Artifact("spoiler-teacher", teacher.WHAT, teacher.ESTIMATE, spoiler_teacher,
              _teacher_inputs, _teacher_first_steps),
+    Artifact("few-label-teacher", teacher.FEW_LABEL_WHAT, teacher.FEW_LABEL_ESTIMATE,
+             teacher.few_label_teacher, _few_label_inputs, _few_label_first_steps),
     Artifact("chapter04-glove", "chapter 04's GloVe until its loss is flat (3 seeds)",
              GLOVE_ESTIMATE, chapter04_glove, _glove_inputs, _glove_first_steps),
 )}

@@ -123,11 +123,12 @@ def bag_of_words_classifier(texts: Sequence[str], labels: torch.Tensor,
                             ) -> Callable[[Sequence[str]], torch.Tensor]:
     """The bag-of-words baseline for ``texts`` and their 0/1 ``labels``: word counts, the
     cross-validated logistic regression. Returns ``predict(texts) -> P(y = 1)``, with the
-    chosen penalty as ``predict.lam``."""
+    chosen penalty as ``predict.lam`` and its size as ``predict.num_parameters``."""
     model = cross_validate(bag_of_words(texts, texts), labels, lambdas, seed=seed)
 
     def predict(new_texts: Sequence[str]) -> torch.Tensor:
         return model(bag_of_words(texts, new_texts))
 
     predict.lam = model.lam  # type: ignore[attr-defined]
+    predict.num_parameters = model.w.numel() + 1  # type: ignore[attr-defined]
     return predict

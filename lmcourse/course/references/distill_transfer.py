@@ -12,11 +12,12 @@ reference builds that regime on the spoiler sample, for each seed:
 3. the **transfer set**: 2,048 other distinct training sentences whose labels are never
    read; the teacher's logits stand in for them;
 4. **students** of the same shape (half the teacher's layers, chapter 12's recipe),
-   trained for the same 300 steps of 16: *labels only* on the 256, and *distilled* on the
-   256 + 2,048 with ``alpha T^2 L_d + beta L_s`` (``T = 2``, ``alpha = beta = 0.5``;
-   ``L_s`` against the true label where there is one, the teacher's choice elsewhere);
-   each pair twice, with layers copied from every other teacher layer (DistilBERT's start)
-   and with random layers (a student that does not already know what the teacher knows);
+   trained for the same number of steps of 16 (120, lab 07's CPU budget, and 300):
+   *labels only* on the 256, and *distilled* on the 256 + 2,048 with
+   ``alpha T^2 L_d + beta L_s`` (``T = 2``, ``alpha = beta = 0.5``; ``L_s`` against the
+   true label where there is one, the teacher's choice elsewhere); each pair twice, with
+   layers copied from every other teacher layer (DistilBERT's start) and with random
+   layers (a student that does not already know what the teacher knows);
 5. the **bag of words** on the 256 labels, and the same bag of words trained on the 256 +
    the teacher's labels for the 2,048 (distillation into the simplest student).
 
@@ -50,16 +51,29 @@ RECIPE = {
     "student": "half depth, classifier copied, embeddings frozen "
                "(lmcourse.course.teacher.half_depth_student)",
     "student_inits": ["every other", "random"],
-    "student_steps": 300, "student_batch": 16, "student_lr": 2e-4,
+    "student_steps": [120, 300], "student_batch": 16, "student_lr": 2e-4,
     "temperature": 2.0, "alpha": 0.5, "beta": 0.5,
     "hard_labels": "true label where labelled, the teacher's argmax elsewhere",
     "lambdas": list(LAMBDAS), "max_len": SPOILER_RECIPE["max_len"],
     "finetune": SPOILER_RECIPE["finetune"],
-    "curve_x": "student steps (one point per run: the distilled student's test ROC-AUC)",
+    "curve_x": "student steps (the distilled student's test ROC-AUC at each length)",
 }
 
-ARMS = ("teacher", "student_labels_only", "student_distilled", "random_student_labels_only",
-        "random_student_distilled", "bag_of_words", "bag_of_words_transfer")
+STUDENTS = ("student_labels_only", "student_distilled", "random_student_labels_only",
+            "random_student_distilled")  # each at every length of recipe["student_steps"]
+ARMS = ("teacher", "bag_of_words", "bag_of_words_transfer")
+
+
+def transfer_split(labels: torch.Tensor, recipe: dict = RECIPE, seed: int = 0
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Indices of the labelled training sentences (the first ``recipe["labels"]`` of
+    ``spoiler-curve``'s order) and of the transfer set (``recipe["transfer"]`` of the rest,
+    drawn at random): the same for the reference's seed ``seed`` and for lab 07."""
+    order = label_order(labels, seed)
+    rest = order[recipe["labels"]:]
+    g = torch.Generator().manual_seed(20_000 + seed)
+    transfer = rest[torch.randperm(len(rest), generator=g)[:recipe["transfer"]]]
+    return order[:recipe["labels"]], transfer
 
 
 @torch.no_grad()
@@ -77,7 +91,8 @@ def _logits(model: torch.nn.Module, texts: list[str], max_len: int) -> torch.Ten
 
 
 def _student(teacher, texts: list[str], hard: torch.Tensor, soft: torch.Tensor | None,
-             recipe: dict, seed: int, device: torch.device, init: str = "every other"):
+             recipe: dict, seed: int, device: torch.device, init: str = "every other",
+             steps: int = 300):
     """A half-depth student trained on ``texts`` (distilled when ``soft`` logits are given)."""
     import torch.nn.functional as F
 
@@ -99,7 +114,7 @@ def _student(teacher, texts: list[str], hard: torch.Tensor, soft: torch.Tensor |
     with torch.random.fork_rng(devices=None if device.type == "cuda" else []):
         torch.manual_seed(seed)
         student = half_depth_student(teacher, init)
-        losses = train_student(student, (ids, mask, hard), loss, steps=recipe["student_steps"],
+        losses = train_student(student, (ids, mask, hard), loss, steps=steps,
                                batch_size=recipe["student_batch"], lr=recipe["student_lr"],
                                seed=seed, progress=False)
     return student, losses
@@ -110,11 +125,7 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
     from lmcourse import finetune
 
     task, start = spoiler_task(), time.perf_counter()
-    order = label_order(task.train_labels, seed)
-    labelled = order[:recipe["labels"]]
-    rest = order[recipe["labels"]:]
-    g = torch.Generator().manual_seed(20_000 + seed)
-    transfer = rest[torch.randperm(len(rest), generator=g)[:recipe["transfer"]]]
+    labelled, transfer = transfer_split(task.train_labels, recipe, seed)
     texts = [task.train_texts[i] for i in labelled]
     labels = task.train_labels[labelled]
     teacher, teacher_losses = finetune_minilm(texts, labels, recipe, seed, device, stop_after)
@@ -130,21 +141,23 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
         return finetune.predict_texts(model, tokenizer, task.test_texts, recipe["max_len"])
 
     predictions = {"teacher": scores(teacher)}
-    for init, prefix in zip(recipe["student_inits"], ("", "random_"), strict=True):
-        only, _ = _student(teacher, texts, labels, None, recipe, seed, device, init)
-        predictions[f"{prefix}student_labels_only"] = scores(only)
-        distilled, _ = _student(teacher, pool, hard, soft, recipe, seed, device, init)
-        predictions[f"{prefix}student_distilled"] = scores(distilled)
+    for steps in recipe["student_steps"]:
+        for init, prefix in zip(recipe["student_inits"], ("", "random_"), strict=True):
+            only, _ = _student(teacher, texts, labels, None, recipe, seed, device, init, steps)
+            predictions[f"{prefix}student_labels_only@{steps}"] = scores(only)
+            distilled, _ = _student(teacher, pool, hard, soft, recipe, seed, device, init, steps)
+            predictions[f"{prefix}student_distilled@{steps}"] = scores(distilled)
     predictions["bag_of_words"] = bag_of_words_classifier(texts, labels, recipe["lambdas"],
                                                           seed=seed)(task.test_texts)
     predictions["bag_of_words_transfer"] = bag_of_words_classifier(
         pool, hard, recipe["lambdas"], seed=seed)(task.test_texts)
     y = task.test_labels.tolist()
-    metrics = {arm: round(roc_auc(y, predictions[arm].float().tolist()), 5) for arm in ARMS}
+    metrics = {arm: round(roc_auc(y, p.float().tolist()), 5) for arm, p in predictions.items()}
     metrics["transfer_spoilers_by_teacher"] = int(hard[len(texts):].sum())
     metrics["transfer_spoilers_true"] = int(task.train_labels[transfer].sum())
     metrics["train_seconds"] = round(time.perf_counter() - start, 1)
-    curve = [[recipe["student_steps"], metrics["train_seconds"], metrics["student_distilled"]]]
+    curve = [[steps, metrics["train_seconds"], metrics[f"student_distilled@{steps}"]]
+             for steps in recipe["student_steps"]]
     return SeedRun(curve, teacher_losses, metrics)
 
 
