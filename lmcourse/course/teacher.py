@@ -30,7 +30,7 @@ from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 __all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "distillation_pool", "few_label_teacher",
            "half_depth_student", "spoiler_data", "spoiler_teacher", "teacher_first_steps"]
 
-WHAT = "lab 06's fine-tuned MiniLM (the spoiler teacher)"
+WHAT = "lab 06's recipe fine-tuned on every label (the spoiler teacher)"
 ESTIMATE = "about 45 s on a 2-core CPU"
 
 MAX_LEN = 32
