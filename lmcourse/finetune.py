@@ -41,7 +41,8 @@ from torch.optim.lr_scheduler import LambdaLR
 from lmcourse import progress_bar
 
 __all__ = ["FitResult", "SequenceClassifier", "balanced_batches", "class_weights", "encode",
-           "fit", "make_optimizer", "parameter_counts", "predict_proba", "predict_texts",
+           "fit", "make_optimizer", "parameter_counts", "predict_logits", "predict_proba",
+           "predict_texts",
            "shuffled_batches", "train_step", "trim", "warmup_linear", "warmup_linear_factor"]
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # input_ids, attention_mask, labels
@@ -245,21 +246,31 @@ def fit(model: nn.Module, data: Batch, steps: int, batch_size: int = 16, lr: flo
 # ---- prediction ---------------------------------------------------------------------------
 
 @torch.no_grad()
-def predict_proba(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                  batch_size: int = 64) -> torch.Tensor:
-    """``P(y = 1 | x) = softmax(z)_1`` for each row, on the CPU: evaluation mode (no
-    dropout), no graph kept, batches of similar lengths, each trimmed of its padding."""
+def predict_logits(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                   batch_size: int = 64) -> torch.Tensor:
+    """The ``N x K`` logits ``z`` of each row, float32 on the CPU: evaluation mode (no
+    dropout), no graph kept, batches of similar lengths, each trimmed of its padding; the
+    model's training mode is restored afterwards."""
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
     order = torch.argsort(attention_mask.sum(1), descending=True, stable=True)
-    probs = torch.empty(len(input_ids))
+    out: torch.Tensor | None = None
     for chunk in order.split(batch_size):
         ids, mask = trim(input_ids[chunk], attention_mask[chunk])
-        logits = model(ids.to(device), mask.to(device))
-        probs[chunk] = torch.softmax(logits.float(), dim=-1)[:, 1].cpu()
+        logits = model(ids.to(device), mask.to(device)).float().cpu()
+        if out is None:
+            out = torch.empty(len(input_ids), logits.shape[-1])
+        out[chunk] = logits
     model.train(was_training)
-    return probs
+    return torch.empty(0, 0) if out is None else out
+
+
+def predict_proba(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                  batch_size: int = 64) -> torch.Tensor:
+    """``P(y = 1 | x) = softmax(z)_1`` for each row (:func:`predict_logits`)."""
+    return torch.softmax(predict_logits(model, input_ids, attention_mask, batch_size),
+                         dim=-1)[:, 1]
 
 
 def predict_texts(model: nn.Module, tokenizer, texts: Sequence[str], max_len: int = 32,

@@ -287,17 +287,21 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
 def bootstrap_verdict(claim: str, labels: Any, ours: Any, *, baseline: tuple[str, Any],
                       paper: float | str | None = None, note: str | None = None,
                       digits: int = 3, resamples: int = 1000, seed: int = 0,
+                      difference: tuple[float, float, float] | None = None,
                       show: bool = True) -> Claim:
     """Decide "ours ranks the positives better than the baseline" from one run of each,
     scored on the same examples: ``ours`` and ``baseline = (name, scores)`` are scores for
     ``labels``; the verdict reads the 95% interval of ``ROC-AUC(ours) - ROC-AUC(baseline)``
     over ``resamples`` bootstrap resamples of the examples
     (:func:`lmcourse.metrics.bootstrap_auc_difference`): above 0 ``reproduced``, below 0
-    ``not reproduced``, otherwise ``no difference``. Records ROC-AUCs, not scores."""
+    ``not reproduced``, otherwise ``no difference``. ``difference``: that
+    ``(difference, low, high)`` when the caller has already computed it. Records ROC-AUCs,
+    not scores."""
     from lmcourse.metrics import bootstrap_auc_difference, roc_auc
 
     name, base_scores = baseline
-    diff, low, high = bootstrap_auc_difference(labels, ours, base_scores, n=resamples, seed=seed)
+    diff, low, high = difference or bootstrap_auc_difference(labels, ours, base_scores,
+                                                             n=resamples, seed=seed)
     word = REPRODUCED if low > 0 else NOT_REPRODUCED if high < 0 else NO_DIFFERENCE
     n = len(_values(labels, "labels"))
     why = (f"difference {diff:+.{digits}f}, 95% paired bootstrap interval "

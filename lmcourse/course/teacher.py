@@ -219,18 +219,7 @@ def distillation_pool(data: SpoilerData, teacher: torch.nn.Module, others_per_sp
     device = next(teacher.parameters()).device
 
     def compute() -> dict[str, torch.Tensor]:
-        was_training = teacher.training
-        teacher.eval()
-        # batches of similar length, so each is trimmed to little padding; same logits, in order
-        by_length = pool[1].sum(1).argsort(stable=True)
-        ids, mask = pool[0][by_length], pool[1][by_length]
-        sorted_logits = torch.cat([teacher(*(t.to(device) for t in finetune.trim(
-            ids[i:i + batch_size], mask[i:i + batch_size]))).cpu()
-            for i in range(0, len(by_length), batch_size)])
-        logits = torch.empty_like(sorted_logits)
-        logits[by_length] = sorted_logits
-        teacher.train(was_training)
-        return {"logits": logits}
+        return {"logits": finetune.predict_logits(teacher, pool[0], pool[1], batch_size)}
 
     recipe = {"recipe": "distillation-pool-v1", "teacher": digest(teacher),
               "rows": digest(rows), "max_len": data.max_len}

@@ -81,13 +81,7 @@ def _logits(model: torch.nn.Module, texts: list[str], max_len: int) -> torch.Ten
     from lmcourse import finetune
 
     tokenizer, _ = minilm_files()
-    ids, mask = finetune.encode(tokenizer, texts, max_len)
-    model.eval()
-    device = next(model.parameters()).device
-    out = torch.cat([model(*(t.to(device) for t in finetune.trim(ids[i:i + 128],
-                                                                  mask[i:i + 128]))).cpu()
-                     for i in range(0, len(texts), 128)])
-    return out
+    return finetune.predict_logits(model, *finetune.encode(tokenizer, texts, max_len), 128)
 
 
 def _student(teacher, texts: list[str], hard: torch.Tensor, soft: torch.Tensor | None,
