@@ -221,8 +221,8 @@ def sample_span_lengths(n: int, p: float = 0.2, max_span: int = 10,
 
 
 def choose_spans(special: torch.Tensor, prob: float = 0.15, p: float = 0.2, max_span: int = 10,
-                 generator: torch.Generator | None = None, *,
-                 mode: str = "truncate") -> list[tuple[int, int]]:
+                 generator: torch.Generator | None = None, *, mode: str = "truncate",
+                 is_continuation: torch.Tensor | None = None) -> list[tuple[int, int]]:
     """SpanBERT's span selection for one sequence; ``special`` is True at special tokens.
 
     Budget ``B = floor(prob * n + u)`` with ``u ~ U(0, 1)`` (``n`` = non-special tokens), so
@@ -232,8 +232,15 @@ def choose_spans(special: torch.Tensor, prob: float = 0.15, p: float = 0.2, max_
     tokens (not special, not yet chosen: spans never cross a special token nor overlap, but
     may touch). If no free run is that long, the span shrinks until one is. Returns
     ``(start, length)`` pairs in the order drawn.
+
+    With ``is_continuation`` (True at word pieces that continue a word, ``##...``) spans are
+    SpanBERT's: lengths count *whole words*, and a span starts and ends at word boundaries;
+    the budget still counts tokens, so a span whose pieces would overshoot it loses words
+    from its end (never below one word: the last word may overshoot by its extra pieces).
     """
     _check_rates(prob, 0.0, 0.0)
+    if is_continuation is not None:
+        return _choose_word_spans(special, is_continuation, prob, p, max_span, generator, mode)
     free = ~special.detach().cpu().numpy().astype(bool)
     n_free = int(free.sum())
     budget = min(math.floor(prob * n_free + float(_rand(1, generator, "cpu"))), n_free)
@@ -257,17 +264,64 @@ def choose_spans(special: torch.Tensor, prob: float = 0.15, p: float = 0.2, max_
     return spans
 
 
+def _words(special: torch.Tensor, is_continuation: torch.Tensor) -> tuple[list[int], list[int]]:
+    """The units span masking places in word mode: each word (a piece that does not continue
+    a word, with the continuations after it) and each special token. ``(starts, sizes)``."""
+    if is_continuation.shape != special.shape:
+        raise ValueError(f"is_continuation has shape {tuple(is_continuation.shape)}, the "
+                         f"tokens {tuple(special.shape)}: one flag per token")
+    special = special.detach().cpu().tolist()
+    cont = is_continuation.detach().cpu().bool().tolist()
+    starts: list[int] = []
+    for i, (sp, c) in enumerate(zip(special, cont, strict=True)):
+        if sp or not c or i == 0 or special[i - 1]:
+            starts.append(i)
+    sizes = [b - a for a, b in zip(starts, [*starts[1:], len(special)], strict=True)]
+    return starts, sizes
+
+
+def _choose_word_spans(special, is_continuation, prob, p, max_span, generator, mode):
+    starts, sizes = _words(special, is_continuation)
+    is_word = np.array([not bool(special[i]) for i in starts])
+    n_free = int(sum(n for n, w in zip(sizes, is_word, strict=True) if w))
+    budget = min(math.floor(prob * n_free + float(_rand(1, generator, "cpu"))), n_free)
+    lengths = sample_span_lengths(budget, p, max_span, generator, mode=mode).tolist()
+    anchors = _rand(budget, generator, "cpu").tolist()
+    free, size = is_word.copy(), np.array(sizes)
+    spans, chosen = [], 0
+    for length, anchor in zip(lengths, anchors, strict=True):
+        if chosen >= budget:
+            break
+        length = min(length, budget - chosen)  # in words; each word has >= 1 piece
+        while True:
+            runs = np.concatenate(([0], np.cumsum(free)))
+            fits = np.flatnonzero(runs[length:] - runs[:-length] == length)
+            if len(fits):
+                break
+            length -= 1
+        first = int(fits[int(anchor * len(fits))])
+        while length > 1 and size[first:first + length].sum() > budget - chosen:
+            length -= 1
+        free[first:first + length] = False
+        n_tokens = int(size[first:first + length].sum())
+        spans.append((starts[first], n_tokens))
+        chosen += n_tokens
+    return spans
+
+
 def mask_spans(input_ids: torch.Tensor, mask_id: int, vocab_size: int,
                special_ids: Iterable[int], prob: float = 0.15, p: float = 0.2,
                max_span: int = 10, generator: torch.Generator | None = None, *,
-               mask_frac: float = 0.8, random_frac: float = 0.1,
-               mode: str = "truncate") -> tuple[torch.Tensor, torch.Tensor]:
+               mask_frac: float = 0.8, random_frac: float = 0.1, mode: str = "truncate",
+               is_continuation: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """SpanBERT's masking: contiguous spans until about ``prob`` of the tokens are selected.
 
     Span lengths follow ``Geometric(p)`` limited to ``max_span`` (:func:`span_length_pmf`),
     spans are placed by :func:`choose_spans` row by row (never across a special token), and
-    80/10/10 is decided once per span. Returns ``(masked_ids, labels)`` like
-    :func:`mask_tokens`.
+    80/10/10 is decided once per span. With ``is_continuation`` (same shape as
+    ``input_ids``: True at ``##`` pieces) lengths count whole words and spans never cut a
+    word, as in SpanBERT; without it every piece counts as a word. Returns
+    ``(masked_ids, labels)`` like :func:`mask_tokens`.
     """
     specials = _check_ids(input_ids, vocab_size, mask_id, special_ids)
     _check_rates(prob, mask_frac, random_frac)
@@ -276,8 +330,15 @@ def mask_spans(input_ids: torch.Tensor, mask_id: int, vocab_size: int,
     length = rows.shape[-1]
     selected = torch.zeros(rows.shape, dtype=torch.bool)
     unit = torch.arange(rows.numel()).view(rows.shape)  # flat index of each span's start
+    words = None
+    if is_continuation is not None:
+        if is_continuation.shape != input_ids.shape:
+            raise ValueError(f"is_continuation has shape {tuple(is_continuation.shape)}, "
+                             f"input_ids {tuple(input_ids.shape)}: one flag per token")
+        words = is_continuation.view(rows.shape)
     for r in range(rows.shape[0]):
-        for start, n in choose_spans(rows[r], prob, p, max_span, generator, mode=mode):
+        for start, n in choose_spans(rows[r], prob, p, max_span, generator, mode=mode,
+                                     is_continuation=None if words is None else words[r]):
             selected[r, start:start + n] = True
             unit[r, start:start + n] = r * length + start
     device = input_ids.device

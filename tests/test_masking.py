@@ -455,3 +455,48 @@ def test_widget_accepts_tokens_and_a_hugging_face_tokenizer():
     assert example.input_ids.tolist() == hf("masking whole words")["input_ids"]
     assert example.vocab[example.mask_id] == "[MASK]"
     plt.close("all")
+
+
+def test_word_spans_never_cut_a_word_and_count_words():
+    """SpanBERT's spans are whole words: every span starts at a word's first piece and ends at
+    a word's last, its length in words follows the span-length distribution, and about 15% of
+    the tokens are selected (a long last word may overshoot by its extra pieces)."""
+    g = torch.Generator().manual_seed(3)
+    rows, length = 300, 200
+    special = torch.zeros(rows, length, dtype=torch.bool)
+    special[:, 0] = special[:, -1] = special[:, 90] = True
+    cont = torch.rand(rows, length, generator=g) < 0.4  # many multi-piece words
+    cont[special] = False
+    pmf = geometric_pmf(0.2, 10, "truncate")
+    k = np.arange(1, 11)
+    mean = (k * pmf).sum()
+    words_per_span = []
+    for r in range(rows):
+        spans = choose_spans(special[r], 0.15, 0.2, 10, g, is_continuation=cont[r])
+        covered = torch.zeros(length, dtype=torch.int)
+        for start, n in spans:
+            assert not cont[r, start] or special[r, start - 1]  # starts a word
+            end = start + n
+            assert end == length or not cont[r, end] or special[r, end - 1]  # ends one
+            assert not special[r, start:end].any()
+            covered[start:end] += 1
+            words_per_span.append(int((~cont[r, start:end]).sum()))
+        assert covered.max() <= 1
+        n_free = int((~special[r]).sum())
+        longest_word = 1 + max(len(run) for run in "".join(
+            "c" if c else " " for c in cont[r].tolist()).split(" "))
+        assert 0.15 * n_free - 1 < int(covered.sum()) < 0.15 * n_free + longest_word
+    assert abs(np.mean(words_per_span) - mean) < 0.6  # budget cuts pull the mean down a little
+
+
+def test_mask_spans_with_word_flags_masks_whole_words(data):
+    g = torch.Generator().manual_seed(5)
+    cont = torch.rand(data.shape, generator=g) < 0.3
+    cont[torch.isin(data, torch.tensor(SPECIALS))] = False
+    masked, labels = mask_spans(data, MASK, V, SPECIALS, generator=gen(9), is_continuation=cont)
+    selected = labels != IGNORE_INDEX
+    # a continuation piece is selected exactly when the piece before it is (same word)
+    inner = cont[:, 1:] & ~torch.isin(data[:, :-1], torch.tensor(SPECIALS))
+    assert torch.equal(selected[:, 1:][inner], selected[:, :-1][inner])
+    with pytest.raises(ValueError, match="one flag per token"):
+        mask_spans(data, MASK, V, SPECIALS, is_continuation=cont[:, 1:])

@@ -112,7 +112,8 @@ def sample_masking(example: MaskingInput, scheme: str = "token", draws: int = 1,
     if scheme == "whole word":
         return mask_whole_words(ids, example.is_continuation.repeat(draws, 1), **common)
     if scheme == "span":
-        return mask_spans(ids, p=p, max_span=max_span, **common)
+        return mask_spans(ids, p=p, max_span=max_span,
+                          is_continuation=example.is_continuation.repeat(draws, 1), **common)
     raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
 
 

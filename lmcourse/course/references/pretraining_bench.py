@@ -16,15 +16,18 @@ from __future__ import annotations
 from lmcourse.course.references.bench_arms import (
     ALBERT_TUNING,
     ARMS,
+    BATCH_TUNING,
     BENCH,
     BENCH_REFS,
     KEEP_WEIGHTS,
+    LARGE_BATCH_WARMUP,
     SMALL_PAIRS,
     StaticMasker,
     bench_baselines,
     bench_config,
     build_model,
     deberta_intermediate,
+    dev_scores,
     electra_steps,
     load_arm,
     step_flops,
@@ -49,9 +52,10 @@ from lmcourse.course.references.tiny_bert import (
 )
 
 __all__ = [
-    "ALBERT_TUNING", "ARMS", "BENCH", "BENCH_REFS", "CORPUS", "KEEP_WEIGHTS", "PROBE_SENTENCES",
-    "SMALL_PAIRS", "TINY_BERT", "TINY_BERT_REF", "StaticMasker", "bench", "bench_baselines",
-    "bench_config", "bench_table", "build_model", "deberta_intermediate", "electra_steps",
+    "ALBERT_TUNING", "ARMS", "BATCH_TUNING", "BENCH", "BENCH_REFS", "CORPUS", "KEEP_WEIGHTS",
+    "LARGE_BATCH_WARMUP", "PROBE_SENTENCES", "SMALL_PAIRS", "TINY_BERT", "TINY_BERT_REF",
+    "StaticMasker", "bench", "bench_baselines", "bench_config", "bench_table", "build_model",
+    "deberta_intermediate", "dev_scores", "electra_steps",
     "last_train_loss", "load_arm", "load_tiny_bert", "n_params", "probe_auc", "reviews",
     "seed_values", "step_flops", "tiny_bert_baselines", "tiny_bert_eval_batch",
     "train_pairs", "train_tiny_bert",
