@@ -10,11 +10,13 @@ from __future__ import annotations
 import inspect
 import os
 import random
+from pathlib import Path
 
 import numpy as np
 import torch
 
-__all__ = ["budget", "device", "on_gpu", "progress_bar", "seed_everything", "show"]
+__all__ = ["ShownSource", "budget", "device", "on_gpu", "progress_bar", "seed_everything", "show",
+           "where"]
 __version__ = "0.1.0"
 
 
@@ -59,18 +61,42 @@ def seed_everything(seed: int = 0) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def show(obj: object) -> object:
-    """Display the highlighted source of a function, class or method in a notebook.
+class ShownSource(str):
+    """The source :func:`show` displayed; as a cell's last value it adds nothing more."""
 
-    The chapters call this right after an equation so the student reads the code
-    that implements it. Outside Jupyter it returns the source as plain text.
+    def _ipython_display_(self) -> None:
+        pass
+
+
+def where(obj: object) -> str:
+    """``path:line`` of ``obj``'s definition, the path relative to the course's top folder
+    (``lmcourse/models/heads.py:86``) when it lives there."""
+    target = inspect.unwrap(obj)
+    path = Path(inspect.getsourcefile(target) or inspect.getfile(target)).resolve()
+    line = inspect.getsourcelines(target)[1]
+    root = Path(__file__).resolve().parents[1]
+    shown = path.relative_to(root) if path.is_relative_to(root) else path.name
+    return f"{Path(shown).as_posix()}:{line}"
+
+
+def show(obj: object) -> str:
+    """Display where ``obj`` is defined (``path:line``) and its highlighted source, in a
+    notebook; every call in a cell shows, not only the last. Returns the source (plain text
+    outside Jupyter).
+
+    The chapters call this right after an equation so the student reads the code that
+    implements it, and can open the file it comes from.
     """
     source = inspect.getsource(obj)
     try:
-        from IPython.display import Code
+        from IPython import get_ipython
+        from IPython.display import Code, Markdown, display
     except ImportError:  # pragma: no cover - IPython is a dependency of the course
         return source
-    return Code(source, language="python")
+    if get_ipython() is None:
+        return source
+    display(Markdown(f"`{where(obj)}`"), Code(source, language="python"))
+    return ShownSource(source)
 
 
 def progress_bar(iterable, progress: bool = True, **kwargs):

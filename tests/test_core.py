@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 
 import lmcourse
@@ -49,3 +51,26 @@ def test_progress_bar_is_off_when_asked_or_when_tqdm_disable_is_set(monkeypatch)
     monkeypatch.setenv("TQDM_DISABLE", "1")
     bar = lmcourse.progress_bar(range(3), progress=True)
     assert bar.disable and list(bar) == [0, 1, 2]  # still iterates, silently
+
+
+def test_show_names_the_file_and_line_and_shows_every_call(monkeypatch):
+    from lmcourse.models import heads
+
+    assert lmcourse.where(heads.best_span) == (
+        f"lmcourse/models/heads.py:{inspect.getsourcelines(heads.best_span)[1]}")
+    shown = []
+
+    class Shell:  # stands in for a running kernel
+        pass
+
+    import IPython
+    import IPython.display
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell())
+    monkeypatch.setattr(IPython.display, "display", lambda *objs: shown.extend(objs))
+    first, second = lmcourse.show(heads.best_span), lmcourse.show(heads.BertClassifierHead)
+    assert len(shown) == 4  # a header and the code, for each call
+    assert shown[0].data == f"`{lmcourse.where(heads.best_span)}`"
+    assert "def best_span" in shown[1].data and "def best_span" in first
+    assert "class BertClassifierHead" in second
+    assert second._ipython_display_() is None  # as a cell's last value, nothing more
