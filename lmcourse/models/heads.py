@@ -24,9 +24,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmcourse.models.bert import BertConfig, BertModel
+from lmcourse.models.bert import BertConfig, BertModel, BertOutput
 
-__all__ = ["BertForQuestionAnswering", "BertForSequenceClassification",
+__all__ = ["BertClassifierHead", "BertForQuestionAnswering", "BertForSequenceClassification",
            "BertForTokenClassification", "QuestionAnsweringOutput", "SequenceClassifierOutput",
            "best_span"]
 
@@ -77,48 +77,52 @@ class _Head(nn.Module):
         return model.train()
 
 
-class BertForSequenceClassification(_Head):
-    """(a) and (b): ``logits = W dropout(tanh(W_p h_[CLS] + b_p)) + b``; with ``labels``, the
-    mean cross-entropy as ``.loss``."""
+class BertClassifierHead(_Head):
+    """A linear classifier on the encoder's read-out (``features``): ``logits = W dropout(f) +
+    b``; with ``labels`` (``-100`` where there is nothing to predict), the mean
+    cross-entropy as ``.loss``. Subclasses choose ``f``."""
+
+    def __init__(self, config: BertConfig, num_labels: int = 2):
+        super().__init__(config, num_labels)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.classifier = self._linear(num_labels)
+
+    @staticmethod
+    def features(out: BertOutput) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                token_type_ids: torch.Tensor | None = None,
+                labels: torch.Tensor | None = None) -> SequenceClassifierOutput:
+        out = self.bert(input_ids, attention_mask, token_type_ids)
+        logits = self.classifier(self.dropout(self.features(out)))
+        loss = None
+        if labels is not None:
+            if labels.shape != logits.shape[:-1]:
+                raise ValueError(f"labels have shape {tuple(labels.shape)}, the logits "
+                                 f"{tuple(logits.shape)}: one label per sequence, or one tag "
+                                 "per token (-100: none)")
+            loss = F.cross_entropy(logits.flatten(0, -2), labels.flatten(),
+                                   ignore_index=IGNORE_INDEX)
+        return SequenceClassifierOutput(logits=logits, loss=loss)
+
+
+class BertForSequenceClassification(BertClassifierHead):
+    """(a) and (b): ``f = tanh(W_p h_[CLS] + b_p)``, the pooler's sentence vector."""
 
     pooler = True
 
-    def __init__(self, config: BertConfig, num_labels: int = 2):
-        super().__init__(config, num_labels)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
-        self.classifier = self._linear(num_labels)
-
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                token_type_ids: torch.Tensor | None = None,
-                labels: torch.Tensor | None = None) -> SequenceClassifierOutput:
-        pooled = self.bert(input_ids, attention_mask, token_type_ids).pooler_output
-        logits = self.classifier(self.dropout(pooled))
-        loss = None if labels is None else F.cross_entropy(logits, labels)
-        return SequenceClassifierOutput(logits=logits, loss=loss)
+    @staticmethod
+    def features(out: BertOutput) -> torch.Tensor:
+        return out.pooler_output
 
 
-class BertForTokenClassification(_Head):
-    """(d): ``logits_t = W dropout(h_t) + b`` at every token; with ``labels`` (``B x T``,
-    ``-100`` where a token has no tag), the mean cross-entropy over tagged tokens."""
+class BertForTokenClassification(BertClassifierHead):
+    """(d): ``f = h_t``, every token's last hidden state, so one label per token."""
 
-    def __init__(self, config: BertConfig, num_labels: int = 2):
-        super().__init__(config, num_labels)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
-        self.classifier = self._linear(num_labels)
-
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                token_type_ids: torch.Tensor | None = None,
-                labels: torch.Tensor | None = None) -> SequenceClassifierOutput:
-        hidden = self.bert(input_ids, attention_mask, token_type_ids).last_hidden_state
-        logits = self.classifier(self.dropout(hidden))
-        loss = None
-        if labels is not None:
-            if labels.shape != input_ids.shape:
-                raise ValueError(f"labels have shape {tuple(labels.shape)}, input_ids "
-                                 f"{tuple(input_ids.shape)}: one tag per token (-100: none)")
-            loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten(),
-                                   ignore_index=IGNORE_INDEX)
-        return SequenceClassifierOutput(logits=logits, loss=loss)
+    @staticmethod
+    def features(out: BertOutput) -> torch.Tensor:
+        return out.last_hidden_state
 
 
 class BertForQuestionAnswering(_Head):

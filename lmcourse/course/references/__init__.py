@@ -1,6 +1,7 @@
 """The course's reference runs; importing this package registers them."""
 
 from lmcourse.course.references import (  # noqa: F401
+    bert_heads,
     bilm_lee,
     distill_transfer,
     lm_char,
