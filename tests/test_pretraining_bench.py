@@ -27,6 +27,8 @@ def test_each_arm_changes_what_its_title_says_and_nothing_else(name):
                "bench-static10-40": {"masking"}, "bench-albert-e32": {"embedding_size"},
                "bench-albert-shared": {"share_layers"},
                "bench-albert": {"embedding_size", "share_layers"},
+               "bench-data-25": {"train_pairs"}, "bench-data-50": {"train_pairs"},
+               "bench-steps-8000": {"steps"},
                "bench-batch-256": {"batch", "steps", "lr", "warmup"},
                "bench-batch-256-sqrt": {"batch", "steps", "lr", "warmup"},
                "bench-span": {"masking"},
@@ -109,3 +111,10 @@ def test_building_an_arm_draws_the_same_weights_whatever_was_built_before():
     torch.manual_seed(0)
     warm = pb.build_model("bench-deberta-no-p2c").state_dict()  # and read from the cache here
     assert all(torch.equal(cold[k], warm[k]) for k in cold)
+
+
+def test_the_data_arms_train_on_a_quarter_and_a_half_of_the_pairs():
+    n = len(pb.bench().train_pairs)
+    assert pb.train_pairs("bench-data-25") == pb.bench().train_pairs[:n // 4]
+    assert pb.train_pairs("bench-data-50") == pb.bench().train_pairs[:n // 2]
+    assert pb.train_pairs("bench-mlm") == pb.bench().train_pairs
