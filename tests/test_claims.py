@@ -55,12 +55,13 @@ def test_spreads_rule_compares_the_gap_with_the_spreads_added():
                          rule="spreads") == "no difference"  # gap 1.4 < 1.5, yet 0 > -0.4
 
 
-def test_verdict_returns_the_record_and_prints_one_line(capsys):
+def test_verdict_returns_the_record_and_prints_its_line_and_takeaway(capsys):
     result = verdict("the LSTM reaches a lower perplexity than the RNN", np.array([5.1, 5.2, 5.3]),
                      baseline=("RNN", torch.tensor([6.0, 6.2, 6.4])), higher_is_better=False,
                      metric="validation perplexity", digits=2, paper="comparable")
     out = capsys.readouterr().out
-    assert out.count("\n") == 1 and out.startswith("verdict: reproduced — the LSTM")
+    assert out.count("\n") == 2 and out.startswith("verdict: reproduced — the LSTM")
+    assert out.splitlines()[1].startswith("In plain words: at this scale the claim holds")
     assert "ours 5.20 ± 0.10 (3 seeds) vs RNN 6.20 ± 0.20 (3 seeds)" in out
     assert "validation perplexity, lower is better" in out and "paper: comparable" in out
     assert result.verdict == "reproduced" and result.rule == "every seed"
@@ -112,7 +113,7 @@ def test_in_ipython_the_claim_is_displayed_as_a_mime_bundle(monkeypatch, capsys)
     monkeypatch.setattr("IPython.get_ipython", lambda: object())
     monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append((obj, raw)))
     result = verdict("ours beats KN", [0.9, 0.91], baseline=("KN", 0.8), higher_is_better=True)
-    assert capsys.readouterr().out == ""  # displayed, not printed
+    assert capsys.readouterr().out == result.takeaway + "\n"  # the line is displayed
     [(data, raw)] = shown
     assert raw is True and set(data) == {"text/plain", MIME}
     assert data["text/plain"] == result.line and data[MIME] == result.record()
@@ -200,3 +201,24 @@ def test_bootstrap_verdict_reads_the_interval_of_the_difference(capsys):
     assert "verdict: reproduced" in capsys.readouterr().out
     with pytest.raises(ValueError, match="bootstrap_verdict"):
         claims.decide(1.0, 0.5, higher_is_better=True, rule="paired bootstrap")
+
+
+def test_every_verdict_prints_a_plain_takeaway(capsys):
+    from lmcourse.course.claims import verdict
+
+    ahead = verdict("the LSTM beats the 5-gram", [1.2, 1.25, 1.22], baseline=("5-gram", 1.4),
+                    higher_is_better=False, metric="bits per character")
+    assert ahead.takeaway == ("In plain words: at this scale the claim holds, ahead by 0.177 "
+                              "bits per character over 3 seeds.")
+    behind = verdict("ours beats the bigram", [0.70], baseline=("bigram", 0.74),
+                     higher_is_better=True, metric="accuracy")
+    assert "does not hold: behind by 0.040 accuracy in one run" in behind.takeaway
+    level = verdict("ours beats the bag of words", [0.80, 0.90], baseline=("bag", [0.82, 0.86]),
+                    higher_is_better=True)
+    assert level.takeaway == ("In plain words: no winner at this scale: the difference, "
+                              "+0.010, is within the seeds' spread.")
+    stated = verdict("it looks right", 1.0, baseline=None, verdict="reproduced")
+    assert stated.takeaway == ""
+    out = capsys.readouterr().out
+    assert ahead.takeaway in out and behind.takeaway in out and "In plain words" in out
+    assert "takeaway" not in ahead.record()  # the ledger's records keep their fields

@@ -90,6 +90,27 @@ class Claim:
         """The JSON record (what the notebook's output carries)."""
         return asdict(self)
 
+    @property
+    def takeaway(self) -> str:
+        """The verdict as one plain sentence, printed under its line ("" when there is no
+        baseline to compare with)."""
+        if self.baseline is None or self.higher_is_better is None:
+            return ""
+        diff = self.ours - self.baseline["figure"]
+        ahead = diff > 0 if self.higher_is_better else diff < 0
+        size = f"{abs(diff):.{self.digits}f}" + (f" {self.metric}" if self.metric else "")
+        runs = f"over {self.seeds} seeds" if self.seeds > 1 else "in one run"
+        if self.verdict == REPRODUCED:
+            return f"In plain words: at this scale the claim holds, ahead by {size} {runs}."
+        if self.verdict == NOT_REPRODUCED:
+            side = "ahead, but not by enough," if ahead else "behind"
+            return (f"In plain words: at this scale the claim does not hold: {side} by {size} "
+                    f"{runs}.")
+        within = ("the paired bootstrap interval" if self.rule == "paired bootstrap"
+                  else "the seeds' spread" if self.seeds > 1 else "what one run can tell")
+        return (f"In plain words: no winner at this scale: the difference, {diff:+.{self.digits}f}"
+                + (f" {self.metric}" if self.metric else "") + f", is within {within}.")
+
 
 # ---- checking the inputs ----------------------------------------------------------------
 
@@ -332,6 +353,8 @@ def _show(claim: Claim) -> None:
         display(bundle(claim), raw=True)
     else:
         print(claim.line)
+    if claim.takeaway:
+        print(claim.takeaway)
 
 
 # ---- reading them back ------------------------------------------------------------------
