@@ -278,3 +278,26 @@ def test_train_student_follows_its_loss_on_balanced_batches():
     after = distillation_loss(student(ids, torch.ones_like(ids)), target, 1.0).item()
     assert len(losses) == 60 and set(seen) == {0.5} and after < before
     assert not student.training
+
+
+def test_train_student_stop_after_repeats_the_first_steps_of_the_full_schedule():
+    from lmcourse.finetune import SequenceClassifier
+    from lmcourse.models.distill import train_student
+
+    config = BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=8)
+    ids = torch.randint(5, 30, (40, 6), generator=torch.Generator().manual_seed(1))
+    labels = (torch.arange(40) < 8).long()
+
+    def loss(model, batch_ids, mask, batch_labels, rows):
+        return torch.nn.functional.cross_entropy(model(batch_ids, mask), batch_labels)
+
+    runs = []
+    for stop in (None, 5):
+        torch.manual_seed(0)
+        student = SequenceClassifier(BertModel(config), dropout=0.0)
+        runs.append(train_student(student, (ids, torch.ones_like(ids), labels), loss,
+                                  steps=40, batch_size=8, lr=3e-3, progress=False,
+                                  stop_after=stop))
+    full, first = runs
+    assert len(full) == 40 and len(first) == 5 and first == full[:5]

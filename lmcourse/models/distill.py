@@ -252,12 +252,13 @@ StudentLoss = Callable[[nn.Module, torch.Tensor, torch.Tensor, torch.Tensor, tor
 def train_student(student: nn.Module, data: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
                   loss_fn: StudentLoss, *, steps: int, batch_size: int = 16, lr: float = 1e-4,
                   warmup: float = 0.1, clip: float = 1.0, seed: int = 0,
-                  progress: bool = True) -> list[float]:
+                  progress: bool = True, stop_after: int | None = None) -> list[float]:
     """Train ``student`` for ``steps`` balanced batches of ``data = (input_ids,
     attention_mask, labels)`` (lab 06's recipe: AdamW, linear warm-up then decay, gradient
     clipping). ``loss_fn(student, ids, mask, labels, rows)`` returns the batch's loss;
     ``rows`` index ``data``, so the loss can look up per-example targets such as the
-    teacher's logits. Returns the loss of every step."""
+    teacher's logits. ``stop_after``: only the first steps of that schedule. Returns the loss
+    of every step."""
 
     from lmcourse import finetune
 
@@ -265,11 +266,11 @@ def train_student(student: nn.Module, data: tuple[torch.Tensor, torch.Tensor, to
     device = next(student.parameters()).device
     optimizer = finetune.make_optimizer(student, lr)
     schedule = finetune.warmup_linear(optimizer, round(warmup * steps), steps)
-    batches = finetune.balanced_batches(labels, batch_size, steps,
+    batches = finetune.balanced_batches(labels, batch_size, stop_after or steps,
                                         torch.Generator().manual_seed(seed))
     student.train()
     losses = []
-    for rows in progress_bar(batches, progress, total=steps, desc="distilling"):
+    for rows in progress_bar(batches, progress, total=stop_after or steps, desc="distilling"):
         ids, mask = finetune.trim(input_ids[rows], attention_mask[rows])
         loss = loss_fn(student, ids.to(device), mask.to(device), labels[rows].to(device), rows)
         optimizer.zero_grad(set_to_none=True)

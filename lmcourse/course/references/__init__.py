@@ -6,5 +6,6 @@ from lmcourse.course.references import (  # noqa: F401
     distill_transfer,
     lm_char,
     pretraining_bench,
+    tinybert_stages,
     transfer_curve,
 )

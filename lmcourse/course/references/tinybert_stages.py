@@ -1,0 +1,178 @@
+"""Reference ``tinybert-stages``: TinyBERT's two stages against one, three seeds.
+
+TinyBERT (Jiao et al., 2020) trains its student twice. **General distillation**: on
+unlabelled text, a *pre-trained* (not fine-tuned) teacher's embeddings, hidden states and
+attention maps are imitated layer by layer (:func:`lmcourse.models.distill.layer_map`).
+**Task-specific distillation**: the *fine-tuned* teacher's layers and its predictions on
+the task's data. The reference trains chapter 12's half-depth student (3 layers of MiniLM's
+width, fresh random layers, the teacher's embeddings frozen, as ``half_depth_student(...,
+"random")``) four ways, each seed:
+
+- ``two_stage``: general distillation from all-MiniLM-L6-v2 on the training sentences
+  (labels unused), then task distillation from chapter 12's spoiler teacher;
+- ``one_stage``: task distillation only, the same steps as the second stage;
+- ``labels_only``: cross-entropy on the labels, the same steps;
+- ``every_other``: chapter 12's stand-in for general distillation, every other teacher
+  layer copied, then the same task distillation.
+
+Task distillation is the paper's: layer losses plus the prediction loss, no hard labels.
+Scored by ROC-AUC on chapter 12's evaluation sample (every test spoiler and 2,000 other
+test sentences), beside a bag of words trained on the same labelled pool.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+
+import torch
+import torch.nn.functional as F
+
+from lmcourse.course.reference import Reference, SeedRun, reference
+
+RECIPE = {
+    "task_teacher": "chapter 12's spoiler teacher (MiniLM fine-tuned by lab 06's recipe on "
+                    "every label; the course artifact)",
+    "general_teacher": "all-MiniLM-L6-v2 as pre-trained",
+    "student": "3 layers of width 384, random layers, the teacher's embeddings frozen, its "
+               "classifier copied (half_depth_student(teacher, 'random'))",
+    "general_text": "the training split's sentences, labels unused",
+    "general_steps": 400, "general_batch": 32, "general_lr": 5e-4,
+    "task_data": "chapter 12's distillation pool (every training spoiler, 1.5x as many "
+                 "others) with the teacher's logits",
+    "task_steps": 200, "task_batch": 16, "task_lr": 2e-4,
+    "losses": {"general": "embedding + hidden + attention MSE, layer map 3 -> 6",
+               "task": "the same layer losses + the prediction loss (soft cross-entropy, "
+                       "t = 1); no hard labels",
+               "labels_only": "cross-entropy on the labels"},
+    "eval": "ROC-AUC on chapter 12's evaluation sample (test spoilers + 2,000 others)",
+    "eval_others": 2000,
+}
+ARMS = ("two_stage", "one_stage", "labels_only", "every_other")
+
+
+@cache
+def _setup():
+    from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
+
+    data = spoiler_data()
+    teacher = spoiler_teacher(data).eval()
+    pool, logits = distillation_pool(data, teacher)
+    ids, mask, _ = data.encode(data.train)
+    general = (ids, mask, torch.zeros(len(ids), dtype=torch.long))
+    texts, labels = data.evaluation_sample(others=RECIPE["eval_others"])
+    return data, teacher, pool, logits, general, texts, labels
+
+
+@cache
+def _general_teacher():
+    from lmcourse.models.bert import BertModel
+    from lmcourse.pretrained import minilm_path
+
+    return BertModel.from_pretrained(minilm_path()).eval()
+
+
+def _layer_losses(s_out, t_out) -> torch.Tensor:
+    from lmcourse.models.distill import attention_loss, hidden_loss, layer_map
+
+    mapping = layer_map(len(s_out.attentions), len(t_out.attentions))
+    loss = sum(hidden_loss(s_out.hidden_states[m], t_out.hidden_states[g])
+               for m, g in enumerate(mapping))  # m = 0: the embedding loss
+    return loss + sum(attention_loss(s_out.attentions[m - 1], t_out.attentions[g - 1])
+                      for m, g in enumerate(mapping) if m > 0)
+
+
+def _general_loss(student, ids, mask, labels, rows):
+    with torch.no_grad():
+        t_out = _general_teacher().to(ids.device)(ids, attention_mask=mask)
+    return _layer_losses(student.encoder(ids, attention_mask=mask), t_out)
+
+
+def _task_loss(logits: torch.Tensor):
+    from lmcourse.models.distill import prediction_loss
+
+    teacher = _setup()[1]
+
+    def loss(student, ids, mask, labels, rows):
+        with torch.no_grad():
+            t_out = teacher.encoder(ids, attention_mask=mask)
+        s_out = student.encoder(ids, attention_mask=mask)
+        s_logits = student.classifier(student.dropout(s_out.last_hidden_state[:, 0]))
+        return (_layer_losses(s_out, t_out)
+                + prediction_loss(s_logits, logits[rows].to(s_logits.device)))
+    return loss
+
+
+def _labels_loss(student, ids, mask, labels, rows):
+    return F.cross_entropy(student(ids, mask), labels)
+
+
+def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
+          stop_after: int | None = None) -> SeedRun:
+    """Seed ``seed`` of the four students; ``stop_after``: the first general-distillation
+    steps only (the first-steps check)."""
+    from lmcourse.course.teacher import half_depth_student
+    from lmcourse.models.distill import train_student
+
+    data, teacher, pool, logits, general, texts, labels = _setup()
+    teacher.to(device)
+    _general_teacher().to(device)
+    start, metrics, curve = time.perf_counter(), {}, []
+
+    def student(init: str):
+        torch.manual_seed(seed)
+        return half_depth_student(teacher, init)
+
+    def task(model, loss):
+        return train_student(model, pool, loss, steps=recipe["task_steps"],
+                             batch_size=recipe["task_batch"], lr=recipe["task_lr"], seed=seed,
+                             progress=progress)
+
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        two = student("random")
+        general_losses = train_student(
+            two, general, _general_loss, steps=recipe["general_steps"],
+            batch_size=recipe["general_batch"], lr=recipe["general_lr"], seed=seed,
+            progress=progress, stop_after=stop_after)
+        if stop_after is not None:
+            return SeedRun([], general_losses, {})
+        metrics["after_general"] = round(data.roc_auc(two, texts, labels), 5)
+        curve.append([recipe["general_steps"], round(time.perf_counter() - start, 1),
+                      metrics["after_general"]])
+        task_losses = task(two, _task_loss(logits))
+        metrics["two_stage"] = round(data.roc_auc(two, texts, labels), 5)
+        curve.append([recipe["general_steps"] + recipe["task_steps"],
+                      round(time.perf_counter() - start, 1), metrics["two_stage"]])
+        for arm, init, loss in (("one_stage", "random", _task_loss(logits)),
+                                ("labels_only", "random", _labels_loss),
+                                ("every_other", "every other", _task_loss(logits))):
+            model = student(init)
+            task(model, loss)
+            metrics[arm] = round(data.roc_auc(model, texts, labels), 5)
+    metrics["train_seconds"] = round(time.perf_counter() - start, 1)
+    return SeedRun(curve, general_losses + task_losses, metrics)
+
+
+@cache
+def baselines(recipe: dict | None = None) -> dict[str, float]:
+    """The teacher's ROC-AUC and a bag of words trained on the pool's labels."""
+    from lmcourse.metrics import roc_auc
+    from lmcourse.models.logistic import bag_of_words_classifier
+
+    data, teacher, pool, _, _, texts, labels = _setup()
+    pool_texts = data.tokenizer.batch_decode(pool[0], skip_special_tokens=True)
+    bow = bag_of_words_classifier(pool_texts, pool[2], seed=0)(texts)
+    return {"teacher": round(data.roc_auc(teacher, texts, labels), 5),
+            "bag_of_words": round(roc_auc(labels, bow.float().tolist()), 5)}
+
+
+def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:
+    raise NotImplementedError("tinybert-stages keeps no weights")
+
+
+TINYBERT_STAGES = reference(Reference(
+    name="tinybert-stages",
+    title="TinyBERT's general + task distillation vs task distillation alone, labels alone "
+          "and every-other-layer initialisation",
+    recipe=RECIPE, train=train, evaluate=_no_weights,
+    baselines=lambda recipe: dict(baselines()), seconds_per_seed=240.0, keep_weights=()))
