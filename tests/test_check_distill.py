@@ -312,7 +312,7 @@ def test_keeps_teacher_quality_against_the_bag_of_words_and_a_control(rows, caps
                                  "labels only": scorer(rows, 0.6, seed=4)},
                                 bag_of_words="bag of words", control="labels only")
     out = capsys.readouterr().out
-    assert out.count("paired bootstrap") == 2 and "not behind the bag of words" in out
+    assert out.count("95% paired bootstrap interval") == 2 and "not behind the bag of words" in out
     fails_with(check.keeps_teacher_quality, scorer(rows, 0.9, seed=2), teacher, rows,
                {"bag of words": scorer(rows, 0.05, seed=3)}, bag_of_words="bag of words",
                share=0.5, hint="behind the bag of words beyond the bootstrap interval")
