@@ -107,8 +107,9 @@ def train_head(model: nn.Module, inputs: Inputs, steps: int, batch_size: int = 1
                callback=None) -> tuple[list[float], float]:
     """Fine-tune any head on ``inputs`` (an ``encode_*`` result): AdamW with a linear
     warm-up and decay over ``steps``, shuffled batches, gradient clipping; the loss is the
-    head's own (``model(...).loss``). ``callback(step)`` runs after each step. Returns every
-    step's loss and the training seconds."""
+    head's own (``model(...).loss``). ``callback(step, seconds)`` runs after each step with
+    the training seconds so far (its own time not counted). Returns every step's loss and
+    the training seconds."""
     device = next(model.parameters()).device
     optimizer = make_optimizer(model, lr)
     scheduler = warmup_linear(optimizer, round(warmup * steps), steps)
@@ -128,7 +129,7 @@ def train_head(model: nn.Module, inputs: Inputs, steps: int, batch_size: int = 1
         losses.append(loss.item())
         seconds += time.perf_counter() - tick
         if callback is not None:
-            callback(step)
+            callback(step, seconds)
             model.train()
     return losses, seconds
 

@@ -239,29 +239,9 @@ def choose_spans(special: torch.Tensor, prob: float = 0.15, p: float = 0.2, max_
     from its end (never below one word: the last word may overshoot by its extra pieces).
     """
     _check_rates(prob, 0.0, 0.0)
-    if is_continuation is not None:
-        return _choose_word_spans(special, is_continuation, prob, p, max_span, generator, mode)
-    free = ~special.detach().cpu().numpy().astype(bool)
-    n_free = int(free.sum())
-    budget = min(math.floor(prob * n_free + float(_rand(1, generator, "cpu"))), n_free)
-    lengths = sample_span_lengths(budget, p, max_span, generator, mode=mode).tolist()
-    anchors = _rand(budget, generator, "cpu").tolist()
-    spans, chosen = [], 0
-    for length, anchor in zip(lengths, anchors, strict=True):
-        if chosen >= budget:
-            break
-        length = min(length, budget - chosen)
-        while True:  # starts s where free[s : s + length] is all True
-            runs = np.concatenate(([0], np.cumsum(free)))
-            starts = np.flatnonzero(runs[length:] - runs[:-length] == length)
-            if len(starts):
-                break
-            length -= 1  # >= 1 free token remains because chosen < budget <= n_free
-        start = int(starts[int(anchor * len(starts))])
-        free[start:start + length] = False
-        spans.append((start, length))
-        chosen += length
-    return spans
+    if is_continuation is None:  # every piece is a word of its own
+        is_continuation = torch.zeros_like(special, dtype=torch.bool)
+    return _choose_word_spans(special, is_continuation, prob, p, max_span, generator, mode)
 
 
 def _words(special: torch.Tensor, is_continuation: torch.Tensor) -> tuple[list[int], list[int]]:
@@ -276,7 +256,8 @@ def _words(special: torch.Tensor, is_continuation: torch.Tensor) -> tuple[list[i
     for i, (sp, c) in enumerate(zip(special, cont, strict=True)):
         if sp or not c or i == 0 or special[i - 1]:
             starts.append(i)
-    sizes = [b - a for a, b in zip(starts, [*starts[1:], len(special)], strict=True)]
+    ends = [*starts[1:], len(special)] if starts else []
+    sizes = [b - a for a, b in zip(starts, ends, strict=True)]
     return starts, sizes
 
 

@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from lmcourse.data.review_templates import (
     ARTIFACTS,
@@ -151,14 +152,15 @@ def token_f1(prediction: str, answer: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def _template_words() -> set[str]:
+@cache
+def _template_words() -> frozenset[str]:
     """The words the templates themselves write with a capital (sentence starts, "I")."""
     texts = [*PREMISE, *POSITIVE, *NEGATIVE, *DECOYS, *GENERIC_SPOILERS,
              *(t for ts in FACTS.values() for t in ts)]
-    return {w for t in texts for w in split_words(_SLOT.sub(" ", t)) if w[:1].isupper()}
+    return frozenset(w for t in texts for w in split_words(_SLOT.sub(" ", t)) if w[:1].isupper())
 
 
-def _names_in(text: str, ignore: set[str]) -> list[str]:
+def _names_in(text: str, ignore: frozenset[str]) -> list[str]:
     return [w for w in split_words(text) if w[:1].isupper() and w not in ignore]
 
 

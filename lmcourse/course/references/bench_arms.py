@@ -16,6 +16,7 @@ from functools import cache
 import torch
 
 from lmcourse.course.reference import Reference, SeedRun, reference
+from lmcourse.course.references.bench_masking import StaticMasker
 from lmcourse.course.references.pretraining_corpus import (
     BENCH_MAX_LEN,
     CORPUS,
@@ -219,32 +220,6 @@ def electra_steps() -> int:
 
 
 # ---- masking -----------------------------------------------------------------------------
-
-class StaticMasker:
-    """BERT's static masking for ``pretrain``: ``copies`` masks drawn per pair before
-    training; the ``v``-th time a pair is drawn it gets mask ``v % copies``."""
-
-    def __init__(self, pairs: list, copies: int, seed: int):
-        from lmcourse.masking import StaticMasking
-        from lmcourse.models.pretraining import collate_pairs
-
-        c = reviews().corpus
-        ids = collate_pairs(pairs, c.cls_id, c.sep_id, c.pad_id, BENCH["max_len"])["input_ids"]
-        self.masks = StaticMasking(ids, copies, mask_id=c.mask_id, vocab_size=len(c),
-                                   special_ids=c.special_ids,
-                                   generator=torch.Generator().manual_seed(seed))
-        self.visits = [0] * len(pairs)
-
-    def __call__(self, rows: list[int], input_ids: torch.Tensor):
-        masked, labels = [], []
-        for r in rows:
-            ids, lab = self.masks(self.visits[r], [r])
-            self.visits[r] += 1
-            masked.append(ids)
-            labels.append(lab)
-        width = input_ids.shape[1]
-        return torch.cat(masked)[:, :width], torch.cat(labels)[:, :width]
-
 
 def _masker(name: str, pairs: list, seed: int):
     from lmcourse.masking import mask_spans

@@ -137,38 +137,22 @@ def _train(task: str):
         with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             torch.manual_seed(seed)
             model = new_head(task).to(device)
-            seconds = {"train": 0.0}
 
-            def checkpoint(step: int) -> None:
+            def checkpoint(step: int, seconds: float) -> None:
                 if step % recipe["eval_every"] == 0 or step == last:
-                    curve.append([step, round(seconds["train"], 2), round(score(task, model), 4)])
+                    curve.append([step, round(seconds, 2), round(score(task, model), 4)])
 
-            losses, seconds["train"] = fh.train_head(
+            losses, seconds = fh.train_head(
                 model, encoded, steps, batch_size=recipe["batch"], lr=recipe["lr"],
                 warmup=recipe["warmup"], clip=recipe["clip"], seed=seed, progress=progress,
-                stop_after=stop_after, callback=_timed(checkpoint, seconds))
-        metrics: dict[str, float] = {metric: curve[-1][2], "train_seconds": round(
-            seconds["train"], 1)}
+                stop_after=stop_after, callback=checkpoint)
+        metrics: dict[str, float] = {metric: curve[-1][2], "train_seconds": round(seconds, 1)}
         if task == "pairs" and stop_after is None:
             metrics["bag_of_words"] = round(bag_of_words_pairs(seed), 4)
         state = ({k: v.detach().cpu() for k, v in model.state_dict().items()}
                  if stop_after is not None else None)
         return SeedRun(curve=curve, train_loss=losses, metrics=metrics, state=state)
     return train
-
-
-def _timed(checkpoint, seconds: dict):
-    """``train_head`` reports its seconds at the end; the curve needs them as it goes."""
-    import time
-
-    clock = {"last": time.perf_counter()}
-
-    def callback(step: int) -> None:
-        now = time.perf_counter()
-        seconds["train"] += now - clock["last"]
-        checkpoint(step)
-        clock["last"] = time.perf_counter()
-    return callback
 
 
 def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:

@@ -7,7 +7,8 @@ baselines. This module is the one name the chapters import; the code lives in fo
 
 - ``pretraining_corpus``: the corpus, the fixed held-out masks and the spoiler probe;
 - ``tiny_bert``: chapter 09's model and recipe, 3,000 steps (reference ``tiny-bert``);
-- ``bench_arms``: chapters 10-11's bench and its arms, one change each (``bench-*``);
+- ``bench_arms``: chapters 10-11's bench and its arms, one change each (``bench-*``), with
+  ``bench_masking``'s static masks;
 - ``bench_results``: reading the committed runs into the chapters' tables.
 """
 
