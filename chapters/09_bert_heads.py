@@ -52,6 +52,7 @@ from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
 torch.manual_seed(0)
 transformers.logging.set_verbosity_error()  # no load reports: the missing heads are expected
+transformers.logging.disable_progress_bar()  # nor a "Loading weights" bar per model
 tokenizer = load_hf_tokenizer()
 
 # %% [markdown] slideshow={"slide_type": "slide"}
