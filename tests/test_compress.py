@@ -11,6 +11,7 @@ from lmcourse.models.bert import BertConfig, BertModel
 from lmcourse.models.compress import (
     count_params,
     factorize_feed_forward,
+    half_precision,
     head_importance,
     latency_seconds,
     linear_weight_bytes,
@@ -129,3 +130,22 @@ def test_latency_is_the_median_of_the_timed_calls():
     calls = []
     seconds = latency_seconds(lambda: calls.append(1), repeats=5, warmup=2)
     assert len(calls) == 7 and 0 <= seconds < 0.01
+
+
+def test_half_precision_rounds_every_weight_within_its_format(classifier):
+    # relative error 2^-8 (bfloat16) / 2^-11 (float16); float16's subnormals, below 2^-14,
+    # are spaced 2^-24 apart, so there the error is up to half of that instead
+    for dtype, bits, floor in ((torch.bfloat16, 8, 0.0), (torch.float16, 11, 2.0 ** -25)):
+        half = half_precision(classifier, dtype)
+        for before, after in zip(classifier.parameters(), half.parameters(), strict=True):
+            assert after.dtype == dtype
+            error = (after.double() - before.double()).abs()
+            bound = torch.maximum(before.double().abs() * 2.0 ** -bits,
+                                  torch.full_like(error, floor))
+            assert (error <= bound).all()
+        assert serialized_bytes(half) < 0.6 * serialized_bytes(classifier)
+        ids, mask, _ = _batch()
+        assert half(ids, mask).dtype == dtype
+    assert next(classifier.parameters()).dtype == torch.float32  # the input is untouched
+    with pytest.raises(ValueError, match="bfloat16 or torch.float16"):
+        half_precision(classifier, torch.int8)

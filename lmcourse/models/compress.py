@@ -7,9 +7,12 @@ Four families, each a function that returns a *new* model and leaves its input u
   ``W' = W * 1[|W| > q_s(|W|)]`` with ``q_s`` the ``s``-quantile of that matrix.
 * **Head pruning** (Michel et al. 2019): a gate ``ξ_h`` multiplies each head's output;
   the importance of head ``h`` is ``I_h = E_x |∂L(x)/∂ξ_h|`` at ``ξ = 1``, and the least
-  important heads are removed first.
+  important heads are removed first. The same gate on each feed-forward unit's activation
+  scores units (:func:`gate_importance`); ``structured_pruning`` cuts the least important
+  heads and units out of the matrices.
 * **Dynamic int8 quantization**: each Linear weight is stored as int8 with one scale per
   matrix, ``W ≈ scale · W_int8``; activations are quantized on the fly at run time.
+* **Half precision**: every weight stored (and multiplied) in 16 bits, bfloat16 or float16.
 * **Low rank**: ``W (out × in) ≈ U_r Σ_r V_r^T``, the truncated SVD, stored as two Linear
   layers ``in → r → out``: ``r (in + out)`` numbers instead of ``in · out``.
 
@@ -28,9 +31,10 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
-__all__ = ["count_params", "factorize_feed_forward", "head_importance", "latency_seconds",
-           "linear_weight_bytes", "low_rank_linear", "magnitude_prune", "mask_heads",
-           "quantize_int8", "serialized_bytes", "weight_sparsity"]
+__all__ = ["count_params", "factorize_feed_forward", "gate_importance", "half_precision",
+           "head_importance", "latency_seconds", "linear_weight_bytes", "low_rank_linear",
+           "magnitude_prune", "mask_heads", "quantize_int8", "serialized_bytes",
+           "weight_sparsity"]
 
 
 def count_params(model: nn.Module, trainable_only: bool = False) -> int:
@@ -126,38 +130,55 @@ def _self_attentions(model: nn.Module) -> list[nn.Module]:
     return found
 
 
-class _HeadGate(nn.Module):
-    """Multiplies each head's slice of the value projection by its gate ``ξ_h``; scaling
-    ``V_h`` scales head ``h``'s output ``A_h V_h`` by the same factor."""
+class _InputGate(nn.Module):
+    """``linear(x ⊙ ξ)`` with one gate per group of input features: a head's ``d`` features
+    in front of the attention output matrix (its output ``Att_h(x)`` scaled by ``ξ_h``), or
+    one feed-forward unit's activation in front of ``W_2``."""
 
-    def __init__(self, value: nn.Linear, gates: torch.Tensor):
+    def __init__(self, linear: nn.Linear, gates: torch.Tensor):
         super().__init__()
-        self.value, self.gates = value, gates
+        self.linear, self.gates = linear, gates
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        v = self.value(x)
-        heads = self.gates.numel()
-        return (v.unflatten(-1, (heads, -1)) * self.gates[:, None]).flatten(-2)
+        groups = self.gates.numel()
+        return self.linear((x.unflatten(-1, (groups, -1)) * self.gates[:, None]).flatten(-2))
 
 
-def head_importance(model: nn.Module, loss_fn: Callable[[nn.Module], torch.Tensor],
-                    batches: int = 1) -> torch.Tensor:
-    """Michel et al.'s ``I_h = E_x |∂L/∂ξ_h|`` for every head, as a ``layers × heads``
-    tensor. ``loss_fn(model)`` computes the loss of one batch (called ``batches`` times,
-    e.g. drawing a new batch each call); gates ``ξ = 1`` are inserted on a copy of the
-    model, so the model itself is never changed."""
+def gate_importance(model: nn.Module, loss_fn: Callable[[nn.Module], torch.Tensor],
+                    batches: int = 1, of: str = "heads") -> torch.Tensor:
+    """Michel et al.'s ``I = E_x |∂L/∂ξ|`` at ``ξ = 1`` for a gate on every head's output
+    (``of="heads"``) or every feed-forward unit's activation (``of="units"``), as a
+    ``layers × heads`` (or ``layers × units``) tensor. ``loss_fn(model)`` computes the loss
+    of one batch (called ``batches`` times, e.g. drawing a new batch each call); the gates
+    go into a copy of the model, so the model itself is never changed."""
+    from lmcourse.models.structured_pruning import bert_layers
+
+    if of not in ("heads", "units"):
+        raise ValueError(f"of must be 'heads' or 'units', got {of!r}")
     gated = copy.deepcopy(model).eval()
     for p in gated.parameters():
         p.requires_grad_(False)
-    attentions = _self_attentions(gated)
-    gates = torch.ones(len(attentions), attentions[0].num_heads, requires_grad=True)
-    for layer, attention in enumerate(attentions):
-        attention.value = _HeadGate(attention.value, gates[layer])
+    layers = bert_layers(gated)
+    blocks = ([layer.attention.output for layer in layers] if of == "heads"
+              else [layer.output for layer in layers])
+    width = (layers[0].attention.self.num_heads if of == "heads"
+             else layers[0].intermediate.dense.out_features)
+    gates = torch.ones(len(layers), width, requires_grad=True)
+    for block, layer_gates in zip(blocks, gates, strict=True):
+        block.dense = _InputGate(block.dense, layer_gates)
     total = torch.zeros_like(gates)
     for _ in range(batches):
         (grad,) = torch.autograd.grad(loss_fn(gated), gates)
         total += grad.abs()
     return total / batches
+
+
+def head_importance(model: nn.Module, loss_fn: Callable[[nn.Module], torch.Tensor],
+                    batches: int = 1) -> torch.Tensor:
+    """Michel et al.'s ``I_h = E_x |∂L/∂ξ_h|`` for every head, as a ``layers × heads``
+    tensor: :func:`gate_importance` with a gate ``ξ_h`` on each head's output
+    ``Att_h(x)``."""
+    return gate_importance(model, loss_fn, batches, of="heads")
 
 
 def mask_heads(model: nn.Module, keep: torch.Tensor) -> nn.Module:
@@ -187,6 +208,17 @@ def quantize_int8(model: nn.Module) -> nn.Module:
         warnings.simplefilter("ignore")  # torch.ao.quantization is deprecated for torchao
         return torch.ao.quantization.quantize_dynamic(copy.deepcopy(model).cpu().eval(),
                                                       {nn.Linear}, dtype=torch.qint8)
+
+
+def half_precision(model: nn.Module, dtype: torch.dtype = torch.bfloat16) -> nn.Module:
+    """A copy of ``model`` with every parameter and buffer in 16 bits: ``bfloat16`` keeps
+    float32's 8 exponent bits and 7 of its 23 mantissa bits (relative rounding error at most
+    ``2^-8``, the same range); ``float16`` has 5 and 10 (at most ``2^-11`` between ``2^-14`` and
+    65,504, the largest float16; smaller numbers keep fewer bits). The arithmetic runs in
+    that type too, so speed depends on the hardware."""
+    if dtype not in (torch.bfloat16, torch.float16):
+        raise ValueError(f"dtype must be torch.bfloat16 or torch.float16, got {dtype}")
+    return copy.deepcopy(model).to(dtype).eval()
 
 
 @torch.no_grad()
