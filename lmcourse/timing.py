@@ -22,7 +22,24 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["compare", "lm_training_step", "measure", "synchronize"]
+__all__ = ["compare", "cpu_has_bf16", "lm_training_step", "measure", "synchronize"]
+
+BF16_FLAGS = ("amx_bf16", "avx512_bf16")  # /proc/cpuinfo flags of native bfloat16 units
+
+
+def cpu_has_bf16(cpuinfo: str | None = None) -> bool | None:
+    """Whether this CPU multiplies bfloat16 natively (Intel AMX or AVX-512 BF16, read from
+    ``/proc/cpuinfo``'s flags, or from ``cpuinfo`` when given); ``None`` where the flags
+    cannot be read (not Linux)."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo") as f:
+                cpuinfo = f.read()
+        except OSError:
+            return None
+    flags = {word for line in cpuinfo.splitlines() if line.startswith("flags")
+             for word in line.split(":", 1)[1].split()}
+    return any(flag in flags for flag in BF16_FLAGS)
 
 
 def synchronize(device: torch.device | str | None = None) -> None:

@@ -1,0 +1,205 @@
+"""Reference ``compression-stack``: compression that is really faster, each method with a
+short recovery fine-tune, and the proposal's pipeline (distil → prune → quantize) stacked,
+three seeds.
+
+Chapter 13's teacher (MiniLM fine-tuned on the spoiler labels) is compressed six ways;
+a seed changes the batches that score the heads and units, the recovery batches and the
+student's initial draw:
+
+- ``pruned``: structured pruning, half of the heads (36 of 72) and half of the feed-forward
+  units (4,608 of 9,216) cut out of the matrices, the least important first by Michel et al.'s gate
+  importance (8 batches of 32 training sentences); ``pruned_recovered``: then 200 steps of
+  distillation from the teacher's logits;
+- ``low_rank``: every feed-forward matrix replaced by its rank-96 SVD factors;
+  ``low_rank_recovered``: then the same recovery;
+- ``student``: chapter 12's half-depth student (every other teacher layer) distilled for 400
+  steps; ``student_pruned``: the student structurally pruned the same way and recovered;
+  ``student_pruned_int8``: that, with dynamic int8 Linear layers.
+
+Recovery and distillation use chapter 12's loss ``α T² KL + β CE`` (``T = 2``) on the
+distillation pool. Every model is scored by ROC-AUC on all 2,300 distinct test sentences,
+with a paired bootstrap interval of its difference from the teacher; latency depends only
+on the shapes, so chapter 13 times each shape live on the reader's machine. The curve has
+one point per trained model: [steps trained so far in the seed, seconds, its ROC-AUC].
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+
+import torch
+
+from lmcourse.course.reference import Reference, SeedRun, reference
+
+RECIPE = {
+    "teacher": "chapter 13's spoiler teacher (MiniLM fine-tuned by lab 06's recipe; the course "
+               "artifact)",
+    "importance": "gate importance |dL/dxi| on 8 balanced batches of 32 training sentences",
+    "share_removed": 0.5, "min_per_layer": 1,
+    "low_rank": 96,
+    "loss": "0.5 T^2 KL(teacher || model at T) + 0.5 CE(labels), T = 2 (chapter 12)",
+    "data": "chapter 12's distillation pool (every training spoiler, 1.5x as many others)",
+    "recovery_steps": 200, "recovery_lr": 1e-4, "student_steps": 400, "student_lr": 2e-4,
+    "batch": 16,
+    "eval": "ROC-AUC on every distinct test sentence (2,300); paired bootstrap interval of "
+            "the difference from the teacher, 500 resamples",
+}
+ARMS = ("pruned", "pruned_recovered", "low_rank", "low_rank_recovered", "student",
+        "student_pruned", "student_pruned_int8")
+
+
+@cache
+def _setup():
+    from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
+    from lmcourse.data.goodreads import distinct_sentences
+
+    data = spoiler_data()
+    teacher = spoiler_teacher(data).cpu().eval()
+    pool, logits = distillation_pool(data, teacher)
+    texts, labels = distinct_sentences(data.test)
+    return data, teacher, pool, logits, texts, labels
+
+
+def _scores(model: torch.nn.Module) -> list[float]:
+    from lmcourse import finetune
+
+    data, *_, texts, _ = _setup()
+    return finetune.predict_texts(model, data.tokenizer, texts, data.max_len)
+
+
+@cache
+def _teacher_scores() -> tuple[float, ...]:
+    return tuple(_scores(_setup()[1]))
+
+
+def structured_prune(model: torch.nn.Module, recipe: dict, seed: int) -> torch.nn.Module:
+    """Remove ``recipe``'s share of the heads and of the feed-forward units from ``model``,
+    the least important first (gate importance on balanced training batches drawn with ``seed``)."""
+    from lmcourse import finetune
+    from lmcourse.models.compress import gate_importance
+    from lmcourse.models.structured_pruning import (
+        keep_most_important,
+        prune_ffn_units,
+        prune_heads,
+    )
+
+    data, _, pool, *_ = _setup()
+    ids, mask, labels = pool
+    device = next(model.parameters()).device
+
+    def importance(of: str) -> torch.Tensor:
+        batches = iter(finetune.balanced_batches(labels, 32, 8,
+                                                 torch.Generator().manual_seed(seed)))
+
+        def batch_loss(gated):
+            rows = next(batches)
+            b_ids, b_mask = finetune.trim(ids[rows], mask[rows])
+            return torch.nn.functional.cross_entropy(gated(b_ids.to(device), b_mask.to(device)),
+                                                     labels[rows].to(device))
+        return gate_importance(model, batch_loss, batches=8, of=of)
+
+    def keep(of: str) -> torch.Tensor:
+        scores = importance(of)
+        return keep_most_important(scores, round(recipe["share_removed"] * scores.numel()),
+                                   recipe["min_per_layer"])
+
+    heads, units = keep("heads"), keep("units")
+    return prune_ffn_units(prune_heads(model, heads), units)
+
+
+def _distil(model: torch.nn.Module, recipe: dict, seed: int, steps: int, lr: float,
+            progress: bool, stop_after: int | None = None) -> list[float]:
+    from lmcourse.models.distill import combined_loss, train_student
+
+    _, _, pool, logits, *_ = _setup()
+
+    def loss(m, ids, mask, labels, rows):
+        return combined_loss(m(ids, mask), logits[rows].to(ids.device), labels, temperature=2.0)
+
+    return train_student(model, pool, loss, steps=steps, batch_size=recipe["batch"], lr=lr,
+                         seed=seed, progress=progress, stop_after=stop_after)
+
+
+def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
+          stop_after: int | None = None) -> SeedRun:
+    """Seed ``seed`` of every arm; ``stop_after``: the first recovery steps of the pruned
+    teacher only (the first-steps check)."""
+    import copy
+
+    from lmcourse.course.teacher import half_depth_student
+    from lmcourse.metrics import bootstrap_auc_difference, roc_auc
+    from lmcourse.models.compress import (
+        count_params,
+        factorize_feed_forward,
+        quantize_int8,
+        serialized_bytes,
+    )
+
+    *_, labels = _setup()
+    teacher = _setup()[1].to(device)
+    start, metrics, losses, curve = time.perf_counter(), {}, [], []
+    models: dict[str, torch.nn.Module] = {}
+
+    def recovered(model, steps, lr):
+        """``model`` after ``steps`` of distillation; the curve gets [all steps so far,
+        seconds, ROC-AUC of the model just trained]."""
+        model = copy.deepcopy(model).to(device)
+        losses.extend(_distil(model, recipe, seed, steps, lr, progress, stop_after))
+        model = model.cpu().eval()
+        if stop_after is None:
+            curve.append([len(losses), round(time.perf_counter() - start, 1),
+                          round(roc_auc(labels, _scores(model)), 5)])
+        return model
+
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(seed)
+        models["pruned"] = structured_prune(teacher, recipe, seed).cpu().eval()
+        models["pruned_recovered"] = recovered(models["pruned"], recipe["recovery_steps"],
+                                               recipe["recovery_lr"])
+        if stop_after is not None:
+            return SeedRun([], losses, {})
+        models["low_rank"] = factorize_feed_forward(teacher, recipe["low_rank"]).cpu().eval()
+        models["low_rank_recovered"] = recovered(models["low_rank"], recipe["recovery_steps"],
+                                                 recipe["recovery_lr"])
+        torch.manual_seed(seed)
+        models["student"] = recovered(half_depth_student(teacher), recipe["student_steps"],
+                                      recipe["student_lr"])
+        models["student_pruned"] = recovered(
+            structured_prune(models["student"].to(device), recipe, seed),
+            recipe["recovery_steps"], recipe["recovery_lr"])
+        models["student_pruned_int8"] = quantize_int8(models["student_pruned"])
+    teacher_scores = _teacher_scores()
+    for arm in ARMS:
+        scores = _scores(models[arm])
+        diff, low, high = bootstrap_auc_difference(labels, scores, teacher_scores)
+        metrics[arm] = round(roc_auc(labels, scores), 5)
+        metrics[f"{arm}_vs_teacher"] = [round(diff, 5), round(low, 5), round(high, 5)]
+        metrics[f"{arm}_parameters"] = count_params(models[arm])  # int8 Linears: not counted
+        metrics[f"{arm}_mb"] = round(serialized_bytes(models[arm]) / 1e6, 2)
+    metrics["train_seconds"] = round(time.perf_counter() - start, 1)
+    return SeedRun(curve, losses, metrics)
+
+
+@cache
+def baselines(recipe: dict | None = None) -> dict[str, float]:
+    """The teacher itself and the bag of words, on the same 2,300 sentences."""
+    from lmcourse.metrics import roc_auc
+    from lmcourse.models.baselines import bag_of_words_baseline
+
+    data, *_, texts, labels = _setup()
+    bow = bag_of_words_baseline(data.train)(texts)
+    return {"teacher": round(roc_auc(labels, list(_teacher_scores())), 5),
+            "bag_of_words": round(roc_auc(labels, bow.tolist()), 5)}
+
+
+def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:
+    raise NotImplementedError("compression-stack keeps no weights")
+
+
+COMPRESSION_STACK = reference(Reference(
+    name="compression-stack",
+    title="structured pruning, low rank and the distil-prune-quantize stack, each recovered "
+          "by distillation",
+    recipe=RECIPE, train=train, evaluate=_no_weights,
+    baselines=lambda recipe: dict(baselines()), seconds_per_seed=180.0, keep_weights=()))
