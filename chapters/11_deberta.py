@@ -321,6 +321,12 @@ plt.show()
 # keys *and* values. Both give the head absolute positions at the same late point.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.viz.diagrams import draw_deberta
+
+draw_deberta()
+plt.show()
+
+# %% slideshow={"slide_type": "-"}
 show(EnhancedMaskDecoder)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -449,8 +455,8 @@ plt.show()
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The first verdict is the paper's headline, reproduced on the bench: at equal parameters
-# and steps DeBERTa (b) ends about 0.2 nats below BERT (a) on every seed, and fills in
-# about four more blanks in a hundred. Part of the price is compute: the EMD runs the last
+# and steps DeBERTa (b) ends about 0.13 nats below BERT (a) on every seed, and fills in
+# about two more blanks in a hundred. Part of the price is compute: the EMD runs the last
 # layer a second time, so (b) takes longer per run than (a) (the seconds column: one CPU
 # thread, with other runs sharing the machine at times, so read it as rough). But (c),
 # with no EMD and about BERT's time per run, is still far ahead of BERT: most of the gain
@@ -458,9 +464,10 @@ plt.show()
 #
 # The ablations, one change at a time against (b):
 #
-# - **−EMD** (c) costs quality on every seed, as in the paper (MNLI-m 86.3 → 86.1). Without
-#   it the model has no absolute position anywhere, and its seeds spread widely: one of
-#   them nearly matches (b), another loses much more.
+# - **−EMD** (c): the loss rises a little on average, the paper's direction (MNLI-m
+#   86.3 → 86.1), but its seeds overlap with (b)'s ("no difference"). Without the EMD the
+#   model has no absolute position anywhere, and its seeds spread more widely than (b)'s;
+#   the paper's effect, 0.2 points, is far below what three seeds here can separate.
 # - **−C2P** (d) and **−P2C** (e): the seeds overlap with (b) ("no difference"). The paper's
 #   effects are 0.3-0.4 MNLI points at base size, an order of magnitude below what three
 #   seeds of a 2-layer model can separate, so our null result is no evidence against

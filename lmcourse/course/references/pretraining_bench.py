@@ -22,6 +22,7 @@ from lmcourse.course.references.bench_arms import (
     BENCH_REFS,
     KEEP_WEIGHTS,
     LARGE_BATCH_WARMUP,
+    LR_TUNING,
     SMALL_PAIRS,
     StaticMasker,
     bench_baselines,
@@ -54,7 +55,8 @@ from lmcourse.course.references.tiny_bert import (
 
 __all__ = [
     "ALBERT_TUNING", "ARMS", "BATCH_TUNING", "BENCH", "BENCH_REFS", "CORPUS", "KEEP_WEIGHTS",
-    "LARGE_BATCH_WARMUP", "PROBE_SENTENCES", "SMALL_PAIRS", "TINY_BERT", "TINY_BERT_REF",
+    "LARGE_BATCH_WARMUP", "LR_TUNING", "PROBE_SENTENCES", "SMALL_PAIRS", "TINY_BERT",
+    "TINY_BERT_REF",
     "StaticMasker", "bench", "bench_baselines", "bench_config", "bench_table", "build_model",
     "deberta_intermediate", "dev_scores", "electra_steps",
     "last_train_loss", "load_arm", "load_tiny_bert", "n_params", "probe_auc", "reviews",
