@@ -453,6 +453,12 @@ assert rel < 1e-6
 # (randomized).
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.viz.diagrams import draw_truncation
+
+draw_truncation()
+plt.show()
+
+# %% slideshow={"slide_type": "-"}
 show(regular_truncation)
 
 # %% slideshow={"slide_type": "-"}

@@ -92,6 +92,12 @@ if not lmcourse.on_gpu():
 # the characters of one word into a vector $x_k$; two stacks of LSTMs (one per reading
 # direction) on top; and a softmax shared by both directions that predicts words.
 
+# %% slideshow={"slide_type": "-"}
+from lmcourse.viz.diagrams import draw_elmo
+
+draw_elmo()
+plt.show()
+
 # %% [markdown] slideshow={"slide_type": "notes"}
 # Recap before starting: chapter 03 gave us (Bi)LSTMs, chapter 04 one vector per word
 # *type*. ELMo's point fits in one question: how many vectors should "bank" have?

@@ -309,6 +309,12 @@ print(f"measured here: additive {t_add:.2f} ms, dot-product {t_dot:.2f} ms "
 # end, with a padding mask (`True` at real tokens, the course's convention).
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.viz.diagrams import draw_bahdanau
+
+draw_bahdanau()
+plt.show()
+
+# %% slideshow={"slide_type": "-"}
 show(reversal_batch)
 
 # %% slideshow={"slide_type": "-"}
@@ -800,6 +806,12 @@ print("nn.MultiheadAttention weights, query 1:", mha_weights[0, 1].tolist())
 # In code one does not loop over heads. Stacking the $H$ matrices $W^Q_i$ gives one $d\times
 # d$ matrix, so a single matrix product projects for all heads; then a reshape gives each
 # head its slice of $d/H$ features:
+
+# %% slideshow={"slide_type": "-"}
+from lmcourse.viz.diagrams import draw_multi_head
+
+draw_multi_head()
+plt.show()
 
 # %% slideshow={"slide_type": "-"}
 show(split_heads)

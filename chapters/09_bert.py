@@ -104,6 +104,12 @@ print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
 # all positions at once, so without the position term it could not tell word order.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.viz.diagrams import draw_bert_inputs
+
+draw_bert_inputs()
+plt.show()
+
+# %% slideshow={"slide_type": "-"}
 pair = tokenizer("the detective finally explains the crime", "the butler did it")
 tokens = tokenizer.convert_ids_to_tokens(pair["input_ids"])
 print(f"{'position':>8} {'token':>10} {'id':>6} {'segment':>7}")

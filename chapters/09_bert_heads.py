@@ -78,6 +78,12 @@ tokenizer = load_hf_tokenizer()
 # encoder's 22.7M in MiniLM. Here are the classes; their parameter names are Hugging Face's,
 # so its checkpoints load into them as they are.
 
+# %% slideshow={"slide_type": "-"}
+from lmcourse.viz.diagrams import draw_bert_heads
+
+draw_bert_heads()
+plt.show()
+
 # %% slideshow={"slide_type": "subslide"}
 show(heads.BertClassifierHead)
 show(heads.BertForSequenceClassification)
