@@ -7,8 +7,6 @@ import pytest
 import torch
 from torch import nn
 
-from lmcourse.finetune import SequenceClassifier
-from lmcourse.models.bert import BertConfig, BertModel
 from lmcourse.models.compress import count_params, gate_importance, mask_heads
 from lmcourse.models.structured_pruning import (
     keep_most_important,
@@ -16,15 +14,10 @@ from lmcourse.models.structured_pruning import (
     prune_heads,
 )
 
-CONFIG = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                    intermediate_size=64, max_position_embeddings=16,
-                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-
 
 @pytest.fixture
-def classifier():
-    torch.manual_seed(0)
-    return SequenceClassifier(BertModel(CONFIG), dropout=0.0).eval().double()
+def classifier(tiny_classifier):
+    return tiny_classifier.double()
 
 
 def _batch(seed=0):

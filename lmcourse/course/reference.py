@@ -176,6 +176,14 @@ def load(name: str) -> dict:
     return json.loads(path.read_text())
 
 
+def no_weights(name: str, why: str = "") -> Callable[[dict, dict], tuple[str, float]]:
+    """The ``evaluate`` of a reference that keeps no weights (``keep_weights=()``): never
+    called by :func:`verify`; if called anyway, it says so."""
+    def evaluate(recipe: dict, state: dict) -> tuple[str, float]:
+        raise NotImplementedError(f"{name} keeps no weights{why}")
+    return evaluate
+
+
 def load_weights(name: str, seed: int = 0) -> dict[str, torch.Tensor]:
     """Seed ``seed``'s committed weights (fp16 on disk, returned as float32)."""
     from safetensors.torch import load_file

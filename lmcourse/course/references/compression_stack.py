@@ -30,7 +30,7 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, reference
+from lmcourse.course.reference import Reference, SeedRun, no_weights, reference
 
 RECIPE = {
     "teacher": "chapter 13's spoiler teacher (MiniLM fine-tuned by lab 06's recipe; the course "
@@ -193,13 +193,10 @@ def baselines(recipe: dict | None = None) -> dict[str, float]:
             "bag_of_words": round(roc_auc(labels, bow.tolist()), 5)}
 
 
-def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:
-    raise NotImplementedError("compression-stack keeps no weights")
-
 
 COMPRESSION_STACK = reference(Reference(
     name="compression-stack",
     title="structured pruning, low rank and the distil-prune-quantize stack, each recovered "
           "by distillation",
-    recipe=RECIPE, train=train, evaluate=_no_weights,
+    recipe=RECIPE, train=train, evaluate=no_weights("compression-stack"),
     baselines=lambda recipe: dict(baselines()), seconds_per_seed=180.0, keep_weights=()))

@@ -22,7 +22,7 @@ import time
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, reference
+from lmcourse.course.reference import Reference, SeedRun, no_weights, reference
 from lmcourse.course.references.tinybert_stages import _setup, baselines
 
 RECIPE = {
@@ -85,12 +85,9 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
     return SeedRun(curve, losses, metrics)
 
 
-def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:
-    raise NotImplementedError("distilbert-cosine keeps no weights")
-
 
 DISTILBERT_COSINE = reference(Reference(
     name="distilbert-cosine",
     title="DistilBERT's cosine loss on the hidden vectors, with and without",
-    recipe=RECIPE, train=train, evaluate=_no_weights,
+    recipe=RECIPE, train=train, evaluate=no_weights("distilbert-cosine"),
     baselines=lambda recipe: dict(baselines()), seconds_per_seed=60.0, keep_weights=()))

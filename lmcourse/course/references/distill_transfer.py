@@ -30,7 +30,7 @@ import time
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, reference
+from lmcourse.course.reference import Reference, SeedRun, no_weights, reference
 from lmcourse.course.references.transfer_curve import (
     SPOILER_RECIPE,
     finetune_minilm,
@@ -155,9 +155,6 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
     return SeedRun(curve, teacher_losses, metrics)
 
 
-def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:
-    raise NotImplementedError("distill-transfer keeps no weights")
-
 
 reference(Reference(
     name="distill-transfer",
@@ -165,7 +162,7 @@ reference(Reference(
           "labels 2,048 more sentences for a half-depth student",
     recipe=RECIPE,
     train=train,
-    evaluate=_no_weights,
+    evaluate=no_weights("distill-transfer"),
     baselines=lambda recipe: majority_auc(spoiler_task()),
     seconds_per_seed=160.0,
     keep_weights=(),

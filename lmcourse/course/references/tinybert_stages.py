@@ -28,7 +28,7 @@ from functools import cache
 import torch
 import torch.nn.functional as F
 
-from lmcourse.course.reference import Reference, SeedRun, reference
+from lmcourse.course.reference import Reference, SeedRun, no_weights, reference
 
 RECIPE = {
     "task_teacher": "chapter 12's spoiler teacher (MiniLM fine-tuned by lab 06's recipe on "
@@ -166,13 +166,10 @@ def baselines(recipe: dict | None = None) -> dict[str, float]:
             "bag_of_words": round(roc_auc(labels, bow.float().tolist()), 5)}
 
 
-def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:
-    raise NotImplementedError("tinybert-stages keeps no weights")
-
 
 TINYBERT_STAGES = reference(Reference(
     name="tinybert-stages",
     title="TinyBERT's general + task distillation vs task distillation alone, labels alone "
           "and every-other-layer initialisation",
-    recipe=RECIPE, train=train, evaluate=_no_weights,
+    recipe=RECIPE, train=train, evaluate=no_weights("tinybert-stages"),
     baselines=lambda recipe: dict(baselines()), seconds_per_seed=240.0, keep_weights=()))
