@@ -357,9 +357,11 @@ verdict("initialising the student from every other teacher layer beats random in
 # Our student has the teacher's width, so the vectors compare as they are (a narrower
 # student would need a projection, as TinyBERT's $W_h$ below). The reference run
 # `distilbert-cosine` distils the every-other-layer student twice per seed, 200 steps of
-# 16 on the same batches: with the loss above, $\alpha T^2 L_d + \beta L_s$, and with the
-# same plus $0.25\,L_\text{cos}$ (the released DistilBERT command weighs the cosine half
-# as much as the masked LM, whose place the task's cross-entropy $L_s$ takes here).
+# 16 on the same batches (the cell below trains the first 25 steps of the cosine arm here
+# and checks them against the reference): with the loss above,
+# $\alpha T^2 L_d + \beta L_s$, and with the same plus $0.25\,L_\text{cos}$ (the
+# released DistilBERT command weighs the cosine half as much as the masked LM, whose
+# place the task's cross-entropy $L_s$ takes here).
 
 # %% slideshow={"slide_type": "-"}
 show(cosine_embedding_loss)
@@ -376,6 +378,7 @@ loss_cos = cosine_embedding_loss(h_student, h_teacher, mask)
 print(f"L_cos of the untrained student on 8 sentences: {loss_cos:.4f} (the mean of 1 - cos "
       f"over their {len(by_hand)} real tokens, by hand: {statistics.mean(by_hand):.4f})")
 
+reference.live_run("distilbert-cosine", steps=25, device=dev)  # the cosine arm, trained here
 cosine = reference.load("distilbert-cosine")
 cos_auc = {arm: [cosine["metrics"][str(s)][arm] for s in cosine["seeds"]]
            for arm in ("distillation", "distillation_cosine")}

@@ -29,6 +29,8 @@ def test_each_arm_changes_what_its_title_says_and_nothing_else(name):
                "bench-albert": {"embedding_size", "share_layers"},
                "bench-data-25": {"train_pairs"}, "bench-data-50": {"train_pairs"},
                "bench-steps-8000": {"steps"},
+               "bench-width-32": {"hidden_size", "intermediate_size"},
+               "bench-width-128": {"hidden_size", "intermediate_size"},
                "bench-batch-256": {"batch", "steps", "lr", "warmup"},
                "bench-batch-256-sqrt": {"batch", "steps", "lr", "warmup"},
                "bench-span": {"masking"},
@@ -41,6 +43,17 @@ def test_each_arm_changes_what_its_title_says_and_nothing_else(name):
         assert pb.BENCH_REFS[name].recipe["intermediate_size"] == "as bench-deberta"
         allowed[name] = allowed[name] | {"intermediate_size"}
     assert _differences(name, against) == allowed[name]
+
+
+@pytest.mark.parametrize("name", ["bench-width-32", "bench-mlm", "bench-width-128"])
+def test_the_width_arms_build_the_width_they_name(name):
+    recipe = pb.BENCH_REFS[name].recipe
+    model = pb.build_model(name)
+    layer = model.bert.encoder.layer[0]
+    assert layer.attention.self.query.weight.shape == (recipe["hidden_size"],) * 2
+    assert layer.intermediate.dense.out_features == recipe["intermediate_size"]
+    assert pb.step_flops(name) > 0 and (name != "bench-width-128"
+                                        or pb.step_flops(name) > 3 * pb.step_flops("bench-mlm"))
 
 
 def test_the_large_batch_sees_as_many_pairs_with_roberta_s_learning_rate_ratio():

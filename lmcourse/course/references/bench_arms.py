@@ -84,6 +84,10 @@ ARMS: dict[str, tuple[str, dict]] = {
     "bench-albert-shared": ("ALBERT's cross-layer sharing", {"share_layers": True}),
     "bench-albert": ("ALBERT: E = 32 and shared layers",
                      {"embedding_size": 32, "share_layers": True}),
+    "bench-width-32": ("half the width: H = 32, feed-forward 128",
+                       {"hidden_size": 32, "intermediate_size": 128}),
+    "bench-width-128": ("twice the width: H = 128, feed-forward 512",
+                        {"hidden_size": 128, "intermediate_size": 512}),
     "bench-batch-256": ("batch 256, 1/8 of the steps, lr x 7 (RoBERTa's ratio)",
                         {"batch": 256, "steps": 500, "lr": round(7 * BENCH["lr"], 6),
                          "warmup": LARGE_BATCH_WARMUP}),
@@ -189,7 +193,8 @@ def build_model(name: str) -> torch.nn.Module:
     s = _settings(name)
     if s["model"] == "DebertaForPreTraining":
         return _deberta(deberta_intermediate(), s["terms"], s["emd"])
-    changes = {k: s[k] for k in ("embedding_size", "share_layers") if k in s}
+    changes = {k: s[k] for k in ("embedding_size", "share_layers", "hidden_size",
+                                 "intermediate_size") if k in s}
     if s["objective"] == "MLM + SBO":
         return SpanBertForPreTraining(bench_config(**changes), max_offset=10)
     return BertForPreTraining(bench_config(**changes))
@@ -203,7 +208,8 @@ def _generator_config():
 def step_flops(name: str) -> float:
     """Training FLOPs of one step, by the 6 x (multiply-adds) rule: every token passes the
     encoder's matrices; the masked 15% also pass the MLM head (H x H, then H x V); ELECTRA's
-    discriminator head (H x H, H x 1) sees every token. Embedding lookups are free."""
+    discriminator head (H x H, H x 1) sees every token. Embedding lookups are free, and a
+    shared layer costs its compute at every depth."""
     from lmcourse.models.bert import BertModel
 
     def encoder(config) -> int:
@@ -221,7 +227,8 @@ def step_flops(name: str) -> float:
     if s["objective"] == "ELECTRA":
         H = BENCH["hidden_size"]
         return mlm_model(_generator_config()) + 6 * (encoder(bench_config()) + H * H + H) * tokens
-    return mlm_model(bench_config())
+    return mlm_model(bench_config(hidden_size=s["hidden_size"],
+                                  intermediate_size=s["intermediate_size"]))
 
 
 def electra_steps() -> int:
