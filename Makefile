@@ -113,8 +113,9 @@ teacher: setup
 # seeds 0-2 and committed under reference/<name>/. `make reference` runs them all (see
 # `make reference LIST=1` for the estimates), `make reference NAME=lm-char-lstm` one.
 NAME ?=
+# NAME: names or globs ('bench-*'); JOBS: runs at once, one torch thread each.
 reference: setup
-	$(BIN)/python -m lmcourse.course.reference $(if $(LIST),--list,) $(NAME)
+	$(BIN)/python -m lmcourse.course.reference $(if $(LIST),--list,) --jobs $(JOBS) $(foreach n,$(NAME),'$(n)')
 
 student: setup
 	$(BIN)/python -m tools.nbtools student
