@@ -643,6 +643,7 @@ def mse() -> Value:
     return sum(((predict(x) - y) ** 2 for x, y in points), Value(0.0)) * (1 / len(points))
 
 
+# %% slideshow={"slide_type": "-"}
 lr, losses = 0.3, []
 for _ in range(150):
     loss = mse()              # forward: build the graph of J

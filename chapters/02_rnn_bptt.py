@@ -45,6 +45,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+# %% slideshow={"slide_type": "-"}
 import lmcourse
 from lmcourse import show
 from lmcourse.course.claims import verdict
@@ -490,6 +491,7 @@ def longest_chain(keep):
     return max(b - a for a, b in zip(cuts, cuts[1:], strict=False))
 
 
+# %% slideshow={"slide_type": "-"}
 def truncation_run(seed: int, draws: int = 100) -> dict:
     """Full, regular (tau = 10) and randomized (c = 0.1) BPTT on validation window `seed`."""
     window = torch.tensor(val_ids[404 * seed:404 * (seed + 1)]).reshape(4, 101)
@@ -515,6 +517,7 @@ def truncation_run(seed: int, draws: int = 100) -> dict:
                            compare(samples.mean(0), exact)[1])}
 
 
+# %% slideshow={"slide_type": "-"}
 Tn = xb.shape[1]
 runs_trunc = [truncation_run(seed) for seed in (0, 1, 2)]
 ms = 1000 * measure(lambda: bptt(*args, keep=randomized_truncation(Tn, 0.1)), repeats=20)

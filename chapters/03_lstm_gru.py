@@ -69,6 +69,8 @@ from lmcourse.models.gated import (
     lstm_step,
     param_count_formula,
 )
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.models.ngram import NGramLM
 from lmcourse.models.rnn import generate
 from lmcourse.timing import measure
@@ -330,6 +332,7 @@ def compare_with_torch(kind: str, layers: int, bidirectional: bool, batch_first:
     return diffs
 
 
+# %% slideshow={"slide_type": "-"}
 torch.manual_seed(0)
 worst = 0.0
 print(f"{'cell':<5} {'layers':>6} {'bidir':>6} {'batch_first':>11} | max |ours - torch|: "
@@ -795,6 +798,8 @@ ax2.set_ylim(3.5, 4.6)
 ax2.set_title("the same, zoomed on the 5- and 6-gram", fontsize=9)
 fig.tight_layout()
 plt.show()
+
+# %% slideshow={"slide_type": "-"}
 print(reference.compare(cells, baselines={"kn5": "5-gram KN", "kn6": "6-gram KN"}))
 final = {label: [r["metrics"][str(s)]["held_out_ppl"] for s in r["seeds"]]
          for label, r in refs.items()}

@@ -58,6 +58,8 @@ from lmcourse.course import artifacts
 from lmcourse.course.claims import verdict
 from lmcourse.data import WordCorpus, load_corpus, tokenize
 from lmcourse.metrics import mean_spread
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.models.embeddings import (
     analogy,
     analogy_accuracy,
@@ -88,6 +90,8 @@ from lmcourse.models.embeddings import (
     window_reach,
     word_similarity,
 )
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.viz.embeddings import neighbours_widget, plot_projection
 from lmcourse.viz.word2vec_diagrams import draw_word2vec
 
@@ -618,6 +622,7 @@ for name, kw in [("skip-gram (ours)", dict(sg=True)), ("CBOW (ours)", dict(sg=Fa
           + " ".join(f"{x:.3f}" for x in run.losses))
 
 
+# %% slideshow={"slide_type": "-"}
 def gensim_vectors(sg: int, seed: int, alpha: float) -> np.ndarray:
     """Train gensim's Word2Vec with the same settings; rows in our vocabulary's order."""
     model = Word2Vec(documents, vector_size=dim, window=window, negative=5, sg=sg,
@@ -1033,6 +1038,7 @@ def similarity_scores(vec: np.ndarray) -> dict:
             for key, test in (("ws", "WordSim-353"), ("sl", "SimLex-999"))}
 
 
+# %% slideshow={"slide_type": "-"}
 results, per_seed = {}, {}
 print(f"{'':>20} {'runs':>6} {'WS-353':>13} {'SimLex':>13} {'analogy':>8} {'agreement':>9}"
       f" {'of ceiling':>10} {'time':>6}")

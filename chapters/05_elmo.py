@@ -48,6 +48,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+# %% slideshow={"slide_type": "-"}
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
@@ -571,6 +572,7 @@ def context(i: int, width: int = 4) -> str:
         tokens[i + 1:i + width + 1])
 
 
+# %% slideshow={"slide_type": "-"}
 bank_pos, bank_vecs = occurrences("bank")
 west = [k for k, i in enumerate(bank_pos) if tokens[i - 1] == "west"]
 money = [k for k, i in enumerate(bank_pos) if tokens[i - 1] != "west"]
@@ -590,6 +592,7 @@ for j in range(3):
           f"cos(A, C) = {cosine(bank_vecs[j, p], bank_vecs[j, r]):.3f} | centred, mean over "
           f"pairs: {pairs}")
 assert cosine(bank_vecs[0, p], bank_vecs[0, r]) > 0.99999
+
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # At layer 0 all three are the same vector (cosine 1): a static embedding cannot tell the
@@ -654,6 +657,8 @@ for bilm in ref_models[1:]:
         accs = [nearest_neighbour_accuracy(vecs[j], labels) for j in range(3)]
         seed_best[word].append(max(accs[1:]))
         seed_static[word].append(accs[0])
+
+# %% slideshow={"slide_type": "-"}
 for word, (_, labels) in wsd.items():
     majority = max(labels.float().mean().item(), 1 - labels.float().mean().item())
     print(f"{word}: {len(labels)} occurrences, {int(labels.sum())} in sense 1; majority "
@@ -718,6 +723,7 @@ def mixed_accuracy(s: list[float], word: str) -> tuple[list[float], float]:
         return m.weights.tolist(), nearest_neighbour_accuracy(m(vecs), labels)
 
 
+# %% slideshow={"slide_type": "-"}
 grid = np.linspace(-4, 4, 17)
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
 weights = np.array([mixed_accuracy([0.0, 0.0, float(s2)], "bank")[0] for s2 in grid])
@@ -792,6 +798,7 @@ def probe_views(bilm: BiLM) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     return feats, out
 
 
+# %% slideshow={"slide_type": "-"}
 def probe_accuracies(views: dict[str, torch.Tensor]) -> dict[str, list[float]]:
     """Held-out accuracy of a linear probe per view and task."""
     torch.manual_seed(0)

@@ -48,6 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+# %% slideshow={"slide_type": "-"}
 import lmcourse
 from lmcourse import show
 from lmcourse.course.claims import verdict
@@ -74,6 +75,8 @@ from lmcourse.models.attention import (
     softmax_jacobian,
     split_heads,
 )
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.models.compress import count_params
 from lmcourse.models.ngram import NGramLM
 from lmcourse.models.seq2seq import (
@@ -93,6 +96,7 @@ generator = lmcourse.seed_everything(0)
 dev = lmcourse.device()
 torch.set_num_threads(1)  # small tensors: one CPU thread is faster than two that wait
 f64 = torch.float64
+
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The bottleneck of an encoder–decoder
@@ -430,6 +434,7 @@ def copy_rule_scores(metric):
     return np.array(scores)
 
 
+# %% slideshow={"slide_type": "-"}
 seq_acc = {a: over_seeds(a, "sequence_accuracy") for a in (True, False)}
 tok_acc = {a: over_seeds(a, "token_accuracy") for a in (True, False)}
 copy_seq, copy_tok = copy_rule_scores(sequence_accuracy), copy_rule_scores(token_accuracy)
@@ -867,6 +872,8 @@ key_padding = ~padding_mask(torch.tensor([6, 4, 2]), S)  # torch: True = padding
 blocked = torch.rand(T, S) < 0.3
 blocked[:, 0] = False  # every query keeps a key
 worst = {}
+
+# %% slideshow={"slide_type": "-"}
 for batch_first in (True, False):
     ref = nn.MultiheadAttention(E, H, batch_first=batch_first).double()
     with torch.no_grad():

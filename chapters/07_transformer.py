@@ -62,6 +62,8 @@ from lmcourse.models.attention import MultiHeadAttention, causal_mask, padding_m
 from lmcourse.models.compress import count_params
 from lmcourse.models.gated import GatedLM, param_count_formula
 from lmcourse.models.ngram import NGramAsNetwork, NGramLM
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.models.seq2seq import (
     GRUSeq2Seq,
     TransformerSeq2Seq,
@@ -615,6 +617,7 @@ def make_model(name: str, **options) -> torch.nn.Module:
     return GatedLM(V, hidden, cell=name.lower(), impl="torch")
 
 
+# %% slideshow={"slide_type": "-"}
 def train(name: str, seed: int, n_steps: int = steps, **options):
     """Train one model on seed ``seed``'s minibatches; returns the model and its history."""
     lmcourse.seed_everything(seed)
@@ -662,6 +665,7 @@ print(f"largest / smallest parameter count: {max(counts) / min(counts):.3f}")
 assert max(counts) / min(counts) < 1.1
 
 
+# %% slideshow={"slide_type": "-"}
 def transformer_verdict(results: dict[str, list[float]], when: str) -> None:
     """The transformer against the better recurrent network (lower mean), seed by seed."""
     order = sorted(results, key=lambda k: np.mean(results[k]))
@@ -721,6 +725,8 @@ ax1.legend(fontsize=8)
 fig.tight_layout()
 plt.show()
 
+
+# %% slideshow={"slide_type": "-"}
 
 def at_time(h, seconds: float) -> float:
     """The last validation perplexity measured at or before ``seconds`` of training."""

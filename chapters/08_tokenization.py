@@ -56,6 +56,7 @@ import transformers
 from safetensors import safe_open
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
+# %% slideshow={"slide_type": "-"}
 import lmcourse
 from lmcourse import show
 from lmcourse.data import load_corpus, tokenize
@@ -82,6 +83,7 @@ from lmcourse.tokenizers.bytelevel import pre_tokenize as gpt2_pre_tokenize
 from lmcourse.tokenizers.display import plot_segmentations, segmentation_widget
 from lmcourse.tokenizers.unigram import forward_backward, pruning_losses
 
+# %% slideshow={"slide_type": "-"}
 lmcourse.seed_everything(0)
 transformers.logging.set_verbosity_error()  # no "sequence longer than 512" warnings
 
@@ -977,6 +979,7 @@ best = uni.segment(word)
 assert best == max(scored)[1]
 assert math.isclose(math.log(z), forward_backward(word, uni.log_probs)[0], rel_tol=1e-12)
 
+# %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(9, 3.6))
 best_edges = set(itertools.pairwise([0, *itertools.accumulate(map(len, best))]))
 for (a, b), q in sorted(posterior.items(), key=lambda kv: kv[1]):
@@ -1002,6 +1005,7 @@ plt.show()
 print("most probable segmentations:")
 for p, s in sorted(scored, reverse=True)[:4]:
     print(f"  {' + '.join(s):<28} posterior {p / z:.3f}")
+
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # On a word like this one the posterior is spread over several segmentations: the model

@@ -60,6 +60,8 @@ from lmcourse.data.goodreads import heldout_phrasing
 from lmcourse.data.sentences import review_sentences
 from lmcourse.finetune import SequenceClassifier, encode, fit, parameter_counts, predict_proba
 from lmcourse.masking import mask_tokens
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.metrics import best_threshold, f1_score, mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
 from lmcourse.models.bert import BertEmbeddings, BertModel, BertPooler, as_encoder_layer
@@ -70,12 +72,13 @@ from lmcourse.models.pretraining import (
     MaskedLMHead,
     evaluate_pretraining,
     masked_token_baselines,
+    mlm_predictor,
     nsp_pairs,
     pair_inputs,
     pretraining_loss,
 )
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
-from lmcourse.viz import attention_widget, bertviz_offline, masking_widget
+from lmcourse.viz import attention_widget, bertviz_offline, masking_figure, masking_widget
 from lmcourse.viz.reference import plot_learning_curve, plot_reference
 
 generator = lmcourse.seed_everything(0)
@@ -283,14 +286,15 @@ for (name, rate), target in zip(rates.items(), (0.15, 0.8, 0.1, 0.1), strict=Tru
 print(f"special tokens selected: {int((selected & ~normal).sum())} (must be 0)")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# The widget masks a sentence of your choice with BERT's scheme, with whole-word masking
-# (all pieces of a word together) or with SpanBERT's spans (chapter 10), and shows the
-# measured rates over many draws beside the targets. Move the sliders: the 80/10/10 split
-# is a choice, not a law. (Without a running kernel the page shows the static figure.)
+# The figure masks one sentence with BERT's scheme, with whole-word masking (all pieces of
+# a word together) and with SpanBERT's spans (chapter 10), and shows the measured rates
+# over many draws beside the targets. Once a tiny BERT is trained (below), a widget lets
+# you move the masking rate and the 80/10/10 split and watch the model's guesses change.
 
 # %% slideshow={"slide_type": "-"}
-masking_widget("the detective finally explains the crime and the butler did it",
-               tokenizer, sentences=["unbelievably, the spaceship disintegrates at dawn"])
+fig = masking_figure("the detective finally explains the crime and the butler did it",
+                     tokenizer, rate_draws=500)
+plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # The MLM head turns each final hidden vector back into a distribution over the
@@ -473,6 +477,24 @@ for doc in rng.choice(len(pre_test.documents), 5, replace=False):
     truth, shown[pos] = shown[pos], "[MASK]"
     print(f"{' '.join(shown)}\n   truth: {truth:<12} guesses: {', '.join(fill_in(sentence, pos))}")
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **Mask it yourself.** The widget masks a sentence of your choice and asks the reference
+# tiny BERT for every masked piece: its top guess is written under the label (green when
+# right), and the rates panel gives its masked-LM loss and accuracy over 300 maskings of the
+# sentence. It starts on a held-out review's sentence; the last suggestion is one the
+# review generator never writes, and the model's accuracy drops on it (its corpus is
+# formulaic). Raise the selection rate and the model loses the context it needs; send
+# everything to `[MASK]` or to random pieces and see which hurts more; switch to spans
+# (SpanBERT, chapter 10) and whole words disappear at once. Pieces the review corpus never
+# uses read as `[UNK]`. Without a running kernel the page shows the figure at the defaults.
+
+# %% slideshow={"slide_type": "-"}
+held_out = [" ".join(corpus.decode(pre_test.documents[d][0])).replace(" ##", "")
+            for d in range(4)]  # first sentences of held-out reviews
+masking_widget(held_out[0], corpus.tokenizer(tokenizer.tokenize), predict=mlm_predictor(tiny),
+               sentences=[*held_out[1:], "i did not see the ending coming and the killer was "
+                          "the brother"], draws=2, rate_draws=300)
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A real pre-trained BERT: our model, MiniLM's weights
 #
@@ -511,7 +533,9 @@ assert hidden_diff < 1e-10 and attn_diff < 1e-10
 # bertviz (Vig, 2019) draws attention as lines between tokens: the **head view** shows one
 # layer, each colour a head; the **model view** shows every head of every layer as a
 # thumbnail. bertviz normally loads its JavaScript libraries from the internet; the course's
-# wrapper inlines them so the views work offline, also on the site.
+# wrapper inlines them so the views work offline, also on the site. Where no script runs
+# (this notebook before you run it, which JupyterLab does not trust), each view shows a
+# static picture of the same weights instead, until its cell is run.
 
 # %% slideshow={"slide_type": "-"}
 viz_pair = tokenizer("the detective finally explains the crime", "the butler did it",
@@ -570,6 +594,7 @@ def attention_habits(attentions, tokens):
     return float(a[..., special].sum(-1).mean()), float(a[..., neighbour].sum() / a[..., 0].numel())
 
 
+# %% slideshow={"slide_type": "-"}
 fig, axes = plt.subplots(2, 4, figsize=(12, 6.4))
 for row, (name, att) in enumerate((("tiny BERT (ours)", tiny_att), ("MiniLM", mini_att))):
     for head in range(4):
@@ -587,6 +612,7 @@ for name, att in (("tiny BERT (ours)", tiny_att), ("MiniLM", mini_att)):
     print(f"{name:<18} {n_heads:>6} {special_share:>15.2f} {neighbour_share:>15.2f}")
 print(f"(uniform attention over these {len(pieces)} pieces would give "
       f"{3 / len(pieces):.2f} and about {2 / len(pieces):.2f})")
+
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The table measures what the maps suggest, and the two models differ. The tiny BERT
@@ -684,6 +710,8 @@ report("MiniLM features (last 4) + BiLSTM", predict_proba(featured, test_f, test
 lmcourse.seed_everything(0)
 start = time.perf_counter()
 scratch = BiLSTMClassifier(64, hidden_size=64, vocab_size=tokenizer.vocab_size).to(dev)
+
+# %% slideshow={"slide_type": "-"}
 fit(scratch, (train_x[0], train_x[1], train_y), steps=lmcourse.budget(cpu=120, gpu=600),
     batch_size=32, lr=2e-3, generator=torch.Generator().manual_seed(0), progress=False)
 report("BiLSTM from scratch (no pre-training)", predict_proba(scratch, *test_x),

@@ -58,6 +58,8 @@ from lmcourse.metrics import mean_spread
 from lmcourse.models.attention import scaled_dot_product_attention
 from lmcourse.models.baselines import bag_of_words_pair_accuracy
 from lmcourse.models.bert import BertConfig, BertModel
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.models.compress import count_params
 from lmcourse.models.electra import (
     electra_loss,
@@ -65,10 +67,7 @@ from lmcourse.models.electra import (
 )
 from lmcourse.models.kbert import sentence_tree
 from lmcourse.models.presets import PRESETS
-from lmcourse.models.pretraining import (
-    nsp_pairs,
-    sop_pairs,
-)
+from lmcourse.models.pretraining import mlm_predictor, nsp_pairs, sop_pairs
 from lmcourse.models.spanbert import SpanBoundaryHead, span_boundaries
 from lmcourse.pretrained import load_hf_tokenizer
 from lmcourse.tokenizers.bytelevel import bytes_to_unicode
@@ -136,6 +135,8 @@ plot_reference(ax, ref_mlm, live=live.curve, x="step", metric="held-out MLM loss
 ax.legend(fontsize=7, loc="upper right")
 ax.set_title("the bench's base recipe (RoBERTa's): held-out MLM loss", fontsize=9)
 plt.show()
+
+# %% slideshow={"slide_type": "-"}
 arms = {title: name for name, (title, changes) in pb.ARMS.items()  # on all the pairs
         if name != "bench-electra" and changes.get("train_pairs", "all") == "all"}
 accuracy = {name: pb.seed_values(name, "masked_accuracy") for name in arms.values()}
@@ -726,12 +727,16 @@ print(f"share of pieces selected: measured {selected / rows.numel():.3f}, target
 # holds more pieces than words). On chapter 09's 32-piece pairs the
 # budget is 3 or 4 pieces per sequence and most spans would be cut, which is why span
 # masking belongs to long inputs.
-# The widget shows token, whole-word and span masking of one sentence side by side
-# (chapter 09 introduced it).
+# The widget (chapter 09 introduced it) asks chapter 09's tiny BERT (the `tiny-bert`
+# reference, seed 0, trained with token masking) for the masked pieces. Move `span p`
+# (spans average about $1/p$ words) and compare its loss under span, whole-word and token
+# masking of the same sentence: a span takes both neighbours of a word away at once.
 
 # %% slideshow={"slide_type": "-"}
-masking_widget("the detective finally explains the crime and the butler did it in the end",
-               tokenizer, scheme="span")
+tiny = pb.load_tiny_bert(reference.load_weights("tiny-bert", 0)).to(dev)
+held_out = " ".join(reviews.corpus.decode(reviews.test.documents[1][0])).replace(" ##", "")
+masking_widget(held_out, reviews.corpus.tokenizer(tokenizer.tokenize), scheme="span",
+               predict=mlm_predictor(tiny), draws=2, rate_draws=300)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Span masking and the boundary objective, trained.** `SpanBertForPreTraining` adds the
@@ -840,6 +845,8 @@ torch.manual_seed(0)
 untrained_auc = pb.probe_auc(BertModel(pb.bench_config()).to(dev))
 print(f"{'untrained encoder':<26} {'0':>12} {'-':>15} {untrained_auc:>15.3f}")
 print(f"{'bag of words':<26} {'-':>12} {'-':>15} {ref_mlm['baselines']['bag_of_words_auc']:>15.3f}")
+
+# %% slideshow={"slide_type": "-"}
 print(f"(wall time measured on {ref_electra['device'].split(',')[0]}, one thread, training "
       "only; the ratio of the two is what transfers between machines)")
 verdict("at equal training FLOPs, ELECTRA's discriminator leaves a better sentence "
@@ -984,7 +991,7 @@ def change(metric, before, after):
     return f"{mean_of(before, metric)} → {mean_of(after, metric)}"
 
 
-rows = [
+rows = [  # RoBERTa's changes: (model, change, paper reports, we measured)
     ("RoBERTa", "dynamic instead of static masking (40 epochs)",
      "SQuAD 2.0 F1 78.3 → 78.7, MNLI-m 84.3 → 84.0",
      f"held-out MLM loss {change('mlm_loss', 'bench-static-40', 'bench-dynamic-40')} "
@@ -1004,6 +1011,10 @@ rows = [
      f"(4× pairs), {change('mlm_loss', 'bench-mlm', 'bench-steps-8000')} (2× steps)"),
     ("RoBERTa", "byte-level BPE, 50K vocabulary", "+15M parameters (base)",
      f"+{(roberta_vocab - bert_vocab) * 768 / 1e6:.1f}M parameters (computed)"),
+]
+
+# %% slideshow={"slide_type": "-"}
+rows += [  # ALBERT's, SpanBERT's, ELECTRA's and K-BERT's
     ("ALBERT", "E = 128 and all layers shared", "BERT-base 108M → ALBERT-base 12M",
      f"{sizes[12][0] / 1e6:.1f}M → {sizes[12][1] / 1e6:.1f}M (computed)"),
     ("ALBERT", "E = 32 and shared layers, bench model", "avg 82.3 → 80.1 (base)",

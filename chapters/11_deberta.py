@@ -64,6 +64,8 @@ from lmcourse.finetune import SequenceClassifier, fit, predict_proba, train_step
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
 from lmcourse.models.bert import BertConfig
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.models.deberta import (
     disentangled_attention_scores,
     naive_disentangled_scores,
@@ -272,6 +274,7 @@ for n in lengths:
     print(f"{n:>5} {ours:>14,} {gathered:>13,} {shown:>15} {formula.per_pair:>17,}")
 print(f"built per-pair bytes equal the formula for N <= {BUILT} (checked)")
 
+# %% slideshow={"slide_type": "-"}
 slopes = {}
 for key, expected in zip(memory, (0, 1, 2, 2), strict=True):
     xs = [n for n, v in zip(lengths, memory[key], strict=True) if v is not None]
@@ -421,6 +424,8 @@ for key, label in (("unigram", "unigram"), ("bigram_left", "bigram, left"),
 losses = {name: pb.seed_values(arm, "mlm_loss") for name, arm in variants.items()}
 names = list(variants)
 print()
+
+# %% slideshow={"slide_type": "-"}
 verdict("DeBERTa (b) reaches a lower held-out MLM loss than BERT (a) at equal parameters",
         losses[names[1]], baseline=(names[0], losses[names[0]]), higher_is_better=False,
         metric="held-out MLM loss (nats)",
@@ -540,6 +545,7 @@ train_y = torch.tensor([label for _, label, _ in spoiler_train])
 test_y = torch.tensor([label for _, label, _ in spoiler_test])
 
 
+# %% slideshow={"slide_type": "-"}
 class NormalisedInput(nn.Module):
     """``classifier`` fed ``LayerNorm(e)`` (no learned gain or bias), SiFT's clean input."""
 
@@ -570,6 +576,7 @@ def sift_step(model, batch, optimizer, scheduler=None, clip=1.0, class_weight=No
     return loss.item()
 
 
+# %% slideshow={"slide_type": "-"}
 FT_STEPS = lmcourse.budget(cpu=100, gpu=600)
 SEEDS = (0, 1, 2)
 encoder_b = pb.load_arm("bench-deberta", reference.load_weights("bench-deberta", 0)).deberta
@@ -599,6 +606,7 @@ spread = max((max(v) - min(v)) / 2 for v in ([r["ROC-AUC"] for r in rs]
                                              for rs in sift_runs.values()))
 print(f"\ndemonstration: with minus without SiFT {sift_gap:+.3f} ROC-AUC, against a seed "
       f"spread of up to {spread:.3f}; seconds per run show its cost")
+
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # SiFT is a regulariser: it matters most when a large model could fit a small task in

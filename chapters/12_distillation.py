@@ -51,6 +51,8 @@ import lmcourse
 from lmcourse import finetune, show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
+from lmcourse.course.references.pretraining_corpus import reviews
+from lmcourse.course.references.tiny_bert import load_tiny_bert
 from lmcourse.course.teacher import (
     distillation_pool,
     half_depth_student,
@@ -59,6 +61,8 @@ from lmcourse.course.teacher import (
 )
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.models.compress import count_params, latency_seconds
 from lmcourse.models.distill import (
     attention_loss,
@@ -74,6 +78,7 @@ from lmcourse.models.distill import (
     train_student,
 )
 from lmcourse.models.presets import PRESETS, build
+from lmcourse.models.pretraining import mlm_predictor
 from lmcourse.viz.temperature import entropy_bits, temperature_widget
 
 notebook_start = time.perf_counter()
@@ -107,16 +112,39 @@ for T in (0.5, 1.0, 4.0):
           f"{entropy_bits(q):.3f} bits, max |q - by hand| = {(q - by_hand).abs().max():.1e}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# The widget below shows a teacher's logits for the blank in "the twist comes in the ___
-# chapter" (the logits are made up for the picture). Move $T$ and watch three things: the
-# soft targets beside the $T = 1$ distribution, the entropy rising towards that of the
-# uniform distribution, and the size of the gradient the soft loss sends to a student
-# (next section). Without a kernel you see the figure at $T = 2$.
+# A real teacher with many classes: chapter 09's tiny BERT (the `tiny-bert` reference,
+# seed 0) filling the blank in "the twist comes in the ___ chapter", a distribution over
+# its whole vocabulary of review pieces.
 
 # %% slideshow={"slide_type": "-"}
-blank_words = ["last", "final", "first", "second", "middle", "opening", "tenth", "next"]
-blank_logits = [6.0, 5.4, 2.6, 1.9, 1.6, 1.1, 0.2, -0.6]
-temperature_widget(blank_logits, blank_words, T=2.0)
+tiny = load_tiny_bert(reference.load_weights("tiny-bert", 0))
+corpus = reviews().corpus  # chapter 09's compact vocabulary of WordPiece pieces
+pieces = ["[CLS]", *"the twist comes in the [MASK] chapter".split(), "[SEP]"]
+ids = torch.tensor([[corpus.pieces.index(p) for p in pieces]])
+blank = pieces.index("[MASK]")
+blank_logits = mlm_predictor(tiny)(ids)[0, blank].double()
+top = softmax_t(blank_logits, 1.0).topk(5)
+print(f"{len(corpus):,} classes; the tiny BERT's top five at T = 1: " + ", ".join(
+    f"{corpus.pieces[i]} {q:.3f}" for q, i in zip(top.values.tolist(), top.indices.tolist(),
+                                                   strict=True)))
+tail = blank_logits.argsort(descending=True)[12:]  # all but the twelve likeliest pieces
+print("mass on the other", len(tail), "pieces: " + ", ".join(
+    f"T = {T}: {softmax_t(blank_logits, T)[tail].sum():.3f}" for T in (1, 2, 4)))
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Move $T$ and watch three things: the soft targets beside the $T = 1$ distribution (the
+# twelve likeliest pieces, and the other 900-odd as one bar, where the mass goes as $T$
+# rises), the entropy rising towards that of the uniform distribution, and the size of the
+# gradient the soft loss sends to a student that knows nothing yet (next section); the
+# title gives $\mathrm{KL}(q\,\|\,p)$ and $T^2\,\mathrm{KL}$ for that student. With
+# hundreds of classes a temperature moves most of the mass into the long tail (the last
+# line above): already at $T = 2$ the soft targets mostly rank pieces the teacher thinks
+# unlikely, the "dark knowledge" Hinton et al. distil, and also its noise. Without a
+# kernel you see the figure at $T = 2$.
+
+# %% slideshow={"slide_type": "-"}
+temperature_widget(blank_logits.tolist(), corpus.pieces, T=2.0,
+                   title="tiny BERT: the twist comes in the ___ chapter")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The distillation loss, and why $T^2$
@@ -304,6 +332,7 @@ for (init, loss_name), seeds in arms.items():
         students.setdefault((init, loss_name), student)  # seed 0 kept for the timing table
 run_seconds = (time.perf_counter() - start) / sum(len(s) for s in arms.values())
 
+# %% slideshow={"slide_type": "-"}
 print(f"{STEPS} steps of 16 sentences per student, {run_seconds:.1f} s per run")
 print(f"{'student (ours, measured)':<34} {'ROC-AUC':>15} {'seeds':>6}")
 for (init, loss_name), aucs in results.items():
@@ -643,6 +672,8 @@ for name, (model, auc) in rows.items():
     measured[name] = (fewer, teacher_latency / latency, auc / teacher_auc)
     lines.append(f"| {name} | {count_params(model):,} | {fewer:.0%} | {latency * 1e3:.1f} | "
                  f"{teacher_latency / latency:.2f}x | {auc:.3f} | {auc / teacher_auc:.1%} |")
+
+# %% slideshow={"slide_type": "-"}
 lines.append(f"| bag of words (baseline) | - | - | - | - | {bow_auc:.3f} | "
              f"{bow_auc / teacher_auc:.1%} |")
 lines.append("| DistilBERT vs BERT-base (paper) | 66M vs 110M | 40% | - | 1.6x | - | 97% |")
@@ -700,6 +731,8 @@ with torch.no_grad():
         sizes[name] = count_params(model)
         forward_s[name] = latency_seconds(lambda m=model: m(batch_ids), repeats=2, warmup=1)
         del model
+
+# %% slideshow={"slide_type": "-"}
 print(f"{'model':<12} {'parameters (computed)':>22} {'paper':>22} {'forward ms (measured)':>22} "
       f"{'speed-up (measured)':>20} {'paper':>24}")
 for name in published:

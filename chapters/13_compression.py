@@ -75,6 +75,8 @@ from lmcourse.data.goodreads import distinct_sentences
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
 from lmcourse.models.bert import BertModel
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.models.compress import (
     count_params,
     factorize_feed_forward,
@@ -144,6 +146,7 @@ def sweep_auc(model) -> float:
     return data.roc_auc(model, *sweep_rows)
 
 
+# %% slideshow={"slide_type": "-"}
 def latency_of(model) -> float:
     model = model.cpu().eval()
     return latency_seconds(lambda: model(latency_ids, latency_mask), repeats=5)
@@ -160,6 +163,7 @@ print(f"MiniLM fine-tuned (teacher): ROC-AUC {teacher_auc:.3f}, {count_params(te
       f"parameters, {teacher_latency * 1e3:.1f} ms per batch of 64")
 print(f"bag of words (baseline):     ROC-AUC {bow_auc:.3f}")
 print(f"teacher minus bag of words: {teacher_auc - bow_auc:+.3f}")
+
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Keep the last line in mind. The review sample is written from templates, and with every
@@ -313,6 +317,7 @@ for n in HEADS_REMOVED:
 for n, auc in head_auc.items():
     print(f"heads removed {n:>2} of {layers * heads}: ROC-AUC {auc:.3f} (sweep sample)")
 
+# %% slideshow={"slide_type": "-"}
 fig, (ax_imp, ax_auc) = plt.subplots(1, 2, figsize=(10, 3.4))
 image = ax_imp.imshow(importance, cmap="viridis", aspect="auto")
 ax_imp.set_xlabel("head")
@@ -388,6 +393,7 @@ print(f"latency {teacher_latency * 1e3:.1f} -> {structured_latency * 1e3:.1f} ms
       f"({teacher_latency / structured_latency:.2f}x faster); ROC-AUC (sweep sample) "
       f"{teacher_sweep:.3f} -> {structured_sweep:.3f}, nothing retrained")
 
+# %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(6, 2.8))
 positions = torch.arange(layers)
 ax.bar(positions - 0.2, keep_heads.float().mean(1) * 100, width=0.4, label="heads kept")
@@ -637,6 +643,7 @@ def per_seed(key: str) -> list[float]:
     return [stack["metrics"][s][key] for s in stack_seeds]
 
 
+# %% slideshow={"slide_type": "-"}
 stack_rows = {"MiniLM, half the heads and units": ("pruned", "pruned_recovered"),
               "MiniLM, feed-forward rank 96": ("low_rank", "low_rank_recovered"),
               "student (3 layers)": (None, "student"),

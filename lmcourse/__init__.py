@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-__all__ = ["ShownSource", "budget", "device", "on_gpu", "progress_bar", "seed_everything", "show",
-           "where"]
+__all__ = ["ShownSource", "add_to_class", "budget", "device", "on_gpu", "progress_bar",
+           "seed_everything", "show", "where"]
 __version__ = "0.1.0"
 
 
@@ -59,6 +59,26 @@ def seed_everything(seed: int = 0) -> torch.Generator:
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)
     return torch.Generator().manual_seed(seed)
+
+
+def add_to_class(cls: type):
+    """Decorator: attach the function below to ``cls`` as a method of the same name, so a
+    class can be written one method per notebook cell (d2l's ``add_to_class``).
+
+    >>> class A: ...
+    >>> @add_to_class(A)
+    ... def twice(self, x): return 2 * x
+    >>> A().twice(3)
+    6
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"add_to_class needs a class, got {cls!r}: write @add_to_class(Value)")
+
+    def attach(function):
+        setattr(cls, function.__name__, function)
+        return function
+
+    return attach
 
 
 class ShownSource(str):

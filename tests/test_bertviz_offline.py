@@ -219,6 +219,17 @@ def test_views_draw_in_chromium_with_the_network_blocked(browser, minilm_views, 
         drawn = page.evaluate(DRAWN)
         assert drawn["text"] == tokens + tokens  # left and right columns
         assert drawn["lines"] > len(tokens) ** 2 and drawn["layers"] == n_layers
+        assert page.evaluate("document.querySelectorAll('[id$=\"-static\"]').length") == 0, (
+            "the script ran, so the static picture is gone")
+
+        (tmp_path / "noscript.html").write_text(re.sub(
+            r"<script\b.*?</script>", "", head.page(), flags=re.S), encoding="utf-8")
+        page.goto(f"{url}/noscript.html", wait_until="load")
+        shown = page.evaluate("""() => [...document.querySelectorAll('img')].map(
+            i => [i.naturalWidth, i.offsetParent !== null])""")
+        assert len(shown) == 1 and shown[0][0] > 100 and shown[0][1], (
+            "without scripts the static picture is what a reader sees")
+        assert not page.locator("select#layer").is_visible(), "no empty Layer: menu"
 
         page.goto(f"{url}/model.html", wait_until="load")
         page.wait_for_selector("#vis svg text", timeout=10_000)
@@ -237,3 +248,16 @@ def test_views_draw_in_chromium_with_the_network_blocked(browser, minilm_views, 
     assert browser.remote_hosts() == set(), browser.hosts
     assert not browser.errors, browser.errors
     assert not browser.failed, browser.failed
+
+
+def test_each_view_carries_a_static_picture_unless_asked_not_to(minilm_views):
+    tokens, n_layers, head, model = minilm_views
+    for view in (head, model):
+        html = view.data
+        assert html.count("data:image/png;base64,") == 1
+        static = html.index("-static")
+        live = html.index('-live" style="display:none"')
+        assert static < live < html.index("<script"), "picture first, bertviz hidden till run"
+    plain = head_view([torch.full((1, 2, 3, 3), 1 / 3)], ["a", "b", "c"], static=False)
+    assert "data:image/png" not in plain.data and '-live" style' not in plain.data
+

@@ -44,6 +44,24 @@ def notebook(request):
     return request.param, nbformat.read(request.param, as_version=4)
 
 
+def test_code_cells_are_short(notebook):
+    path, nb = notebook
+    too_long = nbtools.long_cells(path, nb)
+    assert not too_long, (f"{path.name}: split these cells or move the code into lmcourse: "
+                          + "; ".join(too_long))
+
+
+def test_long_cells_are_found_by_their_limit(tmp_path):
+    for folder, limit in (("chapters", 30), ("solutions", 20)):
+        nb = nbformat.v4.new_notebook(cells=[
+            nbformat.v4.new_code_cell("\n".join(["x = 1"] * limit) + "\n\n"),
+            nbformat.v4.new_markdown_cell("\n".join(["text"] * 99)),
+            nbformat.v4.new_code_cell("\n".join(["y = 2"] * (limit + 1)))])
+        path = tmp_path / folder / "01_x.ipynb"
+        assert nbtools.long_cells(path, nb) == [
+            f"cell 2: {limit + 1} lines > {limit} ('y = 2')"]
+
+
 def test_kernelspec_is_portable(notebook):
     path, nb = notebook
     assert nb.metadata["kernelspec"]["name"] == "python3", (
@@ -116,6 +134,30 @@ def test_drop_widget_views_keeps_the_static_figure():
     nb = nbformat.v4.new_notebook(cells=[cell], metadata={"widgets": {"state": {}}})
     nbtools.drop_widget_views(nb)
     assert nb.cells[0].outputs == [figure] and "widgets" not in nb.metadata
+
+
+def test_drop_widget_views_keeps_a_widgets_own_fallback_figure():
+    both = nbformat.v4.new_output("display_data", data={
+        nbtools.WIDGET_VIEW: {"model_id": "abc"}, "image/png": "iVBOR", "text/plain": "(w)"})
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("w()", outputs=[both])])
+    nbtools.drop_widget_views(nb)
+    assert nb.cells[0].outputs[0]["data"] == {"image/png": "iVBOR", "text/plain": "(w)"}
+
+
+def test_each_widget_cell_shows_one_figure(notebook):
+    """A widget cell's committed output is its one fallback figure, never a static figure
+    plus a live copy (what a student saw twice after running it)."""
+    path, nb = notebook
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or not re.search(r"\w+_widget\(", cell.source):
+            continue
+        figures = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+        fallbacks = [o for o in cell.outputs if o.get("data", {}).get("text/plain", "")
+                     .startswith("(an interactive widget")]
+        assert len(fallbacks) == 1 and len(figures) <= 1 and (
+            not figures or figures == fallbacks), (
+            f"{path.name} cell {i}: {len(figures)} figures, {len(fallbacks)} widget fallbacks; "
+            "a widget shows its static figure as its own fallback (box_with_figure)")
 
 
 def test_committed_html_outputs_load_nothing_remote(notebook):

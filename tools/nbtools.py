@@ -61,6 +61,23 @@ def solutions(root: Path = ROOT) -> list[Path]:
     return sorted((root / SOLUTIONS).glob("*.ipynb"))
 
 
+MAX_CELL_LINES = {"chapters": 30, "solutions": 20}  # a lab cell is what a student writes
+
+
+def long_cells(path: Path, nb: nbformat.NotebookNode | None = None) -> list[str]:
+    """Code cells of ``path`` longer than the course allows (30 lines in a chapter, 20 in
+    a lab), as ``"cell N: L lines (first line)"``; a long experiment belongs in a named
+    function in ``lmcourse``, shown with ``show()``, or in cells that each do one thing."""
+    limit = MAX_CELL_LINES[path.parent.name]
+    nb = nbformat.read(path, as_version=4) if nb is None else nb
+    found = []
+    for i, cell in enumerate(nb.cells):
+        lines = cell.source.rstrip().splitlines()
+        if cell.cell_type == "code" and len(lines) > limit:
+            found.append(f"cell {i}: {len(lines)} lines > {limit} ({lines[0][:50]!r})")
+    return found
+
+
 def student_path(solution: Path) -> Path:
     """Where a lab's student copy is committed: ``labs/NN_name.ipynb``."""
     return solution.parent.parent / solution.name
@@ -130,12 +147,23 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def drop_widget_views(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Remove live-widget outputs (and stored widget state): they need a kernel to draw,
-    and each widget of the course displays a static figure just before them."""
+    """Remove live-widget views (and stored widget state): they need a kernel to draw. An
+    output that also carries its widget's static figure (``lmcourse.viz.figures.
+    box_with_figure``) keeps the figure (or its HTML), so the site, the slides and an unrun
+    notebook show it; a view with nothing else to show is dropped."""
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for output in cell.outputs:
+            data = output.get("data", {})
+            if WIDGET_VIEW in data:
+                if "image/png" not in data and "text/html" not in data:
+                    continue
+                data.pop(WIDGET_VIEW)
+            kept.append(output)
+        cell.outputs = kept
     return nb
 
 

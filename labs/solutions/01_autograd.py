@@ -37,7 +37,7 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from lmcourse import seed_everything
+from lmcourse import add_to_class, seed_everything
 from lmcourse.checks import autograd as check
 from lmcourse.viz import draw_graph
 
@@ -105,111 +105,124 @@ class Value:
     def __repr__(self):
         return f"Value(data={self.data:.6g}, grad={self.grad:.6g})"
 
-    # ---- worked examples: complete ----
 
-    def relu(self):
-        out = Value(max(0.0, self.data), (self,), "relu")
+# %% [markdown] slideshow={"slide_type": "-"}
+# The class starts with its data; each operation is added in a cell of its own with
+# `@add_to_class(Value)`, which attaches the function below it to the class as a method
+# (`Value.relu`, `Value.__add__`, ...). Two worked examples, complete:
 
-        def _backward():  # d relu(a)/da = 1 if a > 0 else 0
-            self.grad += (1.0 if self.data > 0 else 0.0) * out.grad
+# %% slideshow={"slide_type": "-"}
+@add_to_class(Value)
+def relu(self):
+    out = Value(max(0.0, self.data), (self,), "relu")
 
-        out._backward = _backward
-        return out
+    def _backward():  # d relu(a)/da = 1 if a > 0 else 0
+        self.grad += (1.0 if self.data > 0 else 0.0) * out.grad
 
-    def log(self):
-        out = Value(math.log(self.data), (self,), "log")
+    out._backward = _backward
+    return out
 
-        def _backward():  # d log(a)/da = 1/a
-            self.grad += (1.0 / self.data) * out.grad
 
-        out._backward = _backward
-        return out
+@add_to_class(Value)
+def log(self):
+    out = Value(math.log(self.data), (self,), "log")
 
-    # ---- exercise 1: complete each _backward ----
+    def _backward():  # d log(a)/da = 1/a
+        self.grad += (1.0 / self.data) * out.grad
 
-    def __add__(self, other):
-        other = other if isinstance(other, Value) else Value(other)
-        out = Value(self.data + other.data, (self, other), "+")
+    out._backward = _backward
+    return out
 
-        def _backward():
-            # BEGIN SOLUTION
-            self.grad += out.grad
-            other.grad += out.grad
-            # END SOLUTION
 
-        out._backward = _backward
-        return out
+# %% [markdown] slideshow={"slide_type": "-"}
+# Your turn: complete each `_backward` below, one operation per cell.
 
-    def __mul__(self, other):
-        other = other if isinstance(other, Value) else Value(other)
-        out = Value(self.data * other.data, (self, other), "*")
+# %% slideshow={"slide_type": "-"}
+@add_to_class(Value)
+def __add__(self, other):
+    other = other if isinstance(other, Value) else Value(other)
+    out = Value(self.data + other.data, (self, other), "+")
 
-        def _backward():
-            # BEGIN SOLUTION
-            self.grad += other.data * out.grad
-            other.grad += self.data * out.grad
-            # END SOLUTION
+    def _backward():
+        # BEGIN SOLUTION
+        self.grad += out.grad
+        other.grad += out.grad
+        # END SOLUTION
 
-        out._backward = _backward
-        return out
+    out._backward = _backward
+    return out
 
-    def __pow__(self, k):
-        assert isinstance(k, (int, float)), "only a plain number as exponent"
-        out = Value(self.data**k, (self,), f"**{k}")
 
-        def _backward():
-            # BEGIN SOLUTION
-            self.grad += k * self.data ** (k - 1) * out.grad
-            # END SOLUTION
+# %% slideshow={"slide_type": "-"}
+@add_to_class(Value)
+def __mul__(self, other):
+    other = other if isinstance(other, Value) else Value(other)
+    out = Value(self.data * other.data, (self, other), "*")
 
-        out._backward = _backward
-        return out
+    def _backward():
+        # BEGIN SOLUTION
+        self.grad += other.data * out.grad
+        other.grad += self.data * out.grad
+        # END SOLUTION
 
-    def tanh(self):
-        out = Value(math.tanh(self.data), (self,), "tanh")
+    out._backward = _backward
+    return out
 
-        def _backward():
-            # BEGIN SOLUTION
-            self.grad += (1.0 - out.data**2) * out.grad
-            # END SOLUTION
 
-        out._backward = _backward
-        return out
+# %% slideshow={"slide_type": "-"}
+@add_to_class(Value)
+def __pow__(self, k):
+    assert isinstance(k, (int, float)), "only a plain number as exponent"
+    out = Value(self.data**k, (self,), f"**{k}")
 
-    def exp(self):
-        out = Value(math.exp(self.data), (self,), "exp")
+    def _backward():
+        # BEGIN SOLUTION
+        self.grad += k * self.data ** (k - 1) * out.grad
+        # END SOLUTION
 
-        def _backward():
-            # BEGIN SOLUTION
-            self.grad += out.data * out.grad
-            # END SOLUTION
+    out._backward = _backward
+    return out
 
-        out._backward = _backward
-        return out
 
-    # ---- given: everything else is built from the operations above ----
+# %% slideshow={"slide_type": "-"}
+@add_to_class(Value)
+def tanh(self):
+    out = Value(math.tanh(self.data), (self,), "tanh")
 
-    def __neg__(self):
-        return self * -1
+    def _backward():
+        # BEGIN SOLUTION
+        self.grad += (1.0 - out.data**2) * out.grad
+        # END SOLUTION
 
-    def __sub__(self, other):
-        return self + (-other)
+    out._backward = _backward
+    return out
 
-    def __truediv__(self, other):
-        return self * other**-1
 
-    def __radd__(self, other):
-        return self + other
+# %% slideshow={"slide_type": "-"}
+@add_to_class(Value)
+def exp(self):
+    out = Value(math.exp(self.data), (self,), "exp")
 
-    def __rmul__(self, other):
-        return self * other
+    def _backward():
+        # BEGIN SOLUTION
+        self.grad += out.data * out.grad
+        # END SOLUTION
 
-    def __rsub__(self, other):
-        return Value(other) - self
+    out._backward = _backward
+    return out
 
-    def __rtruediv__(self, other):
-        return Value(other) / self
 
+# %% [markdown] slideshow={"slide_type": "-"}
+# Given: everything else is built from the operations above.
+
+# %% slideshow={"slide_type": "-"}
+Value.__neg__ = lambda self: self * -1
+Value.__sub__ = lambda self, other: self + (-other)
+Value.__truediv__ = lambda self, other: self * other**-1
+Value.__radd__ = lambda self, other: self + other
+Value.__rmul__ = lambda self, other: self * other
+Value.__rsub__ = lambda self, other: Value(other) - self
+Value.__rtruediv__ = lambda self, other: Value(other) / self
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The check builds one node per operation, pretends the output's gradient is 0.7 and that

@@ -131,6 +131,7 @@ def init_params(vocab_size: int, hidden: int, generator: torch.Generator) -> dic
     return {k: v.requires_grad_() for k, v in params.items()}
 
 
+# %% slideshow={"slide_type": "-"}
 def rnn_forward(params: dict, X: torch.Tensor, state: torch.Tensor | None = None):
     """Logits (batch x T x V) for token ids X (batch x T), and the last hidden state."""
     W_ih, W_hh = params["W_ih"], params["W_hh"]

@@ -438,6 +438,7 @@ def predict(texts: list[str]) -> torch.Tensor:
     return torch.cat(out)
 
 
+# %% slideshow={"slide_type": "-"}
 lmcourse.seed_everything(0)
 model = SpoilerLSTM(len(vocab), embed_dim=32, hidden_size=lmcourse.budget(cpu=32, gpu=64),
                     pad_id=PAD).to(device)
@@ -449,6 +450,8 @@ shuffler = torch.Generator().manual_seed(0)
 steps_per_epoch = -(-len(train) // 64)
 losses, curve, best = [], [], (0.0, None)  # curve: (minibatch, validation AUC)
 start, seen = time.perf_counter(), 0
+
+# %% slideshow={"slide_type": "-"}
 for epoch in range(epochs):
     for step, (ids, lengths, y) in enumerate(make_batches(train, 64, shuffle=True,
                                                           generator=shuffler)):
@@ -467,6 +470,8 @@ for epoch in range(epochs):
     print(f"epoch {epoch + 1}: mean loss of the last 100 minibatches "
           f"{sum(losses[-100:]) / 100:.3f}; validation ROC-AUC {curve[-1][1]:.3f} "
           f"({seen / (time.perf_counter() - start):,.0f} sentences/s)")
+
+# %% slideshow={"slide_type": "-"}
 model.load_state_dict(best[1])
 print(f"kept the weights of the best validation point: ROC-AUC {best[0]:.3f} after "
       f"{curve[[a for _, a in curve].index(best[0])][0]} minibatches")

@@ -60,6 +60,8 @@ from lmcourse.checks import finetune as check
 from lmcourse.course import reference
 from lmcourse.course.references.transfer_curve import SPOILER_RECIPE, finetune_steps, label_order
 from lmcourse.data import Vocab, tokenize
+
+# %% slideshow={"slide_type": "-"}
 from lmcourse.data.goodreads import (
     distinct_sentences,
     heldout_phrasing,

@@ -54,6 +54,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
+# %% slideshow={"slide_type": "-"}
 import lmcourse
 from lmcourse import finetune
 from lmcourse.checks import distill as check
@@ -149,6 +150,8 @@ with torch.no_grad():
     shown_logits = teacher(ids.to(device), mask.to(device)).cpu()
 temperatures = [1, 2, 4, 8]
 soft = torch.stack([softmax_t(shown_logits, T)[:, 1] for T in temperatures], dim=1)
+
+# %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(6, 3.4))
 for row, label in zip(soft, train_y[shown].tolist(), strict=True):
     ax.plot(temperatures, row, color="C3" if label else "C0", alpha=0.5, marker=".")
@@ -163,6 +166,7 @@ ax.set_title("Soft targets: softmax(t / T)")
 ax.legend()
 plt.tight_layout()
 plt.show()
+
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 2: the distillation loss
@@ -385,6 +389,7 @@ eval_texts, eval_labels = distinct_sentences(data.test)
 before = dict(zip(eval_texts, finetune.predict_texts(student, tokenizer, eval_texts,
                                                      MAX_LEN).tolist(), strict=True))
 
+# %% slideshow={"slide_type": "-"}
 optimizer = finetune.make_optimizer(student, LR)
 scheduler = finetune.warmup_linear(optimizer, round(0.1 * STEPS), STEPS)
 batches = finetune.balanced_batches(train_y, BATCH, STEPS, torch.Generator().manual_seed(0))
@@ -443,6 +448,7 @@ print(f"control: {STEPS} steps on the 256 labelled sentences in "
       f"{time.perf_counter() - start:.0f} s; bag of words on the same 256 labels")
 
 
+# %% slideshow={"slide_type": "-"}
 def teacher_predict(texts: list[str]) -> torch.Tensor:
     """The teacher's P(spoiler), each distinct sentence scored once."""
     return finetune.predict_texts(teacher, tokenizer, texts, MAX_LEN)
@@ -482,6 +488,8 @@ latency = {name: latency_seconds(lambda m=m: m(ids, mask), repeats=5, warmup=1)
 params = {name: count_params(m) for name, m in (("teacher", teacher), ("student", student))}
 layers = {name: params[name] - count_params(m.encoder.embeddings)
           for name, m in (("teacher", teacher), ("student", student))}
+
+# %% slideshow={"slide_type": "-"}
 rows = [
     ("fewer parameters", f"{1 - params['student'] / params['teacher']:.0%}", "40%"),
     ("fewer parameters outside embeddings", f"{1 - layers['student'] / layers['teacher']:.0%}",

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from lmcourse.data.goodreads import Review, load_reviews, sample_path, split_reviews
 
-__all__ = ["SPECIALS", "ReviewSentences", "SentenceCorpus", "review_sentences",
-           "split_sentences"]
+__all__ = ["SPECIALS", "CompactTokenizer", "ReviewSentences", "SentenceCorpus",
+           "review_sentences", "split_sentences"]
 
 #: The special pieces, in the order of their compact ids 0..4.
 SPECIALS = ("[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]")
@@ -111,6 +111,24 @@ class SentenceCorpus:
 
     def decode(self, ids: Sequence[int]) -> list[str]:
         return [self.pieces[int(i)] for i in ids]
+
+    def tokenizer(self, tokenize: Callable[[str], list[str]]) -> CompactTokenizer:
+        """``tokenize`` (the WordPiece the corpus was built with) in this compact vocabulary,
+        for tools that take a tokenizer (``lmcourse.viz.masking_widget``)."""
+        return CompactTokenizer(tokenize, self.pieces)
+
+
+class CompactTokenizer:
+    """Pieces from ``tokenize``, any piece outside the compact vocabulary ``pieces`` read as
+    ``[UNK]`` (a model trained on the corpus has no row for it); ``vocab`` maps each piece
+    to its compact id."""
+
+    def __init__(self, tokenize: Callable[[str], list[str]], pieces: Sequence[str]):
+        self._tokenize, self.pieces = tokenize, list(pieces)
+        self.vocab = {piece: i for i, piece in enumerate(self.pieces)}
+
+    def tokenize(self, text: str) -> list[str]:
+        return [p if p in self.vocab else "[UNK]" for p in self._tokenize(text)]
 
 
 @dataclass

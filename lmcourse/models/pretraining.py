@@ -35,9 +35,9 @@ from lmcourse.masking import mask_tokens
 from lmcourse.models.bert import BertConfig, BertModel
 
 __all__ = ["BertForPreTraining", "MaskedLMBench", "MaskedLMHead", "PretrainingHistory",
-           "collate_pairs",
-           "evaluate_pretraining", "masked_token_baselines", "nsp_pairs", "pair_batches",
-           "pair_inputs", "pretrain", "pretraining_loss", "sop_pairs", "warmup_then_decay"]
+           "collate_pairs", "evaluate_pretraining", "masked_token_baselines", "mlm_predictor",
+           "nsp_pairs", "pair_batches", "pair_inputs", "pretrain", "pretraining_loss",
+           "sop_pairs", "warmup_then_decay"]
 
 
 class MaskedLMHead(nn.Module):
@@ -79,6 +79,22 @@ class BertForPreTraining(nn.Module):
         out = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
         hidden = out.last_hidden_state if predict is None else out.last_hidden_state[predict]
         return self.mlm(hidden), self.nsp(out.pooler_output)
+
+
+def mlm_predictor(model: nn.Module, device: torch.device | str | None = None
+                  ) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``ids (B x T) -> MLM logits (B x T x V)`` for one-segment, unpadded inputs of any of
+    the course's pre-training models (``BertForPreTraining`` and the bench's variants),
+    without gradients: what ``lmcourse.viz.masking_widget(predict=...)`` asks for."""
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+
+    @torch.no_grad()
+    def predict(ids: torch.Tensor) -> torch.Tensor:
+        ids = ids.to(device)
+        logits = model(ids, torch.zeros_like(ids), torch.ones_like(ids))
+        return logits[0] if isinstance(logits, tuple) else logits
+
+    return predict
 
 
 def pretraining_loss(mlm_logits: torch.Tensor, mlm_labels: torch.Tensor,

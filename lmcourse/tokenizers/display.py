@@ -55,8 +55,11 @@ def segmentation_html(text: str, segmenters: Mapping[str, Segmenter]) -> str:
 
 
 def segmentation_widget(segmenters: Mapping[str, Segmenter], text: str = ""):
-    """A text box; every keystroke re-segments what you type with every tokenizer."""
+    """A text box; every keystroke re-segments what you type with every tokenizer. A page
+    without a kernel shows the segmentations of ``text`` (the widget's HTML fallback)."""
     import ipywidgets as widgets
+
+    from lmcourse.viz.figures import box_with_figure
 
     box = widgets.Text(value=text, description="text", continuous_update=True,
                        layout=widgets.Layout(width="95%"))
@@ -66,4 +69,4 @@ def segmentation_widget(segmenters: Mapping[str, Segmenter], text: str = ""):
         out.value = segmentation_html(change["new"], segmenters)
 
     box.observe(update, names="value")
-    return widgets.VBox([box, out])
+    return box_with_figure([box, out], html=out.value)

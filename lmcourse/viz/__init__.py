@@ -1,4 +1,4 @@
-"""Pictures: static matplotlib figures and ipywidgets that also draw a static figure.
+"""Pictures: static matplotlib figures and ipywidgets that carry a static figure as fallback.
 
 Importing :mod:`lmcourse.viz` registers every widget's options: the gradient-flow
 widget's cell menu (``rnn`` here, ``lstm`` and ``gru`` from :mod:`lmcourse.viz.gates`)

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from lmcourse.viz.figures import display_figure
+from lmcourse.viz.figures import box_with_figure, display_figure
 
 __all__ = ["attention_widget", "plot_attention", "plot_heads_grid"]
 
@@ -150,11 +150,10 @@ def attention_widget(attentions, tokens: Sequence[str], *, layer: int = -1,
                      head: int | str = ALL_HEADS):
     """Dropdowns for the layer and the head (or all heads) of ``attentions``.
 
-    It first draws a static figure, every head of ``layer`` (what a page without a
-    kernel shows), then returns the live controls, which redraw into an ``Output``:
-    the grid of all heads, or one head large with its token labels (``head`` picks
-    which the live view starts with). The static figure is kept as the returned box's
-    ``static_figure``.
+    Its fallback figure is every head of ``layer`` (what a page without a kernel shows,
+    carried in the widget's own display data and kept as the box's ``static_figure``); the
+    live controls redraw into an ``Output``: the grid of all heads, or one head large with
+    its token labels (``head`` picks which the live view starts with).
 
     With ``compute`` (a function ``sentence -> (attentions, tokens)``) the widget also has
     a text box, starting at ``text``: type a sentence, press Enter, and the heads are
@@ -165,7 +164,6 @@ def attention_widget(attentions, tokens: Sequence[str], *, layer: int = -1,
     layers = _as_layers(attentions)
     static = plot_heads_grid(layers, tokens, layer, batch_index=batch_index,
                              query_tokens=query_tokens)
-    display_figure(static)
 
     num_heads = layers[0].shape[1]
     if head != ALL_HEADS and head not in range(num_heads):
@@ -222,8 +220,7 @@ def attention_widget(attentions, tokens: Sequence[str], *, layer: int = -1,
         text_w.observe(recompute, names="value")
         controls = [text_w, message, *controls]
     redraw()
-    box = widgets.VBox([*controls, out])
-    box.static_figure = static
+    box = box_with_figure([*controls, out], static)
     box.redraw = redraw
     box.layer_dropdown, box.head_dropdown = layer_w, head_w
     box.text_box, box.message = text_w, message

@@ -20,6 +20,12 @@ This module calls bertviz with ``html_action='return'`` and rewrites its HTML:
 
 The result needs no RequireJS, so it draws the same in JupyterLab, the classic notebook
 (which has RequireJS), VS Code, an nbconvert export and a standalone page (``save``).
+
+Where no script runs (a notebook not yet run or reopened, which JupyterLab does not trust,
+or a page that strips scripts) bertviz would leave an empty ``Layer:`` menu. Each view
+therefore carries a static picture of the same weights (the course's heat maps, as a
+``data:`` PNG), shown until the view's script runs: the script removes it and reveals
+bertviz's markup, which is hidden until then.
 Each view carries about 320 KB of library code. ``remote_references`` lists whatever in
 a piece of HTML would still be fetched from the network; the tests use it.
 """
@@ -40,6 +46,8 @@ from IPython.display import HTML
 __all__ = ["OfflineView", "head_view", "model_view", "offline_html", "remote_references"]
 
 VENDOR = Path(__file__).with_name("vendor")
+STATIC_NOTE = ("A static picture of the same weights: run the cell for bertviz's interactive "
+               "view.")
 LIBRARIES = {"d3": "d3-5.7.0.min.js", "jquery": "jquery-2.2.4.min.js"}
 
 
@@ -76,7 +84,8 @@ class OfflineView(HTML):
 def head_view(attentions: Sequence, tokens: Sequence[str], sentence_b_start: int | None = None,
               *, layer: int | None = None, heads: list[int] | None = None,
               include_layers: list[int] | None = None, prettify_tokens: bool = True,
-              batch_index: int = 0, decimals: int | None = 4) -> OfflineView:
+              batch_index: int = 0, decimals: int | None = 4, static: bool = True
+              ) -> OfflineView:
     """bertviz's head view (all heads of one layer, token to token) that needs no network.
 
     ``attentions``: one ``B x heads x T x T`` tensor per layer (``outputs.attentions`` of
@@ -84,32 +93,87 @@ def head_view(attentions: Sequence, tokens: Sequence[str], sentence_b_start: int
     is drawn. ``tokens``: the ``T`` token strings. ``sentence_b_start``: index of the
     first token of sentence B, for a pair (adds the A->B, B->A, ... filters).
     Weights are rounded to ``decimals`` places to keep the page small (None: exact).
+    With ``static`` the view carries every head of the layer it opens on as heat maps,
+    shown where no script runs.
     """
     from bertviz import head_view as bertviz_head_view
 
+    prepared = _prepare(attentions, tokens, batch_index, decimals)
     html = bertviz_head_view(
-        _prepare(attentions, tokens, batch_index, decimals), list(tokens), sentence_b_start,
+        prepared, list(tokens), sentence_b_start,
         prettify_tokens=prettify_tokens, layer=layer, heads=heads,
         include_layers=include_layers, html_action="return").data
-    return OfflineView(offline_html(html), "bertviz head view")
+    png = None
+    if static:
+        from lmcourse.viz.attention_heads import plot_heads_grid
+        from lmcourse.viz.figures import figure_png
+
+        shown = (include_layers or range(len(prepared)))[0] if layer is None else layer
+        fig = plot_heads_grid([p.float() for p in prepared], list(tokens), shown)
+        fig.suptitle(f"layer {shown}: every head (static picture)", fontsize=9)
+        png = _png_and_close(fig, figure_png)
+    return OfflineView(offline_html(html, png, "every head of one layer"), "bertviz head view")
 
 
 def model_view(attentions: Sequence, tokens: Sequence[str], sentence_b_start: int | None = None,
                *, display_mode: str = "dark", include_layers: list[int] | None = None,
                include_heads: list[int] | None = None, prettify_tokens: bool = True,
-               batch_index: int = 0, decimals: int | None = 4) -> OfflineView:
+               batch_index: int = 0, decimals: int | None = 4, static: bool = True
+               ) -> OfflineView:
     """bertviz's model view (a thumbnail per layer and head) that needs no network.
 
-    Arguments as for ``head_view``; ``display_mode`` is ``"dark"`` or ``"light"``.
+    Arguments as for ``head_view``; ``display_mode`` is ``"dark"`` or ``"light"``. With
+    ``static`` the view carries the same thumbnails as heat maps, shown where no script
+    runs.
     """
     from bertviz import model_view as bertviz_model_view
 
+    prepared = _prepare(attentions, tokens, batch_index, decimals)
     html = bertviz_model_view(
-        _prepare(attentions, tokens, batch_index, decimals), list(tokens), sentence_b_start,
+        prepared, list(tokens), sentence_b_start,
         prettify_tokens=prettify_tokens, display_mode=display_mode,
         include_layers=include_layers, include_heads=include_heads,
         html_action="return").data
-    return OfflineView(offline_html(html), "bertviz model view")
+    png = None
+    if static:
+        from lmcourse.viz.figures import figure_png
+
+        layers = list(include_layers if include_layers is not None else range(len(prepared)))
+        heads = list(include_heads if include_heads is not None
+                     else range(prepared[0].shape[1]))
+        png = _png_and_close(_thumbnails(prepared, layers, heads), figure_png)
+    return OfflineView(offline_html(html, png, "a thumbnail per layer and head"),
+                       "bertviz model view")
+
+
+def _png_and_close(fig, figure_png) -> str:
+    import matplotlib.pyplot as plt
+
+    try:
+        return figure_png(fig, dpi=56)
+    finally:
+        plt.close(fig)
+
+
+def _thumbnails(prepared: list[torch.Tensor], layers: list[int], heads: list[int]):
+    """The model view as a static grid: one small heat map per (layer, head)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(layers), len(heads), squeeze=False,
+                             figsize=(0.9 * len(heads) + 0.6, 0.9 * len(layers) + 0.5))
+    for r, layer in enumerate(layers):
+        for c, head in enumerate(heads):
+            ax = axes[r, c]
+            ax.imshow(prepared[layer][0, head].float().numpy(), cmap="viridis", vmin=0, vmax=1)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if c == 0:
+                ax.set_ylabel(f"layer {layer}", fontsize=7)
+            if r == 0:
+                ax.set_title(f"head {head}", fontsize=7)
+    fig.suptitle("every head of each layer (static picture; rows: queries, columns: keys)",
+                 fontsize=8)
+    return fig
 
 
 def _prepare(attentions: Sequence, tokens: Sequence[str], batch_index: int,
@@ -158,7 +222,14 @@ var withLibraries = (function () {{
   return function (main) {{
     var tries = 0;
     (function start() {{
-      if (document.getElementById({root_id})) {{ main(jq, libs.d3); }}
+      if (document.getElementById({root_id})) {{
+        // the script runs: drop the static picture, show bertviz's own markup
+        var still = document.getElementById({root_id} + "-static");
+        if (still) {{ still.parentNode.removeChild(still); }}
+        var live = document.getElementById({root_id} + "-live");
+        if (live) {{ live.style.display = ""; }}
+        main(jq, libs.d3);
+      }}
       else if (tries++ < 200) {{ setTimeout(start, 50); }}
     }})();
   }};
@@ -177,8 +248,10 @@ def _script_safe(code: str) -> str:
     return code.replace("<!--", "<\\!--")
 
 
-def offline_html(html: str) -> str:
-    """Rewrite the HTML bertviz returns so that it loads nothing over the network."""
+def offline_html(html: str, static_png: str | None = None, alt: str = "attention weights"
+                 ) -> str:
+    """Rewrite the HTML bertviz returns so that it loads nothing over the network; with
+    ``static_png`` (base64), that picture is shown until the view's script runs."""
     html, n_tags = _REQUIRE_TAG.subn("", html)
     start, end = html.find(_SCRIPT_OPEN), html.rfind("</script>")
     root = _ROOT_ID.search(html)
@@ -194,7 +267,13 @@ def offline_html(html: str) -> str:
                            "not supported")
     loader = _LOADER.format(d3=_library("d3"), jquery=_library("jquery"),
                             root_id=f'"{root.group(1)}"')
-    out = (f"{markup.strip()}\n{_SCRIPT_OPEN}\n(function () {{\n{loader}"
+    markup = markup.strip()
+    if static_png:
+        markup = (f'<div id="{root.group(1)}-static"><img alt="{html_lib.escape(alt)}" '
+                  f'src="data:image/png;base64,{static_png}" style="max-width:100%">'
+                  f'<p style="font-size:small">{html_lib.escape(STATIC_NOTE)}</p></div>\n'
+                  f'<div id="{root.group(1)}-live" style="display:none">\n{markup}\n</div>')
+    out = (f"{markup}\n{_SCRIPT_OPEN}\n(function () {{\n{loader}"
            f"{_script_safe(script.strip())}\n}})();\n</script>\n")
     remote = remote_references(out)
     if remote:

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from lmcourse.models.embeddings import analogy, most_similar
-from lmcourse.viz.figures import display_figure
+from lmcourse.viz.figures import box_with_figure, display_figure
 
 __all__ = ["neighbours_widget", "pca_2d", "plot_neighbours", "plot_projection"]
 
@@ -76,10 +76,10 @@ def neighbours_widget(embeddings: Mapping[str, np.ndarray], words: Sequence[str]
                       choices: Sequence[str], query: str, k: int = 8,
                       analogy_of: tuple[str, str, str] = ("cairo", "egypt", "rome")):
     """Pick a word (nearest neighbours) or type an analogy ``a : b :: c : ?``; every
-    embedding answers side by side. Draws the static view of ``query`` first."""
+    embedding answers side by side. The view of ``query`` is its static fallback."""
     import ipywidgets as widgets
 
-    display_figure(plot_neighbours(embeddings, words, query, k))
+    static = plot_neighbours(embeddings, words, query, k)
     word_w = widgets.Dropdown(options=list(choices), value=query, description="word")
     a_w, b_w, c_w = (widgets.Text(value=v, layout=widgets.Layout(width="110px"))
                      for v in analogy_of)
@@ -105,4 +105,5 @@ def neighbours_widget(embeddings: Mapping[str, np.ndarray], words: Sequence[str]
     word_w.observe(show_neighbours, names="value")
     go.on_click(show_analogy)
     show_neighbours()
-    return widgets.VBox([widgets.HBox([word_w]), widgets.HBox([a_w, b_w, c_w, go]), out])
+    return box_with_figure([widgets.HBox([word_w]), widgets.HBox([a_w, b_w, c_w, go]), out],
+                           static)

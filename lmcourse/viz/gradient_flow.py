@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from lmcourse.viz.figures import display_figure
+from lmcourse.viz.figures import box_with_figure, display_figure
 
 __all__ = [
     "CELLS",
@@ -230,17 +230,15 @@ def gradient_flow_widget(radius: float = 1.0, nonlinearity: str = "tanh", seq_le
                          cells: Sequence[str] | None = None):
     """Sliders for the spectral radius, nonlinearity, sequence length, input size (and cell).
 
-    It first draws a static figure of several settings (what a page without a
-    kernel shows), then returns the live controls, which redraw the chosen setting
-    beside the linear prediction ``rho^(T-t)``. The static figure is kept as the
-    returned box's ``static_figure``.
+    Its fallback figure shows several settings (what a page without a kernel shows,
+    carried in the widget's own display data and kept as the box's ``static_figure``); the
+    live controls redraw the chosen setting beside the linear prediction ``rho^(T-t)``.
     """
     import ipywidgets as widgets
 
     common = dict(seq_len=seq_len, hidden_size=hidden_size, seed=seed, input_scale=input_scale)
     static = plot_gradient_flow(static_settings, title="Gradient norm through time (static view)",
                                 **common)
-    display_figure(static)
 
     cells = list(CELLS) if cells is None else list(cells)
     radius_w = widgets.FloatSlider(value=radius, min=0.5, max=2.0, step=0.05,
@@ -267,7 +265,6 @@ def gradient_flow_widget(radius: float = 1.0, nonlinearity: str = "tanh", seq_le
     for w in controls:
         w.observe(redraw, names="value")
     redraw()
-    box = widgets.VBox([widgets.HBox(controls[:2]), widgets.HBox(controls[2:]), out])
-    box.static_figure = static
+    box = box_with_figure([widgets.HBox(controls[:2]), widgets.HBox(controls[2:]), out], static)
     box.redraw = redraw
     return box

@@ -29,10 +29,11 @@ from lmcourse.masking import (
     masking_kinds,
     masking_rates,
 )
-from lmcourse.viz.figures import display_figure
+from lmcourse.viz.figures import box_with_figure, display_figure
 
-__all__ = ["SCHEMES", "MaskingInput", "encode_for_masking", "masking_figure", "masking_widget",
-           "plot_masking", "plot_masking_rates", "sample_masking", "target_rates"]
+__all__ = ["SCHEMES", "MaskingInput", "Predictor", "encode_for_masking", "masking_figure",
+           "masking_widget", "plot_masking", "plot_masking_rates", "sample_masking",
+           "score_masking", "target_rates"]
 
 SCHEMES = ("token", "whole word", "span")
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -170,12 +171,15 @@ def _layout(shown: Sequence[str], below: Sequence[str], max_chars: float):
 def plot_masking(tokens: Sequence[str], masked_tokens: Sequence[str], kinds=None, *,
                  labels=None, mask_token: str = "[MASK]", ax: plt.Axes | None = None,
                  title: str | None = None, max_chars: float = 80,
-                 legend: bool = True) -> plt.Figure:
+                 legend: bool = True, guesses: Sequence[str | None] | None = None
+                 ) -> plt.Figure:
     """One masked sentence as a row of boxes coloured by what happened to each token.
 
     ``tokens`` are the originals, ``masked_tokens`` what the model reads; ``kinds`` are
     codes from :func:`lmcourse.masking.masking_kinds` (or their names), or pass ``labels``
-    (``-100`` = not selected) and they are worked out from the tokens.
+    (``-100`` = not selected) and they are worked out from the tokens. ``guesses`` (one per
+    token, ``None`` where nothing is predicted) writes a model's top guess under each label:
+    green when it is the label, red when not.
     """
     if len(tokens) != len(masked_tokens):
         raise ValueError(f"{len(tokens)} tokens but {len(masked_tokens)} masked tokens")
@@ -184,12 +188,19 @@ def plot_masking(tokens: Sequence[str], masked_tokens: Sequence[str], kinds=None
         raise ValueError(f"{len(tokens)} tokens but {len(kinds)} kinds")
     below = [_drawable(t) if k != NOT_SELECTED else "" for t, k in zip(tokens, kinds,
                                                                          strict=True)]
+    if guesses is not None and len(guesses) != len(tokens):
+        raise ValueError(f"{len(tokens)} tokens but {len(guesses)} guesses")
+    guessed = [("→ " + _drawable(g)) if g is not None and k != NOT_SELECTED else ""
+               for g, k in zip(guesses or [None] * len(tokens), kinds, strict=True)]
+    gap = _LINE + (0.6 if guesses is not None else 0.0)
     masked_tokens = [_drawable(t) for t in masked_tokens]
-    boxes, n_lines, right = _layout(masked_tokens, below, max_chars)
+    boxes, n_lines, right = _layout(masked_tokens, [max(b, g, key=len) for b, g in
+                                                    zip(below, guessed, strict=True)], max_chars)
     if ax is None:
         _, ax = plt.subplots(figsize=(max(0.09 * right + 0.6, 6.0), 0.6 * n_lines + 0.9))
-    for (x, line, w), shown, target, kind in zip(boxes, masked_tokens, below, kinds, strict=True):
-        y = -line * _LINE
+    for (x, line, w), shown, target, kind, guess in zip(boxes, masked_tokens, below, kinds,
+                                                          guessed, strict=True):
+        y = -line * gap
         predicted = kind != NOT_SELECTED
         ax.add_patch(Rectangle((x, y), w, 1.0, facecolor=COLOURS[kind],
                                edgecolor="black" if predicted else "#bbbbbb",
@@ -199,9 +210,13 @@ def plot_masking(tokens: Sequence[str], masked_tokens: Sequence[str], kinds=None
         if predicted:
             ax.text(x + w / 2, y - 0.12, target, ha="center", va="top", fontsize=7,
                     family="monospace", style="italic", color="#222222")
+            if guess:
+                right_guess = guess[2:] == target
+                ax.text(x + w / 2, y - 0.6, guess, ha="center", va="top", fontsize=7,
+                        family="monospace", color="#1a7f37" if right_guess else "#c62828")
     width_in = ax.get_position().width * ax.figure.get_figwidth()
     ax.set_xlim(-0.3, max(right + 0.3, width_in / 0.085))  # ~ one character per 0.085 in
-    ax.set_ylim(-(n_lines - 1) * _LINE - 0.9, 1.2)
+    ax.set_ylim(-(n_lines - 1) * gap - (1.4 if guesses is not None else 0.9), 1.2)
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=9, loc="left")
@@ -209,7 +224,8 @@ def plot_masking(tokens: Sequence[str], masked_tokens: Sequence[str], kinds=None
         handles = [Patch(facecolor=COLOURS[k], edgecolor="#999999", label=KIND_NAMES[k])
                    for k in (NOT_SELECTED, MASKED, RANDOM, KEPT)]
         handles.append(Patch(facecolor="white", edgecolor="black", linewidth=1.8,
-                             label="predicted (label below)"))
+                             label="predicted (label below" + (", then the model's guess)"
+                                                               if guesses is not None else ")")))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, 0), ncol=5,
                   fontsize=7, frameon=False, handlelength=1.2, borderaxespad=0.1)
     return ax.figure
@@ -249,45 +265,95 @@ def plot_masking_rates(rates: Mapping, target: Mapping[str, float] | None = None
     return ax.figure
 
 
+#: a masked LM as the widget sees it: masked ids (draws x T) -> logits (draws x T x V), ids
+#: and V in the vocabulary the sentence was encoded with
+Predictor = Callable[[torch.Tensor], torch.Tensor]
+
+
+@torch.no_grad()
+def score_masking(predict: Predictor, masked: torch.Tensor, labels: torch.Tensor
+                  ) -> tuple[torch.Tensor, float, float]:
+    """A masked LM on maskings of a sentence: its top guess at every position, and over the
+    predicted positions M (``labels != -100``) the masked-LM loss
+    ``-1/|M| sum_(i in M) log p(x_i | masked sentence)`` in nats and the share of top
+    guesses equal to the label (``nan`` for both when nothing is predicted)."""
+    logits = predict(masked)
+    if logits.shape[:2] != masked.shape:
+        raise ValueError(f"predict gave logits of shape {tuple(logits.shape)} for ids of shape "
+                         f"{tuple(masked.shape)}; it must return draws x T x vocabulary")
+    logits, labels = logits.float().cpu(), labels.cpu()
+    guesses = logits.argmax(-1)
+    picked = labels != -100
+    if not picked.any():
+        return guesses, float("nan"), float("nan")
+    loss = torch.nn.functional.cross_entropy(logits[picked], labels[picked]).item()
+    return guesses, loss, (guesses[picked] == labels[picked]).float().mean().item()
+
+
 def masking_figure(text: str | Sequence[str] | MaskingInput = DEFAULT_TEXT, tokenizer=None, *,
                    schemes: Sequence[str] = SCHEMES, draws: int = 1, prob: float = 0.15,
                    mask_frac: float = 0.8, random_frac: float = 0.1, p: float = 0.2,
                    max_span: int = 10, rate_draws: int = 1000, seed: int = 0,
-                   max_chars: float = 80) -> plt.Figure:
+                   max_chars: float = 80, predict: Predictor | None = None) -> plt.Figure:
     """``draws`` maskings of one sentence per scheme, then the rates over ``rate_draws``
-    maskings of it beside :func:`target_rates` (the static twin of :func:`masking_widget`)."""
+    maskings of it beside :func:`target_rates` (the static twin of :func:`masking_widget`).
+
+    With ``predict`` (a trained masked LM, :data:`Predictor`) every drawn row also shows
+    the model's top guess under each label and how many it gets right, and the rates'
+    title its loss and accuracy over all the maskings of each scheme."""
     example = text if isinstance(text, MaskingInput) else encode_for_masking(text, tokenizer)
     settings = dict(prob=prob, mask_frac=mask_frac, random_frac=random_frac, p=p,
                     max_span=max_span)
     generator = torch.Generator().manual_seed(seed)
-    rows, rates = [], {}
+    rows, rates, scores = [], {}, {}
     for scheme in schemes:
         masked, labels = sample_masking(example, scheme, draws + rate_draws,
                                         generator=generator, **settings)
+        guesses = None
+        if predict is not None:
+            guesses, loss, accuracy = score_masking(predict, masked, labels)
+            scores[scheme] = {"loss": loss, "accuracy": accuracy}
         for d in range(draws):
             shown = [example.vocab[i] for i in masked[d].tolist()]
             kinds = masking_kinds(masked[d], labels[d], example.mask_id)
-            rows.append((f"{scheme} masking, draw {d + 1}", shown, kinds))
+            title, row_guesses = f"{scheme} masking, draw {d + 1}", None
+            if guesses is not None:
+                row_guesses = [example.vocab[g] for g in guesses[d].tolist()]
+                picked = labels[d] != -100
+                right = int((guesses[d][picked] == labels[d][picked]).sum())
+                title += f" (the model gets {right} of {int(picked.sum())} right)"
+            rows.append((title, shown, kinds, row_guesses))
         if rate_draws:
             rates[scheme] = masking_rates(masked[draws:], labels[draws:], example.mask_id,
-                                          example.special_ids)
-    heights = [_layout(shown, example.tokens, max_chars)[1] * 0.6 + 0.55
-               for _, shown, _ in rows] + ([3.0] if rates else [])
-    right = max([_layout(s, example.tokens, max_chars)[2] for _, s, _ in rows], default=40)
+                                        example.special_ids)
+    def below(row_guesses):  # what is written under the boxes, for the layout's widths
+        if row_guesses is None:
+            return example.tokens
+        return [max(t, "→ " + g, key=len) for t, g in zip(example.tokens, row_guesses,
+                                                         strict=True)]
+
+    line_height = 0.6 if predict is None else 0.8
+    layouts = [_layout(shown, below(g), max_chars) for _, shown, _, g in rows]
+    heights = [n_lines * line_height + 0.55 for _, n_lines, _ in layouts]
+    heights += [3.0 + 0.15 * len(scores)] if rates else []
+    right = max([r for _, _, r in layouts], default=40)
     fig, axes = plt.subplots(len(heights), 1, squeeze=False, height_ratios=heights,
                              figsize=(max(0.09 * right + 0.6, 6.5), sum(heights) + 0.3))
     axes = axes[:, 0]
-    for ax, (title, shown, kinds) in zip(axes, rows, strict=False):
+    for ax, (title, shown, kinds, row_guesses) in zip(axes, rows, strict=False):
         plot_masking(example.tokens, shown, kinds, ax=ax, title=title, max_chars=max_chars,
-                     legend=ax is axes[len(rows) - 1])
+                     legend=ax is axes[len(rows) - 1], guesses=row_guesses)
     if rates:
         target = target_rates(prob, mask_frac, random_frac, len(example.vocab),
                               len(example.special_ids))
-        plot_masking_rates(rates, target, ax=axes[-1], title=f"rates over {rate_draws} "
-                           f"maskings of this sentence (prob = {prob:g}, "
-                           f"{mask_frac:.0%} / {random_frac:.0%} / "
-                           f"{1 - mask_frac - random_frac:.0%})")
+        title = (f"rates over {rate_draws} maskings of this sentence (prob = {prob:g}, "
+                 f"{mask_frac:.0%} / {random_frac:.0%} / {1 - mask_frac - random_frac:.0%})")
+        if scores:
+            title += "".join(f"\nthe model on the {k} maskings: loss {v['loss']:.2f} nats, "
+                             f"accuracy {v['accuracy']:.2f}" for k, v in scores.items())
+        plot_masking_rates(rates, target, ax=axes[-1], title=title)
     fig.tight_layout()
+    fig.model_scores = scores  # scheme -> the model's loss and accuracy (with predict)
     return fig
 
 
@@ -295,22 +361,26 @@ def masking_widget(text: str | Sequence[str] = DEFAULT_TEXT,
                    tokenizer: Callable[[str], list[str]] | object | None = None, *,
                    sentences: Sequence[str] = (), scheme: str = "token", prob: float = 0.15,
                    mask_frac: float = 0.8, random_frac: float = 0.1, p: float = 0.2,
-                   max_span: int = 10, draws: int = 3, rate_draws: int = 500, seed: int = 0):
-    """A sentence box, sliders for the selection rate and the [MASK]/random split, a toggle
-    for token / whole-word / span masking and a "resample" button.
+                   max_span: int = 10, draws: int = 3, rate_draws: int = 500, seed: int = 0,
+                   predict: Predictor | None = None):
+    """A sentence box, sliders for the selection rate, the [MASK]/random split and the span
+    length (SpanBERT's p: spans average about 1/p words), a toggle for token / whole-word /
+    span masking and a "resample" button; the live controls redraw ``draws`` fresh
+    maskings into an ``Output``.
 
-    It first draws a static figure (every scheme once, with measured rates: what a page
-    without a kernel shows), then returns the live controls, which redraw ``draws`` fresh
-    maskings into an ``Output``. The static figure is kept as the returned box's
-    ``static_figure``; ``sentences`` are offered as suggestions in the sentence box.
+    With ``predict`` (a trained masked LM, :data:`Predictor`) each masking also shows the
+    model's guesses for the masked positions, and the rates' title its loss and accuracy over
+    ``rate_draws`` maskings: move a slider and watch the model cope. Its fallback figure
+    (every scheme once, with measured rates) is what a page without a kernel shows, kept
+    as the box's ``static_figure``; ``sentences`` are offered in the sentence box.
     """
     import ipywidgets as widgets
 
     settings = dict(prob=prob, mask_frac=mask_frac, random_frac=random_frac, p=p,
                     max_span=max_span, rate_draws=rate_draws)
     example = encode_for_masking(text, tokenizer)
-    static = masking_figure(example, schemes=SCHEMES, draws=1, seed=seed, **settings)
-    display_figure(static)
+    static = masking_figure(example, schemes=SCHEMES, draws=1, seed=seed, predict=predict,
+                            **settings)
 
     first = text if isinstance(text, str) else " ".join(text)
     text_w = widgets.Combobox(value=first, options=[first, *sentences], ensure_option=False,
@@ -322,7 +392,7 @@ def masking_widget(text: str | Sequence[str] = DEFAULT_TEXT,
     mask_w = widgets.FloatSlider(value=mask_frac, description="→ [MASK]", **slider)
     random_w = widgets.FloatSlider(value=random_frac, description="→ random", **slider)
     p_w = widgets.FloatSlider(value=p, min=0.05, max=1.0, step=0.05, continuous_update=False,
-                              description="span p")
+                              description="span p", tooltip="spans average about 1/p words")
     resample_w = widgets.Button(description="resample", icon="refresh")
     out = widgets.Output()
     state = {"seed": seed, "text": first, "example": example}
@@ -338,12 +408,16 @@ def masking_widget(text: str | Sequence[str] = DEFAULT_TEXT,
                                      prob=prob_w.value, mask_frac=mask_w.value,
                                      random_frac=random_w.value, p=p_w.value,
                                      max_span=max_span, rate_draws=rate_draws,
-                                     seed=state["seed"])
+                                     seed=state["seed"], predict=predict)
             except ValueError as err:  # e.g. [MASK] + random shares above 1
                 print(err)
                 return
             state["figure"] = fig
             display_figure(fig)
+            if predict is not None:  # the model's scores as text too: readable, searchable
+                score = fig.model_scores[scheme_w.value]
+                print(f"the model on {rate_draws} {scheme_w.value} maskings of this sentence: "
+                      f"loss {score['loss']:.3f} nats, accuracy {score['accuracy']:.3f}")
 
     def resample(*_):
         state["seed"] += 1
@@ -353,9 +427,8 @@ def masking_widget(text: str | Sequence[str] = DEFAULT_TEXT,
         w.observe(redraw, names="value")
     resample_w.on_click(resample)
     redraw()
-    box = widgets.VBox([text_w, widgets.HBox([scheme_w, resample_w]),
-                        widgets.HBox([prob_w, mask_w, random_w]), p_w, out])
-    box.static_figure = static
+    box = box_with_figure([text_w, widgets.HBox([scheme_w, resample_w]),
+                           widgets.HBox([prob_w, mask_w, random_w]), p_w, out], static)
     box.redraw = redraw
     box.controls = dict(text=text_w, scheme=scheme_w, prob=prob_w, mask_frac=mask_w,
                         random_frac=random_w, p=p_w, resample=resample_w)

@@ -1,8 +1,8 @@
 """Soft targets as a picture (chapter 12): a teacher's logits through a temperature softmax,
 the entropy of the result, and the size of the distillation gradient with and without T².
 
-``temperature_widget`` draws a static figure first (what a page without a kernel shows),
-then a slider for ``T`` that redraws it.
+``temperature_widget`` carries a static figure as its fallback (what a page without a kernel
+shows) and a slider for ``T`` that redraws it.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import numpy as np
 import torch
 
 from lmcourse.models.distill import soft_target_grad_norms, softmax_t
-from lmcourse.viz.figures import display_figure
+from lmcourse.viz.figures import box_with_figure, display_figure
 
-__all__ = ["entropy_bits", "temperature_figure", "temperature_widget"]
+__all__ = ["entropy_bits", "soft_target_kl", "temperature_figure", "temperature_widget"]
 
 TEMPERATURES = tuple(np.geomspace(0.25, 20, 48).tolist())
 
@@ -31,11 +31,23 @@ def entropy_bits(probs: torch.Tensor) -> float:
 T_FORMAT = ".3g"
 
 
+def soft_target_kl(logits: Sequence[float], student_logits: Sequence[float], T: float) -> float:
+    """``KL(q || p)`` in nats between the teacher's and the student's soft targets at ``T``,
+    ``q = softmax(z / T)``, ``p = softmax(s / T)``: the distillation loss less the teacher's
+    entropy, a constant for the student."""
+    q = softmax_t(torch.as_tensor(logits, dtype=torch.float64), T)
+    log_p = torch.log_softmax(torch.as_tensor(student_logits, dtype=torch.float64) / T, -1)
+    return float((q * (torch.log(q.clamp_min(1e-300)) - log_p)).sum())
+
+
 def temperature_figure(logits: Sequence[float], labels: Sequence[str], T: float = 2.0,
-                       student_logits: Sequence[float] | None = None) -> plt.Figure:
-    """Three panels: ``softmax(z / T)`` beside ``softmax(z)``; the entropy against ``T``;
-    the norm of the distillation gradient against ``T``, for ``L_d`` and ``T² L_d``, from
-    ``student_logits`` (default: all zero, a student that knows nothing yet)."""
+                       student_logits: Sequence[float] | None = None, top: int = 12,
+                       title: str = "the teacher's soft targets") -> plt.Figure:
+    """Three panels: ``softmax(z / T)`` beside ``softmax(z)`` (the ``top`` most likely
+    classes, and the rest as one bar when there are more), with ``KL(q || p)`` and
+    ``T² KL`` at ``T``; the entropy against ``T``; the norm of the distillation gradient
+    against ``T``, for ``L_d`` and ``T² L_d``, from ``student_logits`` (default: all zero,
+    a student that knows nothing yet)."""
     z = torch.as_tensor(logits, dtype=torch.float64)
     if len(labels) != z.numel():
         raise ValueError(f"{len(labels)} labels for {z.numel()} logits")
@@ -43,19 +55,27 @@ def temperature_figure(logits: Sequence[float], labels: Sequence[str], T: float 
          else torch.as_tensor(student_logits, dtype=torch.float64))
     fig, (ax_p, ax_h, ax_g) = plt.subplots(1, 3, figsize=(12, 3.4),
                                            gridspec_kw={"width_ratios": [1.5, 1, 1]})
-    x = np.arange(z.numel())
-    ax_p.bar(x - 0.2, softmax_t(z, 1.0).numpy(), width=0.4, color="#bbbbbb", label="T = 1")
-    ax_p.bar(x + 0.2, softmax_t(z, T).numpy(), width=0.4, color="tab:blue",
-             label=f"T = {T:{T_FORMAT}}")
-    ax_p.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
+    shown = (torch.argsort(z, descending=True)[:top] if z.numel() > top
+             else torch.arange(z.numel()))
+    names = [labels[i] for i in shown.tolist()]
+    heights = {t: softmax_t(z, t)[shown].numpy() for t in (1.0, T)}
+    if len(shown) < z.numel():  # the long tail as one bar: where the soft targets' mass goes
+        names.append(f"other {z.numel() - len(shown):,}")
+        heights = {t: np.append(h, 1 - h.sum()) for t, h in heights.items()}
+    x = np.arange(len(names))
+    ax_p.bar(x - 0.2, heights[1.0], width=0.4, color="#bbbbbb", label="T = 1")
+    ax_p.bar(x + 0.2, heights[T], width=0.4, color="tab:blue", label=f"T = {T:{T_FORMAT}}")
+    ax_p.set_xticks(x, names, rotation=45, ha="right", fontsize=8)
     ax_p.set_ylabel("probability")
-    ax_p.set_title("the teacher's soft targets")
+    kl = soft_target_kl(z, s, T)
+    ax_p.set_title(f"{title}\nKL(q‖p) at T = {T:{T_FORMAT}}: {kl:.3f} nats, "
+                   f"T²·KL = {T * T * kl:.3f}", fontsize=9)
     ax_p.legend()
 
     temps = np.array(TEMPERATURES)
     entropies = [entropy_bits(softmax_t(z, t)) for t in temps]
     ax_h.plot(temps, entropies)
-    ax_h.axhline(np.log2(z.numel()), color="grey", ls=":", label="uniform")
+    ax_h.axhline(np.log2(z.numel()), color="grey", ls=":", label=f"uniform ({z.numel():,})")
     ax_h.plot([T], [entropy_bits(softmax_t(z, T))], "o", color="tab:blue")
     ax_h.set_xscale("log")
     ax_h.set_xlabel("temperature T")
@@ -78,12 +98,13 @@ def temperature_figure(logits: Sequence[float], labels: Sequence[str], T: float 
 
 
 def temperature_widget(logits: Sequence[float], labels: Sequence[str], T: float = 2.0,
-                       student_logits: Sequence[float] | None = None):
-    """The static :func:`temperature_figure` at ``T``, then a log-scale slider for ``T``
-    (0.25 to 20) that redraws it live."""
+                       student_logits: Sequence[float] | None = None, top: int = 12,
+                       title: str = "the teacher's soft targets"):
+    """A log-scale slider for ``T`` (0.25 to 20) that redraws :func:`temperature_figure`
+    live; the figure at ``T`` is the widget's static fallback."""
     import ipywidgets as widgets
 
-    display_figure(temperature_figure(logits, labels, T, student_logits))
+    static = temperature_figure(logits, labels, T, student_logits, top, title)
     slider = widgets.FloatLogSlider(value=T, base=10, min=np.log10(0.25), max=np.log10(20),
                                     step=0.05, description="T", continuous_update=False,
                                     readout_format=T_FORMAT)
@@ -92,7 +113,17 @@ def temperature_widget(logits: Sequence[float], labels: Sequence[str], T: float 
     def redraw(*_):
         with out:
             out.clear_output(wait=True)
-            display_figure(temperature_figure(logits, labels, slider.value, student_logits))
+            T = slider.value
+            display_figure(temperature_figure(logits, labels, T, student_logits, top, title))
+            q = softmax_t(torch.as_tensor(logits, dtype=torch.float64), T)
+            kl = soft_target_kl(logits, torch.zeros(len(labels)) if student_logits is None
+                                else student_logits, T)
+            print(f"T = {T:{T_FORMAT}}: entropy {entropy_bits(q):.3f} bits, top class "
+                  f"{labels[int(q.argmax())]} {float(q.max()):.3f}; KL(q||p) {kl:.4f} nats, "
+                  f"T^2 KL {T * T * kl:.4f}")
 
     slider.observe(redraw, names="value")
-    return widgets.VBox([slider, out])
+    redraw()
+    box = box_with_figure([slider, out], static)
+    box.slider, box.output, box.redraw = slider, out, redraw
+    return box
