@@ -939,6 +939,27 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # 6. *(stability, harder)* Write `logsumexp` for `Value` lists that never overflows
 #    (subtract the maximum), and check its gradient (the softmax) against PyTorch on inputs
 #    around 1000, where the naive `log(sum(exp))` returns `inf`.
+#
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# import math
+#
+# from lmcourse.autograd import Value
+#
+# x, y = Value(0.5), Value(-1.0)
+# g = (x * y).tanh() + x
+# g.backward()
+# slope = 1 - math.tanh(0.5 * -1.0) ** 2        # tanh'(u) = 1 - tanh(u)^2 at u = xy
+# assert math.isclose(x.grad, -1.0 * slope + 1)  # x reaches g twice: y tanh'(xy) + 1
+# assert math.isclose(y.grad, 0.5 * slope)       # x tanh'(xy)
+# print(f"dg/dx = {x.grad:.4f}, dg/dy = {y.grad:.4f}")
+# ```
+#
+# By the chain rule $\partial g/\partial x = y\,(1 - \tanh^2 xy) + 1$ and
+# $\partial g/\partial y = x\,(1 - \tanh^2 xy)$: the node $x$ feeds two children (the
+# product and the sum), so its gradient is the sum of two paths, the `+=` of the engine.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

@@ -912,6 +912,27 @@ plt.show()
 # 6. *(open)* Initialise $W_{hh}$ as an orthogonal matrix ($\rho = 1$) instead of PyTorch's
 #    default and retrain. Does the validation perplexity improve? Look at the eigenvalues
 #    after training.
+#
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# import math
+#
+# from lmcourse.data import Vocab, load_corpus
+#
+# text = "\n".join(load_corpus("lee")).lower()
+# vocab = Vocab(list(text))
+# half = math.exp(-math.log(1 / 2))              # exp of the cross-entropy, -log(1/2)
+# uniform = math.exp(-math.log(1 / (len(vocab) - 1)))
+# assert math.isclose(half, 2.0) and math.isclose(uniform, len(vocab) - 1)
+# print(f"p = 1/2 everywhere: {half:.1f}; uniform over {len(vocab) - 1} characters: {uniform:.1f}")
+# ```
+#
+# Perplexity is $\exp$ of the mean $-\log p$ of the right character: a constant $p$ gives
+# $1/p$. A model that spreads its mass evenly over the $|V| - 1$ real characters has
+# perplexity $|V| - 1$; every trained model of the chapter sits far below it, and a model
+# that is always 50% sure of the right character would sit at 2.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

@@ -1120,6 +1120,28 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 #    $c_t$). Add peepholes to `lstm_gates` as an option, keep the PyTorch-compatible version
 #    the default, and test both.
 #
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# from torch import nn
+#
+# from lmcourse.models.gated import LSTM
+#
+# I, H = 300, 512
+# first = 4 * (H * I + H * H + 2 * H)           # 4 gates: W_ih, W_hh, two biases
+# second = 4 * (H * 2 * H + H * H + 2 * H)      # its input is both directions: 2H wide
+# by_hand = 2 * (first + second)                # two directions
+# ours = sum(p.numel() for p in LSTM(I, H, num_layers=2, bidirectional=True).parameters())
+# torchs = sum(p.numel() for p in nn.LSTM(I, H, num_layers=2, bidirectional=True).parameters())
+# assert by_hand == ours == torchs
+# print(f"{by_hand:,} parameters")
+# ```
+#
+# Each direction of each layer has four gates, each with an input matrix, a recurrent
+# matrix and (in PyTorch's convention) two bias vectors. The trap is the second layer:
+# it reads the concatenated outputs of both directions of the first, $2H$ numbers.
+# </details>
+#
 # ## References
 #
 # - S. Hochreiter, J. Schmidhuber. *Long Short-Term Memory.* Neural Computation, 1997.

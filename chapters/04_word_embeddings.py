@@ -1260,6 +1260,31 @@ verdict("skip-gram with 5 negative samples fits u.v = PMI - log 5 on well-seen p
 # 7. *(open)* Train everything on the Lee corpus (`load_corpus("lee")`: unstemmed news,
 #    60 thousand words) instead. How do the coverage and the scores change, and what does
 #    that tell you about preprocessing choices versus corpus size?
+#
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# import numpy as np
+# import scipy.sparse as sp
+#
+# from lmcourse.models.embeddings.counts import tfidf
+#
+# tf = sp.csr_matrix(np.array([[3, 1, 2],      # word 0 occurs in all three documents
+#                              [0, 2, 0],
+#                              [1, 0, 4]]))
+# assert np.allclose(tfidf(tf).toarray()[0], 0)  # log(N / df) = log(3 / 3) = 0
+# one_hot = np.eye(5)
+# cosines = one_hot @ one_hot.T
+# distances = np.linalg.norm(one_hot[:, None] - one_hot[None], axis=-1)
+# off = ~np.eye(5, dtype=bool)
+# assert np.allclose(cosines[off], 0) and np.allclose(distances[off], np.sqrt(2))
+# ```
+#
+# $\mathrm{idf} = \log(N/\mathrm{df}) = \log 1 = 0$ for a word in every document. Two
+# different one-hot vectors share no coordinate: their dot product is 0 and
+# $\lVert e_i - e_j\rVert^2 = 1 + 1$. Every word is then equally far from every other,
+# so a nearest-neighbour classifier on one-hot vectors has nothing to go on but identity.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

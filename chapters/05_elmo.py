@@ -979,6 +979,30 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 #    occurrences and recompute the 1-NN accuracies. How many rule labels did you change?
 # 6. *(stretch)* Remove the residual connection between the LSTM layers, retrain with the
 #    same budget, and compare the perplexities and the layer-2 WSD accuracy.
+#
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# from collections import Counter
+#
+# from lmcourse.data import load_corpus, tokenize
+# from lmcourse.models.elmo import encode_chars
+#
+# counts = Counter(w for doc in load_corpus("lee") for w in tokenize(doc))
+# frequent = [w for w, _ in counts.most_common(2000)]
+# groups = {}
+# for word, row in zip(frequent, encode_chars(frequent, max_chars=8).tolist(), strict=True):
+#     groups.setdefault(tuple(row), []).append(word)
+# clashes = [words for words in groups.values() if len(words) > 1]
+# assert clashes                                 # 8 slots keep only 6 bytes of each word
+# assert len({tuple(r) for r in encode_chars(frequent, max_chars=50).tolist()}) == len(frequent)
+# print(len(clashes), "groups of frequent words look alike, e.g.", clashes[:3])
+# ```
+#
+# With 8 slots, BOW and EOW leave 6 bytes, so words that agree on their first six
+# letters get the same input and the same vector. 50 characters (48 bytes) separate every
+# word of the corpus; ELMo chose it so that almost no English word is cut.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

@@ -1113,6 +1113,29 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 #    combines the chunks' softmaxes with a running maximum and sum (the idea behind
 #    FlashAttention). Check it against `scaled_dot_product_attention` and time both.
 #
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# import math
+#
+# import torch
+#
+# torch.manual_seed(0)
+# d, sigma = 64, 2.0
+# q, k = sigma * torch.randn(200_000, d), sigma * torch.randn(200_000, d)
+# scores = (q * k).sum(-1)
+# assert math.isclose(scores.var().item(), d * sigma**4, rel_tol=0.03)   # d sigma^4
+# scaled = scores / (sigma**2 * math.sqrt(d))
+# assert math.isclose(scaled.var().item(), 1.0, rel_tol=0.03)
+# print(f"Var(q.k) = {scores.var():.0f} (d sigma^4 = {d * sigma**4:.0f})")
+# ```
+#
+# Each product $q_i k_i$ of independent mean-0 entries has variance
+# $\mathrm{E}[q_i^2]\,\mathrm{E}[k_i^2] = \sigma^4$, and the $d$ products add up:
+# $\mathrm{Var}(q\cdot k) = d\sigma^4$. Dividing by $\sigma^2\sqrt d$ brings it back to 1;
+# with $\sigma = 1$ that is the transformer's $\sqrt d$.
+# </details>
+#
 # ## References
 #
 # - I. Sutskever, O. Vinyals, Q. V. Le (2014). *Sequence to sequence learning with neural

@@ -1204,6 +1204,25 @@ plt.show()
 #    with top-5, and fit a Kneser–Ney 3-gram to each sample. Score the validation text with
 #    these "model-written" n-grams: which decoding setting writes text most like the corpus?
 #
+# <details><summary>Worked answer to exercise 2</summary>
+#
+# ```python
+# from lmcourse.models.transformer import encoder_layer_parameters
+#
+# d, ff, layers, vocab, positions = 768, 3072, 12, 30_522, 512
+# embeddings = (vocab + positions + 2) * d + 2 * d   # words, positions, 2 segments; LayerNorm
+# pooler = d * d + d
+# total = embeddings + layers * encoder_layer_parameters(d, ff) + pooler
+# assert encoder_layer_parameters(d, ff) == 12 * d * d + 13 * d
+# print(f"{total:,} parameters ({total / 1e6:.1f}M; the paper rounds to 110M)")
+# ```
+#
+# One layer is $12d^2 + 13d$ (attention $4d^2 + 4d$, feed-forward $8d^2 + 5d$ with
+# $d_{ff} = 4d$, two LayerNorms $4d$): 7.1M, so the 12 layers hold 85M. The embeddings add
+# 23.8M, 98% of them the word table, and the pooler 0.6M: 109.5M in all, the "110M" of
+# Devlin et al.
+# </details>
+#
 # ## References
 #
 # - A. Vaswani, N. Shazeer, N. Parmar, J. Uszkoreit, L. Jones, A. N. Gomez, Ł. Kaiser,

@@ -1187,6 +1187,24 @@ plt.show()
 # 6. *(project)* Implement WordPiece *training* with the score $f(a,b)/(f(a)f(b))$, train
 #    3,000 merges on the training articles, and compare tokens per word and the held-out
 #    segmentations with BPE's and the unigram LM's at the same vocabulary size.
+#
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# from lmcourse.tokenizers import train_bpe_steps
+#
+# words = {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}
+# steps = train_bpe_steps(words, 3)
+# assert [s.pair for s in steps] == [("u", "g"), ("u", "n"), ("h", "ug")]
+# assert [s.freq for s in steps] == [20, 16, 15]
+# for s in steps:
+#     print(f"{s.pair[0]} + {s.pair[1]}: {s.freq}")
+# ```
+#
+# First merge: *u g* occurs in hug, pug and hugs, $10 + 5 + 5 = 20$ times, more than *p u*
+# (17) or *u n* (16). Then *u n* (pun, bun: 16) beats *h ug* (15), which is merged third.
+# No tie arises, so the tie rule does not matter here.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

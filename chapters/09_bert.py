@@ -949,6 +949,25 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 #    `transfer_curve.finetune_minilm` on the first 16 sentences of
 #    `transfer_curve.label_order` with 200 steps, then with `lr` 3e-5, three seeds each, and
 #    compare with `reference.load("spoiler-curve")`'s points.
+#
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# from lmcourse.models.bert import BertLayer
+# from lmcourse.models.compress import count_params
+# from lmcourse.models.presets import PRESETS
+#
+# H = 1024
+# by_hand = 12 * H * H + 13 * H
+# layer = BertLayer(PRESETS["bert-large-uncased"])                      # one layer: no need to build all 24
+# assert count_params(layer) == by_hand
+# print(f"{by_hand:,} parameters per layer, {24 * by_hand / 1e6:.0f}M in the 24 layers")
+# ```
+#
+# Attention: four $H \times H$ matrices with biases ($4H^2 + 4H$); feed-forward
+# $H \to 4H \to H$ ($8H^2 + 5H$); two LayerNorms ($4H$). For $H = 1024$: 12,596,224 per
+# layer, 302M in all 24: most of BERT-large's 335M.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

@@ -1083,6 +1083,22 @@ display(Markdown("\n".join(table)))
 #    (positions and an attention mask per example) and check that a branch cannot change
 #    the `[CLS]` vector of a one-layer model.
 #
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# V, H, E = 30_000, 4096, 128
+# plain = V * H                                  # one V x H table
+# factorised = V * E + E * H                     # V x E, then E x H
+# print(f"{plain:,} vs {factorised:,}: {1 - factorised / plain:.1%} fewer")
+# assert factorised < 0.04 * plain
+# ```
+#
+# Without factorisation the table is $VH$ = 122,880,000 numbers; with it
+# $VE + EH$ = 3,840,000 + 524,288 = 4,364,288, 96.4% fewer. The saving is
+# $1 - E/H - E/V$: it grows with $H$, which is why it matters most for ALBERT's widest
+# model.
+# </details>
+#
 # ## References
 #
 # - Liu, Ott, Goyal, Du, Joshi, Chen, Levy, Lewis, Zettlemoyer, Stoyanov (2019).

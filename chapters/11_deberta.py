@@ -691,6 +691,28 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # 6. *(harder)* Apply SiFT to the tiny BERT of chapter 10's bench with `embeddings_forward`,
 #    and vary $\epsilon$ over $\{0.01, 0.1, 1\}$. Where does the regulariser start to hurt?
 #
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.models.deberta import relative_positions
+#
+# n, k = 6, 2
+# i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+# by_hand = (i - j + k).clamp(0, 2 * k - 1)      # i-j <= -k -> 0, i-j >= k -> 2k-1
+# delta = relative_positions(n, k)
+# assert torch.equal(delta, by_hand)
+# print(delta)
+# print("distinct values:", delta.unique().tolist())
+# print("bucket 0:", [(a, b) for a in range(n) for b in range(n) if delta[a, b] == 0])
+# ```
+#
+# $\delta(i,j) = i - j + k$ clipped to $[0, 2k-1]$: with $k = 2$ there are $2k = 4$
+# values. Bucket 0 holds every pair whose key is two or more places to the right of the
+# query ($j \ge i + 2$): "far ahead", however far.
+# </details>
+#
 # ## References
 #
 # - He, Liu, Gao, Chen (2021). *DeBERTa: Decoding-enhanced BERT with Disentangled

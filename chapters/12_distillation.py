@@ -804,6 +804,48 @@ for row in table:
 #    its row to the table. How far are you from the teacher now, in size, time and
 #    ROC-AUC?
 #
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# import math
+#
+# import torch
+#
+# from lmcourse.models.distill import softmax_t
+#
+# z = torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64)
+# for T in (1.0, 10.0):
+#     e = [math.exp(v / T) for v in z.tolist()]
+#     by_hand = [v / sum(e) for v in e]
+#     assert torch.allclose(softmax_t(z, T), torch.tensor(by_hand, dtype=torch.float64))
+#     print(f"T = {T:g}:", [round(p, 3) for p in by_hand])
+# ```
+#
+# At $T = 1$: $e^2, e^1, e^0 = 7.389, 2.718, 1$, sum 11.107: (0.665, 0.245, 0.090). At
+# $T = 10$ the logits become 0.2, 0.1, 0: (0.367, 0.332, 0.301), almost uniform, but still
+# in the same order.
+# </details>
+#
+# <details><summary>Worked answer to exercise 2</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.models.distill import distillation_loss, softmax_t
+#
+# torch.manual_seed(0)
+# s, t, T = torch.randn(4, 7, dtype=torch.float64), torch.randn(4, 7, dtype=torch.float64), 3.0
+# q, log_p = softmax_t(t, T), torch.log_softmax(s / T, -1)
+# kl = (q * (q.log() - log_p)).sum(-1).mean()
+# entropy = -(q * q.log()).sum(-1).mean()
+# assert torch.allclose(distillation_loss(s, t, T), kl + entropy)
+# ```
+#
+# $L_d = -\sum_i q_i \log p_i = \sum_i q_i \log(q_i/p_i) - \sum_i q_i \log q_i =
+# \mathrm{KL}(q\,\|\,p) + H(q)$. $H(q)$ depends on the teacher only, so both losses
+# have the same gradient with respect to the student.
+# </details>
+#
 # ## References
 #
 # - Hinton, Vinyals, Dean (2015). *Distilling the Knowledge in a Neural Network.* NIPS

@@ -838,6 +838,26 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 #    sentences instead of computing it on the fly, with `torch.ao.quantization`, and add
 #    the row to the table.
 #
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# from torch import nn
+#
+# from lmcourse.models.compress import linear_weight_bytes, quantize_int8
+#
+# layer = nn.Sequential(nn.Linear(1536, 384))    # a 384 x 1536 weight matrix
+# fp32 = 384 * 1536 * 4
+# assert linear_weight_bytes(layer) == fp32
+# int8 = linear_weight_bytes(quantize_int8(layer))
+# print(f"float32 {fp32:,} bytes; int8 {int8:,} bytes")
+# assert int8 < fp32 / 3.9
+# ```
+#
+# $384 \times 1536 = 589{,}824$ entries: 2,359,296 bytes in float32, 589,824 in int8, plus
+# 8 bytes for its scale and zero point: 589,832, about a quarter. The bias stays in
+# float32 and is not counted here.
+# </details>
+#
 # ## References
 #
 # - Gupta, Agrawal (2020). *Compression of Deep Learning Models for Text: A Survey.*
