@@ -960,6 +960,36 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # $\partial g/\partial y = x\,(1 - \tanh^2 xy)$: the node $x$ feeds two children (the
 # product and the sum), so its gradient is the sum of two paths, the `+=` of the engine.
 # </details>
+#
+# <details><summary>Worked answer to exercise 2</summary>
+#
+# ```python
+# from itertools import permutations
+#
+# V = [1, 2, 3, 4, 5, 6]
+# A = [(1, 3), (1, 5), (2, 4), (3, 4), (4, 6), (5, 6)]
+#
+#
+# def count_orders(arcs):
+#     """Orders of V in which every arc (i, j) has i before j (brute force: 720 orders)."""
+#     return sum(all(order.index(i) < order.index(j) for i, j in arcs)
+#                for order in permutations(V))
+#
+#
+# assert count_orders(A) == 11                      # the chapter's count
+# with_54 = count_orders(A + [(5, 4)])
+# assert with_54 == 24 // 3                         # see below: 4! orders of 1, 2, 3, 5 / 3
+# assert count_orders(A + [(4, 1)]) == 0            # 1 -> 3 -> 4 -> 1 is a cycle
+# print(f"with (5, 4): {with_54} orders; with (4, 1): none")
+# ```
+#
+# An arc can only remove orders: with $(5, 4)$ node 5 must now also come before 4, which
+# leaves 8 of the 11. Node 4 now comes after 1, 2, 3 and 5, so 4 and 6 are the last two, and
+# 1, 2, 3, 5 may go in any of their $4! = 24$ orders that put 1 before both 3 and 5, one in
+# three: 8. The arc $(4, 1)$ closes the cycle
+# $1 \to 3 \to 4 \to 1$: no order can put each of the three before the next, the graph is
+# no longer a DAG, and backpropagation has no order to run in.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

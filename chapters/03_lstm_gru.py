@@ -1142,6 +1142,45 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 # it reads the concatenated outputs of both directions of the first, $2H$ numbers.
 # </details>
 #
+# <details><summary>Worked answer to exercise 3</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.models.gated import lstm_step
+#
+# torch.manual_seed(0)
+# H = 5
+# x_part = torch.randn(4 * H, dtype=torch.float64)  # x_t W_ih^T + b_ih, fixed
+# W_hh, b_hh = torch.randn(4 * H, H, dtype=torch.float64), torch.randn(4 * H, dtype=torch.float64)
+# o_prev, c_prev = torch.rand(H, dtype=torch.float64), torch.randn(H, dtype=torch.float64)
+#
+#
+# def c_next(c):  # c_{t-1} reaches c_t directly and through h_{t-1} = o_{t-1} tanh(c_{t-1})
+#     return lstm_step(x_part, o_prev * torch.tanh(c), c, W_hh, b_hh)[1]
+#
+#
+# autograd = torch.autograd.functional.jacobian(c_next, c_prev)
+# h_prev = o_prev * torch.tanh(c_prev)
+# pre = x_part + W_hh @ h_prev + b_hh
+# i, f, o = (torch.sigmoid(pre[k * H:(k + 1) * H]) for k in (0, 1, 3))
+# g = torch.tanh(pre[2 * H:3 * H])
+# W_i, W_f, W_g = W_hh[:H], W_hh[H:2 * H], W_hh[2 * H:3 * H]
+# dc_dh = (torch.diag(c_prev * f * (1 - f)) @ W_f + torch.diag(g * i * (1 - i)) @ W_i
+#          + torch.diag(i * (1 - g**2)) @ W_g)
+# by_hand = torch.diag(f) + dc_dh @ torch.diag(o_prev * (1 - torch.tanh(c_prev) ** 2))
+# assert torch.allclose(autograd, by_hand, atol=1e-12)
+# ```
+#
+# With $c_t = f_t \odot c_{t-1} + i_t \odot g_t$ and $h_{t-1} = o_{t-1} \odot
+# \tanh c_{t-1}$:
+# $\partial c_t/\partial c_{t-1} = \mathrm{diag}(f_t) + \big[\mathrm{diag}(c_{t-1}
+# f_t(1-f_t))W_{hf} + \mathrm{diag}(g_t i_t(1-i_t))W_{hi} + \mathrm{diag}(i_t(1-g_t^2))
+# W_{hg}\big]\,\mathrm{diag}(o_{t-1}(1-\tanh^2 c_{t-1}))$. The first term is the
+# "constant error carousel"; the bracket is what the gates add, and it is multiplied by
+# small factors (sigmoid slopes at most 1/4), which is why $f_t$ dominates.
+# </details>
+#
 # ## References
 #
 # - S. Hochreiter, J. Schmidhuber. *Long Short-Term Memory.* Neural Computation, 1997.

@@ -1136,6 +1136,34 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # with $\sigma = 1$ that is the transformer's $\sqrt d$.
 # </details>
 #
+# <details><summary>Worked answer to exercise 2</summary>
+#
+# ```python
+# import math
+#
+# import torch
+#
+# torch.manual_seed(0)
+# d, S, n = 64, 16, 20_000
+# keys = torch.randn(n, S, d)
+# q = keys[:, 0]                                    # the query equals key 1
+# scores = (keys @ q[:, :, None]).squeeze(-1)       # n x S
+# assert math.isclose(scores[:, 0].mean().item(), d, rel_tol=0.01)   # E[k1.k1] = d
+# assert abs(scores[:, 1:].mean().item()) < 0.5                       # E[k.k1] = 0
+# scaled = torch.softmax(scores / math.sqrt(d), -1)[:, 0].mean().item()
+# unscaled = torch.softmax(scores, -1)[:, 0].mean().item()
+# print(f"weight on k1: {scaled:.3f} with 1/sqrt(d), {unscaled:.4f} without")
+# assert 0.95 < scaled < unscaled
+# ```
+#
+# The score of $k_1$ is $\lVert k_1\rVert^2$, about $d = 64$; another key's score has mean
+# 0 and variance $d$. Scaled by $1/\sqrt d$ that is about 8 against 15 standard normals:
+# the plug-in value $e^8/(e^8 + 15\,e^{1/2})$ is 0.99, and the sampled mean weight 0.98
+# (the score of $k_1$ varies too). Unscaled, 64 against
+# scores of spread 8: the softmax is saturated at 1, and its gradient is almost 0, which is
+# the chapter's argument for the scale.
+# </details>
+#
 # ## References
 #
 # - I. Sutskever, O. Vinyals, Q. V. Le (2014). *Sequence to sequence learning with neural

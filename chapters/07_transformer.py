@@ -1204,6 +1204,33 @@ plt.show()
 #    with top-5, and fit a Kneser–Ney 3-gram to each sample. Score the validation text with
 #    these "model-written" n-grams: which decoding setting writes text most like the corpus?
 #
+# <details><summary>Worked answer to exercise 1</summary>
+#
+# ```python
+# import math
+#
+# import torch
+#
+# from lmcourse.models.transformer import sinusoidal_positions
+#
+# d, k = 64, 5
+# pe = sinusoidal_positions(100, d).double()
+# M = torch.zeros(d, d, dtype=torch.float64)
+# for i in range(d // 2):                           # one 2 x 2 rotation per frequency
+#     w = 10000.0 ** (-2 * i / d)
+#     c, s = math.cos(w * k), math.sin(w * k)
+#     M[2 * i:2 * i + 2, 2 * i:2 * i + 2] = torch.tensor([[c, s], [-s, c]])
+# assert torch.allclose(pe[k:] , pe[:-k] @ M.T, atol=1e-5)   # PE[pos + k] = M_k PE[pos]
+# ```
+#
+# Columns $2i$ and $2i+1$ hold $(\sin \omega_i p, \cos \omega_i p)$. The addition
+# formulas give $\sin\omega_i(p+k) = \sin\omega_i p\cos\omega_i k + \cos\omega_i p
+# \sin\omega_i k$ and $\cos\omega_i(p+k) = \cos\omega_i p\cos\omega_i k - \sin\omega_i p
+# \sin\omega_i k$: a rotation by $\omega_i k$ that does not depend on $p$. A shift by $k$
+# is one fixed linear map, which a layer can learn. (The table is float32, hence the
+# tolerance.)
+# </details>
+#
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python

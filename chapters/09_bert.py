@@ -968,6 +968,26 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # $H \to 4H \to H$ ($8H^2 + 5H$); two LayerNorms ($4H$). For $H = 1024$: 12,596,224 per
 # layer, 302M in all 24: most of BERT-large's 335M.
 # </details>
+#
+# <details><summary>Worked answer to exercise 2</summary>
+#
+# ```python
+# from lmcourse.course import reference
+#
+# ref = reference.load("tiny-bert")
+# level = ref["baselines"]["bigram_both"]
+# for seed in ref["seeds"]:
+#     curve = ref["curves"][str(seed)]
+#     step = next(s for s, _, accuracy in curve if accuracy > level)
+#     assert all(accuracy <= level for s, _, accuracy in curve if s < step)
+#     print(f"seed {seed}: first above the two-sided bigram ({level}) at step {step}")
+# ```
+#
+# The curves are `[step, seconds, masked accuracy]`, scored every 250 steps; the first
+# point above the bigram's accuracy is where the model starts to use more than one
+# neighbour on each side. (Training seed 3 and halving the learning rate is the part of the
+# exercise left to you: a few minutes each.)
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

@@ -1099,6 +1099,28 @@ display(Markdown("\n".join(table)))
 # model.
 # </details>
 #
+# <details><summary>Worked answer to exercise 2</summary>
+#
+# ```python
+# from lmcourse.course import reference
+#
+# ref = reference.load("bench-static-40")
+# recipe = ref["recipe"]
+# for seed in ref["seeds"]:
+#     step, _, loss = min(ref["curves"][str(seed)], key=lambda point: point[2])
+#     epochs = step * recipe["batch"] / recipe["train_pairs"]
+#     train = ref["train_loss"][str(seed)][step - 1]
+#     print(f"seed {seed}: lowest held-out loss {loss:.3f} at step {step} "
+#           f"({epochs:.0f} epochs), training loss there {train:.3f}")
+#     assert step < recipe["steps"] and train < loss
+# ```
+#
+# Each curve bottoms out well before the last step (after 15 to 20 epochs of the same
+# 3,200 pairs under the same masks, printed by the code) and rises after: the model has started to learn the
+# masked answers of its training pairs, and its training loss is already far below the
+# held-out loss at that point.
+# </details>
+#
 # ## References
 #
 # - Liu, Ott, Goyal, Du, Joshi, Chen, Levy, Lewis, Zettlemoyer, Stoyanov (2019).
