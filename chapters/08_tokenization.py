@@ -1205,6 +1205,25 @@ plt.show()
 # (17) or *u n* (16). Then *u n* (pun, bun: 16) beats *h ug* (15), which is merged third.
 # No tie arises, so the tie rule does not matter here.
 # </details>
+#
+# <details><summary>Worked answer to exercise 2</summary>
+#
+# ```python
+# from lmcourse.pretrained import load_hf_tokenizer
+#
+# tokenizer = load_hf_tokenizer()                   # all-MiniLM-L6-v2's BERT vocabulary
+# for text in ("unbelievably", "COVID-19", "Ada Lovelace"):
+#     print(f"{text!r}: {tokenizer.tokenize(text)}")
+# words = tokenizer.backend_tokenizer.pre_tokenizer.pre_tokenize_str("COVID-19")
+# assert [w for w, _ in words] == ["COVID", "-", "19"]
+# assert tokenizer.tokenize("COVID-19")[-1] == "19"
+# ```
+#
+# `##` marks a piece that continues a word. BERT's pre-tokenizer first splits the text on
+# spaces *and punctuation*, so *COVID-19* is three words, `COVID`, `-` and `19`, and *19*
+# starts a word of its own: it cannot be `##19`. The uncased vocabulary also lower-cases
+# everything (`co ##vid`), and a rare name falls apart into frequent pieces.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
