@@ -773,12 +773,11 @@ print(f"two epochs of seed 0, trained here: {clock() - start:.1f} s, loss per pa
 # slowly). How long should it train? The paper runs 50 to 100 passes. We train until the
 # loss is **flat**: we stop at the first epoch that lowers it by less than 1%
 # (`train_glove(tol=0.01)`), with a cap. That takes a few dozen epochs, about half a minute
-# per seed on a 2-core CPU: for three seeds, more than this notebook's budget. So
-# `artifacts.chapter04_glove` keeps the finished runs in the course cache (`make teacher`
-# trains them before the notebooks run, and this cell trains them itself, saying so, when
-# the cache lacks them). The cache key hashes the matrix and every setting, and the cached
-# seed 0 must repeat the two epochs we just trained (`check_first_steps`). After every
-# epoch it also records the WordSim-353 correlation, which is what the ranking below uses:
+# per seed on a 2-core CPU: for three seeds, more than this notebook's budget. So the
+# finished runs are trained once and stored with the course: the cell below reads them
+# (and trains them itself, saying so, the first time), and the stored seed 0 must repeat
+# the two epochs we just trained (`check_first_steps`). After every epoch each run also
+# records the WordSim-353 correlation, which is what the ranking below uses:
 
 # %% slideshow={"slide_type": "-"}
 start = clock()

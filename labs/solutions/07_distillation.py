@@ -74,9 +74,9 @@ device = lmcourse.device()
 #
 # `few_label_teacher` is lab 06's model in one call: all-MiniLM-L6-v2 fine-tuned (frozen
 # embeddings, a linear head on `[CLS]`, AdamW with warm-up, balanced batches) on the same
-# 256 labelled training sentences lab 06 used. It is trained once and kept in the course
-# cache, so this cell loads it in a second or two (`make teacher` builds the cache; without
-# it, the first call says that it trains the teacher, about 45 s on a CPU).
+# 256 labelled training sentences lab 06 used. It is trained once and kept, so this cell
+# loads it in a second or two (the first time, it says that it trains the teacher, about
+# 45 s on a CPU).
 #
 # The student will learn from those 256 sentences with their labels and from a **transfer
 # set**: 2,048 other training sentences whose labels this lab never reads. The teacher
