@@ -959,7 +959,7 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 #
 # H = 1024
 # by_hand = 12 * H * H + 13 * H
-# layer = BertLayer(PRESETS["bert-large-uncased"])                      # one layer: no need to build all 24
+# layer = BertLayer(PRESETS["bert-large-uncased"])  # one layer: no need to build all 24
 # assert count_params(layer) == by_hand
 # print(f"{by_hand:,} parameters per layer, {24 * by_hand / 1e6:.0f}M in the 24 layers")
 # ```

@@ -1116,9 +1116,9 @@ display(Markdown("\n".join(table)))
 # ```
 #
 # Each curve bottoms out well before the last step (after 15 to 20 epochs of the same
-# 3,200 pairs under the same masks, printed by the code) and rises after: the model has started to learn the
-# masked answers of its training pairs, and its training loss is already far below the
-# held-out loss at that point.
+# 3,200 pairs under the same masks, printed by the code) and rises after: the model has
+# started to learn the masked answers of its training pairs, and its training loss is
+# already far below the held-out loss at that point.
 # </details>
 #
 # ## References
