@@ -1003,6 +1003,33 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # letters get the same input and the same vector. 50 characters (48 bytes) separate every
 # word of the corpus; ELMo chose it so that almost no English word is cut.
 # </details>
+#
+# <details><summary>Worked answer to exercise 2</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.models.elmo import Highway
+#
+# torch.manual_seed(0)
+# x = torch.randn(1000, 64)
+# for bias in (-1.0, 3.0):
+#     layer = Highway(64, gate_bias=bias)
+#     with torch.no_grad():
+#         t = torch.sigmoid(layer.gate(x))          # the transform gate at initialisation
+#         carried = ((1 - t) * x).norm() / layer(x).norm()
+#     print(f"gate bias {bias:+.0f}: mean t = {t.mean():.2f}, "
+#           f"|carried part| / |output| = {carried:.2f}")
+#     assert (t.mean() < 0.5) == (bias < 0)
+# ```
+#
+# The gate starts at $t \approx \sigma(b_T)$: $\sigma(-1) = 0.27$, so a fresh highway layer
+# mostly *carries* its input and the character features reach the LSTM almost unchanged;
+# $\sigma(3) = 0.95$ replaces them by a random transform of themselves, which the first
+# epoch must first learn to undo, so it starts worse (retrain to see by how much). A negative
+# gate bias makes a deep stack start close to the identity, the same idea as a residual
+# connection.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

@@ -713,6 +713,39 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # query ($j \ge i + 2$): "far ahead", however far.
 # </details>
 #
+# <details><summary>Worked answer to exercise 4</summary>
+#
+# ```python
+# import math
+#
+# import torch
+#
+# from lmcourse.models.deberta import disentangled_attention_scores
+#
+# torch.manual_seed(0)
+# N, D, k = 32, 64, 8
+# h, p = torch.randn(N, D), torch.randn(2 * k, D)
+# W = [torch.randn(D, D) / math.sqrt(D) for _ in range(4)]     # a fresh model's scale
+#
+#
+# def entropy(scores):
+#     weights = torch.softmax(scores, -1)
+#     return -(weights * weights.clamp_min(1e-30).log()).sum(-1).mean().item()
+#
+#
+# three_d = entropy(disentangled_attention_scores(h, p, *W, k=k))            # 1/sqrt(3d)
+# one_d = entropy(disentangled_attention_scores(h, p, *W, k=k, scale=1 / math.sqrt(D)))
+# print(f"entropy of the attention weights: {three_d:.2f} nats with sqrt(3d), "
+#       f"{one_d:.2f} with sqrt(d) (uniform: {math.log(N):.2f})")
+# assert one_d < three_d < math.log(N)
+# ```
+#
+# Three terms of variance about $d$ each add up to $3d$: dividing by $\sqrt d$ leaves the
+# scores $\sqrt 3$ times too spread, the softmax sharper (lower entropy) and its gradient
+# smaller from the first step. $\sqrt{3d}$ brings them back to the spread a single
+# dot product has under $\sqrt d$.
+# </details>
+#
 # ## References
 #
 # - He, Liu, Gao, Chen (2021). *DeBERTa: Decoding-enhanced BERT with Disentangled
