@@ -13,7 +13,12 @@ import functools
 import http.server
 import os
 import shutil
+import socket
+import subprocess
+import sys
 import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +26,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+JUPYTER_CONFIG = Path(__file__).resolve().parents[1] / "jupyter-config"
 CHROMIUM = Path(os.environ.get("LMCOURSE_CHROMIUM", "/usr/bin/chromium"))
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -97,3 +103,48 @@ class Browser:
     def close(self):
         self._browser.close()
         self._playwright.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((LOCAL, 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def jupyter_lab(root_dir: Path, runtime_dir: Path, token: str = "lmcourse-test",
+                extra_args: tuple[str, ...] = (), env: dict | None = None) -> Iterator[str]:
+    """JupyterLab with the course's committed config (``jupyter-config/``) serving
+    ``root_dir`` on a free local port, started from ``runtime_dir``; yields its base URL once
+    it answers (fails the test after 60 s or when it exits) and stops it afterwards."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
+           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}",
+           f"--config={JUPYTER_CONFIG / 'etc' / 'jupyter' / 'jupyter_server_config.json'}",
+           f"--LabApp.app_settings_dir={JUPYTER_CONFIG / 'share' / 'jupyter' / 'lab' / 'settings'}",
+           *extra_args]
+    if hasattr(os, "getuid") and os.getuid() == 0:
+        cmd.append("--allow-root")
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime_dir), **(env or {})}
+    server = subprocess.Popen(cmd, cwd=runtime_dir, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    url = f"http://{LOCAL}:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail(f"jupyter lab exited: {server.stderr.read()[-2000:]}")
+                time.sleep(0.5)
+        else:
+            pytest.fail("jupyter lab did not answer within 60 s")
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

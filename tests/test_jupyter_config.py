@@ -5,11 +5,7 @@ into Binder's environment by ``binder/postBuild``): the file browser shows each 
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -84,43 +80,19 @@ def test_make_setup_installs_the_config_and_one_kernel():
     assert "rm -rf $(VENV)/share/jupyter/kernels/lmcourse" in makefile
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_a_real_server_lists_each_notebook_once(tmp_path):
     """Start JupyterLab headless with the committed config, list folders through its REST API,
     read the notification settings JupyterLab's front end gets, and stop it."""
-    port, token = _free_port(), "lmcourse-test"
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
-           f"--config={SERVER_CONFIG}", f"--LabApp.app_settings_dir={SETTINGS_DIR}"]
-    if hasattr(os, "getuid") and os.getuid() == 0:
-        cmd.append("--allow-root")
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path)}
-    server = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+    from headless import jupyter_lab
 
-    def get(path: str) -> dict:
-        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}",
-                                     headers={"Authorization": f"token {token}"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return json.loads(resp.read())
-
-    try:
-        for _ in range(120):
-            try:
-                get("/api/status")
-                break
-            except OSError:
-                if server.poll() is not None:
-                    pytest.fail(f"jupyter lab exited: {server.stderr.read()[-2000:]}")
-                time.sleep(0.5)
-        else:
-            pytest.fail("jupyter lab did not answer within 60 s")
+    token = "lmcourse-test"
+    with jupyter_lab(ROOT, tmp_path, token) as url:
+        def get(path: str) -> dict:
+            req = urllib.request.Request(f"{url}{path}",
+                                         headers={"Authorization": f"token {token}"})
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return json.loads(resp.read())
 
         def listing(folder: str) -> list[str]:
             return sorted(c["name"] for c in get(f"/api/contents/{folder}?content=1")["content"])
@@ -133,10 +105,3 @@ def test_a_real_server_lists_each_notebook_once(tmp_path):
         schema = get(f"/lab/api/settings/{NOTIFICATION}")["schema"]["properties"]
         assert schema["fetchNews"]["default"] == "false"
         assert get("/api/kernelspecs")["default"] == "python3"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()

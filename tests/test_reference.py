@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from lmcourse.course import reference as R
+from lmcourse.course import reference_runs as runs
 from lmcourse.course.references import lm_char  # noqa: F401  (registers the course's runs)
 
 
@@ -283,30 +284,30 @@ def test_bilm_lee_learning_rate_warms_up_then_decays():
 
 
 def test_schedule_is_longest_first_and_reports_the_makespan():
-    workers, wall = R.schedule({"a": 50, "b": 40, "c": 30, "d": 20, "e": 10}, jobs=2)
+    workers, wall = runs.schedule({"a": 50, "b": 40, "c": 30, "d": 20, "e": 10}, jobs=2)
     assert workers == [["a", "d", "e"], ["b", "c"]]     # 80 and 70
     assert wall == 80
-    assert R.schedule({"a": 5, "b": 5}, jobs=1)[1] == 10
-    assert R.schedule({"a": 5}, jobs=4)[1] == 5
+    assert runs.schedule({"a": 5, "b": 5}, jobs=1)[1] == 10
+    assert runs.schedule({"a": 5}, jobs=4)[1] == 5
     with pytest.raises(ValueError, match="at least 1"):
-        R.schedule({"a": 5}, jobs=0)
+        runs.schedule({"a": 5}, jobs=0)
 
 
 def test_select_takes_globs_keeps_order_and_names_a_miss():
-    bench = R.select(["bench-*"])
+    bench = runs.select(["bench-*"])
     assert bench and all(n.startswith("bench-") for n in bench)
-    assert R.select(["tiny-bert", "bench-mlm", "tiny-bert"]) == ["tiny-bert", "bench-mlm"]
-    assert R.select([]) == sorted(R.REFERENCES)
+    assert runs.select(["tiny-bert", "bench-mlm", "tiny-bert"]) == ["tiny-bert", "bench-mlm"]
+    assert runs.select([]) == sorted(R.REFERENCES)
     with pytest.raises(KeyError, match="no reference matches 'bnech-\\*'"):
-        R.select(["bnech-*"])
+        runs.select(["bnech-*"])
 
 
 def test_expected_seconds_prefers_the_measured_wall_time(tiny):
-    seconds, how = R.expected_seconds("tiny")      # the fixture has run it
+    seconds, how = runs.expected_seconds("tiny")      # the fixture has run it
     assert how.startswith("measured cpu") or how.startswith("measured, cpu")
     assert seconds == R.load("tiny")["wall_s"]
     (tiny[1] / "result.json").unlink()
-    seconds, how = R.expected_seconds("tiny")
+    seconds, how = runs.expected_seconds("tiny")
     assert how == "estimated" and seconds == R.REFERENCES["tiny"].seconds_per_seed * 3
 
 
@@ -321,7 +322,7 @@ def test_run_parallel_gives_each_run_one_thread_and_counts_failures(tiny, tmp_pa
 
     monkeypatch.setitem(R.REFERENCES, "tiny2", R.REFERENCES["tiny"])
     monkeypatch.setattr(subprocess, "call", fake_call)
-    failed = R.run_parallel(["tiny", "tiny2"], jobs=2, log_dir=tmp_path / "logs")
+    failed = runs.run_parallel(["tiny", "tiny2"], jobs=2, log_dir=tmp_path / "logs")
     assert failed == 1
     assert sorted(calls) == [("tiny", "1", "1"), ("tiny2", "1", "1")]
     out = capsys.readouterr().out

@@ -8,20 +8,10 @@ fetched. The model is chapter 09's tiny BERT (the ``tiny-bert`` reference, seed 
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-
 import nbformat
 import pytest
-from headless import Browser, chromium_path  # noqa: E402
+from headless import Browser, chromium_path, jupyter_lab  # noqa: E402
 
-from tools.nbtools import ROOT
-
-CONFIG = ROOT / "jupyter-config"
 SETUP = '''\
 import torch
 from lmcourse.course import reference
@@ -42,37 +32,6 @@ MASKING = ('masking_widget("i did not see the ending coming and the killer was t
            'corpus.tokenizer(load_hf_tokenizer().tokenize), predict=predict, draws=1, '
            'rate_draws=100)')
 TEMPERATURE = "temperature_widget(blank_logits, corpus.pieces, T=2.0)"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_lab(folder, port: int, token: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}",
-           f"--config={CONFIG / 'etc' / 'jupyter' / 'jupyter_server_config.json'}",
-           f"--LabApp.app_settings_dir={CONFIG / 'share' / 'jupyter' / 'lab' / 'settings'}",
-           "--LabApp.expose_app_in_browser=True"]
-    if hasattr(os, "getuid") and os.getuid() == 0:
-        cmd.append("--allow-root")
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(folder / ".runtime"),
-           "TQDM_DISABLE": "1", "OMP_NUM_THREADS": "1"}
-    server = subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-    for _ in range(120):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}",
-                                   timeout=5)
-            return server
-        except OSError:
-            if server.poll() is not None:
-                pytest.fail(f"jupyter lab exited: {server.stderr.read()[-2000:]}")
-            time.sleep(0.5)
-    server.terminate()
-    pytest.fail("jupyter lab did not answer within 60 s")
 
 
 def _widget_text(page, cell: int) -> str:
@@ -100,12 +59,17 @@ def test_masking_and_temperature_widgets_move_a_real_models_scores_in_jupyterlab
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                  "language": "python"}
     nbformat.write(nb, tmp_path / "live.ipynb")
-    port, token = _free_port(), "lmcourse-live"
-    server = _start_lab(tmp_path, port, token)
+    token = "lmcourse-live"
+    with jupyter_lab(tmp_path, tmp_path, token, ("--LabApp.expose_app_in_browser=True",),
+                     env={"TQDM_DISABLE": "1", "OMP_NUM_THREADS": "1"}) as url:
+        _run_and_move_the_sliders(url, token)
+
+
+def _run_and_move_the_sliders(url: str, token: str) -> None:
     browser = Browser()
     try:
         page = browser.page()
-        page.goto(f"http://127.0.0.1:{port}/lab/tree/live.ipynb?token={token}")
+        page.goto(f"{url}/lab/tree/live.ipynb?token={token}")
         page.wait_for_function(
             "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
             " && window.jupyterapp.shell.currentWidget.sessionContext?.session?.kernel"
@@ -142,8 +106,3 @@ def test_masking_and_temperature_widgets_move_a_real_models_scores_in_jupyterlab
         assert not browser.remote_hosts(), browser.remote_hosts()
     finally:
         browser.close()
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
