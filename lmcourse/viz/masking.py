@@ -310,8 +310,10 @@ def masking_figure(text: str | Sequence[str] | MaskingInput = DEFAULT_TEXT, toke
         masked, labels = sample_masking(example, scheme, draws + rate_draws,
                                         generator=generator, **settings)
         guesses = None
-        if predict is not None:
-            guesses, loss, accuracy = score_masking(predict, masked, labels)
+        if predict is not None:  # guesses for the rows drawn; scores over the rates' maskings
+            guesses = score_masking(predict, masked[:draws], labels[:draws])[0]
+            scored = slice(draws, None) if rate_draws else slice(None, draws)
+            _, loss, accuracy = score_masking(predict, masked[scored], labels[scored])
             scores[scheme] = {"loss": loss, "accuracy": accuracy}
         for d in range(draws):
             shown = [example.vocab[i] for i in masked[d].tolist()]
