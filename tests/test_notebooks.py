@@ -39,6 +39,26 @@ def test_out_of_sync_is_detected(tmp_path):
     assert "differs" in nbtools.out_of_sync(tmp_path)[0]
 
 
+def test_copy_prose_keeps_outputs_and_refuses_changed_code(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    code = nbformat.v4.new_code_cell("print(1)", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="1\n")])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), code])
+    notebook, twin = tmp_path / "chapters" / "00_t.ipynb", tmp_path / "chapters" / "00_t.py"
+    nbformat.write(nbtools.prepare(nb), notebook)
+    jupytext.write(nb, twin, fmt="py:percent")
+    twin.write_text(twin.read_text().replace("# # T", "# # T\n#\n# More prose."))
+    assert nbtools.copy_prose(twin) == 1
+    copied = nbformat.read(notebook, as_version=4)
+    assert "More prose." in copied.cells[0].source
+    assert copied.cells[1].outputs[0].text == "1\n"
+    assert nbtools.out_of_sync(tmp_path) == []
+    twin.write_text(twin.read_text().replace("print(1)", "print(2)"))
+    with pytest.raises(ValueError, match="code cells differ"):
+        nbtools.copy_prose(twin)
+    assert "1\n" == nbformat.read(notebook, as_version=4).cells[1].outputs[0].text
+
+
 @pytest.fixture(params=NOTEBOOKS, ids=IDS)
 def notebook(request):
     return request.param, nbformat.read(request.param, as_version=4)

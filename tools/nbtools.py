@@ -183,6 +183,40 @@ def build(twin: Path, run: bool = True) -> None:
         write_student_copy(target)
 
 
+def copy_prose(twin: Path) -> int:
+    """Copy a twin's markdown into its executed notebook, keeping every output.
+
+    For prose-only edits (no re-execution): the code cells must be unchanged, else the
+    outputs would no longer belong to them and the notebook has to be rebuilt.
+    Returns how many markdown cells changed."""
+    twin = twin.resolve()
+    target = twin.with_suffix(".ipynb")
+    edited, executed = prepare(jupytext.read(twin)), nbformat.read(target, as_version=4)
+    code = [[_cell_key(c) for c in nb.cells if c.cell_type == "code"]
+            for nb in (edited, executed)]
+    if code[0] != code[1]:
+        raise ValueError(f"{twin.name}: code cells differ from {target.name}; prose can only "
+                         f"be copied when just markdown changed. Run "
+                         f"`python -m tools.nbtools build {twin.name}` instead.")
+    outputs = iter([c for c in executed.cells if c.cell_type == "code"])
+    cells, changed = [], 0
+    for cell in edited.cells:
+        if cell.cell_type == "code":
+            cells.append(next(outputs))
+        else:
+            old = [c for c in executed.cells if _cell_key(c) == _cell_key(cell)]
+            changed += not old
+            cells.append(old[0] if old else cell)
+    executed.cells = cells
+    tmp = target.with_suffix(".ipynb.tmp")
+    nbformat.write(executed, tmp)
+    tmp.replace(target)
+    jupytext.write(executed, twin, fmt="py:percent")
+    if twin.parent.name == "solutions" and twin.parent.parent.name == LABS:
+        write_student_copy(target)
+    return changed
+
+
 def _cell_key(cell: nbformat.NotebookNode) -> tuple:
     """What a twin must agree on: type, source, and the metadata slides and the site read."""
     return (cell.cell_type, cell.source.strip(), cell.metadata.get("slideshow"),
@@ -307,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("twins", nargs="+", type=Path)
     b.add_argument("--no-run", action="store_true", help="pair only, do not execute")
     sub.add_parser("sync", help="list notebooks out of sync with their twins")
+    pr = sub.add_parser("prose", help="copy a twin's markdown into its notebook, keep outputs")
+    pr.add_argument("twins", nargs="+", type=Path)
     s = sub.add_parser("student", help="write the student copies labs/*.ipynb (and a zip)")
     s.add_argument("--out", type=Path, default=ROOT / "_build" / "student",
                    help="where the zip (and its copies) go")
@@ -318,6 +354,14 @@ def main(argv: list[str] | None = None) -> int:
             if twin.suffix != ".py":
                 parser.error(f"{twin}: give the .py twin, not {twin.suffix}")
             build(twin, run=not args.no_run)
+        return 0
+    if args.cmd == "prose":
+        for twin in args.twins:
+            try:
+                changed = copy_prose(twin)
+            except ValueError as error:
+                parser.error(str(error))
+            print(f"{twin.name}: {changed} markdown cell(s) copied, outputs kept")
         return 0
     if args.cmd == "sync":
         problems = out_of_sync()
