@@ -24,9 +24,9 @@
 # predicts the counts themselves). All of them are trained here on the same real text,
 # side by side with `gensim`'s word2vec, and judged with the tests the field uses.
 #
-# This chapter has two parts: here one-hot vectors and the counting methods;
-# chapter 4b predicts instead (word2vec and GloVe) and evaluates every kind of vector
-# side by side.
+# This chapter has three parts: here one-hot vectors and the counting methods;
+# chapter 4b predicts instead (word2vec and GloVe); chapter 4c evaluates every kind of
+# vector side by side.
 #
 # By the end of it you will be able to
 #
@@ -425,7 +425,7 @@ plt.show()
 # - **Cosine** is 1 for the same direction, 0 for orthogonal; random vectors in $d$
 #   dimensions have cosines of size $1/\sqrt d$, and unrelated *words* are not at 0.
 #
-# Chapter 4b predicts instead: word2vec and GloVe, and the evaluation of every kind of
+# Chapter 4b predicts instead (word2vec and GloVe), and chapter 4c evaluates every kind of
 # vector.
 
 # %% [markdown] slideshow={"slide_type": "slide"}

@@ -276,6 +276,28 @@ def test_word2vec_learns_two_planted_topics(sg):
     assert _same_topic_share(untrained, corpus) < 0.8  # the test can fail
 
 
+def test_word2vec_stop_after_is_the_start_of_the_longer_run():
+    corpus, _ = _two_topics()
+    settings = dict(dim=6, window=2, negative=3, epochs=4, batch_size=64, seed=3)
+    full = E.train_word2vec(corpus, **settings)
+    start = E.train_word2vec(corpus, **settings, stop_after=2)
+    assert start.losses == full.losses[:2]
+    assert not np.array_equal(start.vectors, full.vectors)
+
+
+def test_gensim_word2vec_gives_rows_in_our_order_and_refuses_another_vocabulary():
+    corpus, words = _two_topics()
+    documents = [[corpus.words[i] for i in doc] for doc in corpus.docs]
+    run = E.gensim_word2vec(documents, corpus.words, dim=6, window=2, epochs=3, min_count=1)
+    assert run.vectors.shape == run.context_vectors.shape == (len(corpus), 6)
+    assert _same_topic_share(run.vectors, corpus) > _same_topic_share(
+        np.random.default_rng(0).standard_normal((len(corpus), 6)), corpus)
+    again = E.gensim_word2vec(documents, corpus.words, dim=6, window=2, epochs=3, min_count=1)
+    np.testing.assert_array_equal(run.vectors, again.vectors)  # one worker: deterministic
+    with pytest.raises(ValueError, match="vocabulary"):
+        E.gensim_word2vec(documents, corpus.words[:-1], dim=6, window=2, min_count=1)
+
+
 def test_glove_learns_two_planted_topics():
     corpus, _ = _two_topics()
     X = E.cooccurrence(corpus.docs, len(corpus), window=2, weighting="harmonic")

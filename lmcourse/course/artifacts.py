@@ -2,7 +2,8 @@
 
 An artifact is a run too slow for a notebook's budget: lab 06's recipe fine-tuned on every
 label (the spoiler teacher) and on 256 labels (lab 07's teacher), chapter 04's GloVe trained
-until its loss is flat (three seeds). (Lab 06's BiLSTM baselines learn from its 256
+until its loss is flat (three seeds), chapter 4b's word2vec runs (ours and gensim's), which
+chapter 4c evaluates. (Lab 06's BiLSTM baselines learn from its 256
 labelled sentences, in seconds; chapter 09's tiny BERT is a reference run:
 ``lmcourse.course.references.pretraining_bench``.) The function
 that computes it is the one the notebook's cell calls
@@ -37,11 +38,12 @@ import lmcourse
 from lmcourse.course import teacher
 from lmcourse.course.cache import cache_dir, cached_tensors, keeps_rng
 from lmcourse.course.keys import digest
+from lmcourse.data.words import WordCorpus
 from lmcourse.models.embeddings.glove import WORDSIM, train_glove, wordsim_score
-from lmcourse.models.embeddings.word2vec import Trained
+from lmcourse.models.embeddings.word2vec import Trained, gensim_word2vec, train_word2vec
 
-__all__ = ["ARTIFACTS", "Artifact", "chapter04_glove", "check_first_steps",
-           "glove_until_flat", "spoiler_teacher"]
+__all__ = ["ARTIFACTS", "Artifact", "chapter04_glove", "chapter04_word2vec",
+           "check_first_steps", "glove_until_flat", "spoiler_teacher"]
 
 spoiler_teacher = teacher.spoiler_teacher  # registered below, with the others
 
@@ -124,6 +126,85 @@ def chapter04_glove(X: sp.spmatrix, words: Sequence[str], seeds: Sequence[int] =
                             device=lmcourse.device() if device is None else device,
                             track=wordsim_score(words), track_name=WORDSIM, progress=progress,
                             what="chapter 04's GloVe until flat")
+
+
+# ---- chapter 4b's word2vec runs, which chapter 4c evaluates ---------------------------------
+
+WORD2VEC_ESTIMATE = "about 45 s on a 2-core CPU"
+#: the settings ours and gensim's share (chapter 4b): d, window L, K negatives, subsampling t
+CHAPTER04_WORD2VEC = dict(dim=100, window=5, negative=5, sample=1e-3)
+#: (name, ours?, skip-gram?, initial learning rate: the C tool's defaults)
+WORD2VEC_RUNS = (("skip-gram (ours)", True, True, 0.025), ("CBOW (ours)", True, False, 0.05),
+                 ("gensim skip-gram", False, True, 0.025), ("gensim CBOW", False, False, 0.05))
+_WORD2VEC_STORED = ("vectors", "context_vectors", "losses", "seconds")
+
+
+def chapter04_word2vec(corpus: WordCorpus, documents: Sequence[Sequence[str]],
+                       seeds: Sequence[int] = (0, 1, 2), epochs: int | None = None,
+                       dim: int = 100, device: torch.device | str | None = None
+                       ) -> dict[str, list[Trained]]:
+    """Chapter 4b's word2vec runs, by name: our skip-gram and CBOW (seed ``seeds[0]``) and
+    gensim's (every seed, one worker), with the same settings (window 5, K = 5, t = 1e-3,
+    5 epochs, 10 on a GPU) from ``documents`` (gensim) and ``corpus``, built from them with
+    min_count 5 (ours). ``seconds``: CPU seconds of each training call (wall seconds on a GPU),
+    so that our time and gensim's compare fairly on a busy machine."""
+    dev = lmcourse.device() if device is None else torch.device(device)
+    epochs = lmcourse.budget(cpu=5, gpu=10) if epochs is None else epochs
+    clock = time.perf_counter if dev.type == "cuda" else time.process_time
+    settings = dict(CHAPTER04_WORD2VEC, dim=dim, epochs=epochs)
+    plan = [(name, ours, sg, lr, seed) for name, ours, sg, lr in WORD2VEC_RUNS
+            for seed in (seeds[:1] if ours else seeds)]
+
+    def train(ours: bool, sg: bool, lr: float, seed: int) -> tuple[Trained, float]:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # gensim gets one worker: one core each, a fair race
+        try:
+            start = clock()
+            trained = (train_word2vec(corpus, sg=sg, lr=lr, seed=seed, device=dev, **settings)
+                       if ours else
+                       gensim_word2vec(documents, corpus.words, sg=sg, lr=lr, seed=seed,
+                                       min_count=5, **settings))
+            return trained, clock() - start
+        finally:
+            torch.set_num_threads(threads)
+
+    def run_all() -> dict[str, torch.Tensor]:
+        state = {}
+        for name, ours, sg, lr, seed in plan:
+            trained, seconds = train(ours, sg, lr, seed)
+            state |= {f"{name}|{seed}|vectors": torch.from_numpy(trained.vectors),
+                      f"{name}|{seed}|context_vectors": torch.from_numpy(trained.context_vectors),
+                      f"{name}|{seed}|losses": torch.tensor(trained.losses, dtype=torch.float64),
+                      f"{name}|{seed}|seconds": torch.tensor([seconds], dtype=torch.float64)}
+        return state
+
+    recipe = {"recipe": "chapter04-word2vec-v1", "corpus": digest([corpus.words, corpus.docs]),
+              "runs": [list(p) for p in plan], **settings}
+    keys = {f"{name}|{seed}|{field}" for name, *_, seed in plan for field in _WORD2VEC_STORED}
+    state = cached_tensors("word2vec", recipe, run_all, keys=keys, device=dev,
+                           what=f"chapter 4b's word2vec runs ({len(plan)})",
+                           estimate=WORD2VEC_ESTIMATE)
+    runs: dict[str, list[Trained]] = {}
+    for name, *_, seed in plan:
+        runs.setdefault(name, []).append(Trained(
+            state[f"{name}|{seed}|vectors"].numpy(), state[f"{name}|{seed}|losses"].tolist(),
+            float(state[f"{name}|{seed}|seconds"][0]),
+            state[f"{name}|{seed}|context_vectors"].numpy()))
+    return runs
+
+
+def word2vec_first_epoch(runs: dict[str, list[Trained]], corpus: WordCorpus,
+                         epochs: int | None = None, dim: int = 100,
+                         device: torch.device | str | None = None
+                         ) -> tuple[list[float], list[float], str]:
+    """Our skip-gram's first epoch trained live (on the full run's learning-rate schedule)
+    beside the stored run's: ``(live losses, stored losses, what)``."""
+    dev = lmcourse.device() if device is None else torch.device(device)
+    epochs = lmcourse.budget(cpu=5, gpu=10) if epochs is None else epochs
+    _, _, sg, lr = WORD2VEC_RUNS[0]
+    live = train_word2vec(corpus, sg=sg, lr=lr, seed=0, device=dev, epochs=epochs,
+                          stop_after=1, **dict(CHAPTER04_WORD2VEC, dim=dim))
+    return live.losses, runs[WORD2VEC_RUNS[0][0]][0].losses, "our skip-gram, seed 0 (epochs)"
 
 
 # ---- the registry: each artifact's inputs (the notebook's, or tiny ones) and check ----------
@@ -209,6 +290,29 @@ def _chapter04_data(tiny: bool) -> tuple[sp.spmatrix, list[str]]:
     return cooccurrence(corpus.docs, len(corpus), 5, weighting="harmonic"), corpus.words
 
 
+@functools.cache
+def _word2vec_data(tiny: bool) -> tuple[WordCorpus, list[list[str]]]:
+    from lmcourse.data import load_corpus, tokenize
+
+    if tiny:
+        rng = np.random.default_rng(0)
+        documents = [[f"w{i}" for i in rng.zipf(1.5, 400) % 30] for _ in range(3)]
+    else:
+        documents = [tokenize(doc) for doc in load_corpus("text8")]
+    return WordCorpus.from_documents(documents, min_count=5), documents
+
+
+def _word2vec_inputs(tiny: bool) -> dict:
+    corpus, documents = _word2vec_data(tiny)
+    return dict(corpus=corpus, documents=documents,
+                **(dict(seeds=(0, 1), epochs=2, dim=8) if tiny else {}))
+
+
+def _word2vec_first_steps(runs, corpus, documents, seeds=(0, 1, 2), epochs=None, dim=100,
+                          device=None) -> tuple[list[float], list[float], str]:
+    return word2vec_first_epoch(runs, corpus, epochs=epochs, dim=dim, device=device)
+
+
 def _glove_inputs(tiny: bool) -> dict:
     X, words = _chapter04_data(tiny)
     return dict(X=X, words=words, dim=6 if tiny else 100, progress=not tiny,
@@ -230,6 +334,9 @@ ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
              teacher.few_label_teacher, _few_label_inputs, _few_label_first_steps),
     Artifact("chapter04-glove", "chapter 04's GloVe until its loss is flat (3 seeds)",
              GLOVE_ESTIMATE, chapter04_glove, _glove_inputs, _glove_first_steps),
+    Artifact("chapter04-word2vec", "chapter 4b's skip-gram and CBOW, ours (1 seed) and "
+             "gensim's (3 seeds)", WORD2VEC_ESTIMATE, chapter04_word2vec, _word2vec_inputs,
+             _word2vec_first_steps),
 )}
 
 

@@ -41,6 +41,7 @@ from lmcourse.models.embeddings.glove import (
 from lmcourse.models.embeddings.word2vec import (
     Trained,
     cbow_windows,
+    gensim_word2vec,
     keep_probability,
     negative_sampling_loss,
     noise_distribution,
@@ -61,6 +62,7 @@ __all__ = [
     "cbow_windows",
     "cooccurrence",
     "cosine_similarity",
+    "gensim_word2vec",
     "glove_loss",
     "glove_step",
     "glove_weight",

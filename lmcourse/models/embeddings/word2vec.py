@@ -183,7 +183,8 @@ class Trained:
 def train_word2vec(corpus: WordCorpus, dim: int = 100, window: int = 5, negative: int = 5,
                    epochs: int = 5, sg: bool = True, lr: float = 0.025, min_lr: float = 1e-4,
                    sample: float = 1e-3, batch_size: int = 1024, shuffle: bool = False,
-                   seed: int = 0, device: torch.device | str = "cpu") -> Trained:
+                   seed: int = 0, device: torch.device | str = "cpu",
+                   stop_after: int | None = None) -> Trained:
     """word2vec with negative sampling, skip-gram (``sg=True``) or CBOW, trained as the C
     tool and gensim train it, but on minibatches of examples instead of one at a time.
 
@@ -194,7 +195,8 @@ def train_word2vec(corpus: WordCorpus, dim: int = 100, window: int = 5, negative
     shuffled, with ``shuffle=True``), ``batch_size`` at a time, with :func:`sgns_step`.
     The learning rate falls linearly from ``lr`` to ``min_lr`` over the whole run. Input
     vectors start uniform in ``(-1/d, 1/d)`` (gensim's choice), output vectors at 0. The
-    word vectors are the input vectors.
+    word vectors are the input vectors. ``stop_after``: stop after that many epochs of the
+    ``epochs``-long schedule (the first steps of a longer run, for checking a stored one).
     """
     dev = torch.device(device)
     rng = np.random.default_rng(seed)
@@ -206,7 +208,7 @@ def train_word2vec(corpus: WordCorpus, dim: int = 100, window: int = 5, negative
     keep = keep_probability(corpus.counts, sample) if sample else np.ones(V)
     losses = []
     start = time.perf_counter()
-    for epoch in range(epochs):
+    for epoch in range(epochs if stop_after is None else min(stop_after, epochs)):
         docs = subsample(corpus.docs, keep, rng) if sample else corpus.docs
         if sg:
             inputs, targets = skipgram_pairs(docs, window, rng)
@@ -228,3 +230,27 @@ def train_word2vec(corpus: WordCorpus, dim: int = 100, window: int = 5, negative
         losses.append(total / max(n, 1))
     return Trained(W_in.cpu().numpy(), losses, time.perf_counter() - start,
                    W_out.cpu().numpy())
+
+
+def gensim_word2vec(documents: Sequence[Sequence[str]], words: Sequence[str], sg: bool = True,
+                    dim: int = 100, window: int = 5, negative: int = 5, epochs: int = 5,
+                    sample: float = 1e-3, min_count: int = 5, lr: float = 0.025,
+                    seed: int = 0) -> Trained:
+    """gensim's ``Word2Vec`` with the same settings as :func:`train_word2vec`, on one
+    worker (deterministic for a given ``seed``); the rows in the order of ``words``, which
+    must be exactly gensim's vocabulary. ``losses`` stays empty (gensim does not report
+    per-epoch losses); ``seconds`` is the training call's wall time."""
+    from gensim.models import Word2Vec
+
+    start = time.perf_counter()
+    model = Word2Vec(documents, vector_size=dim, window=window, negative=negative, sg=int(sg),
+                     epochs=epochs, min_count=min_count, sample=sample, alpha=lr, workers=1,
+                     seed=seed)
+    seconds = time.perf_counter() - start
+    if sorted(model.wv.index_to_key) != sorted(words):
+        raise ValueError(f"gensim's vocabulary ({len(model.wv.index_to_key):,} words) is not "
+                         f"the {len(words):,} given: build both from the same documents and "
+                         f"min_count ({min_count})")
+    rows = np.stack([model.wv[w] for w in words])
+    context = np.stack([model.syn1neg[model.wv.key_to_index[w]] for w in words])
+    return Trained(rows, [], seconds, context)
