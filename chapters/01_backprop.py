@@ -929,9 +929,9 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # 3. *(a new operation)* Add `sigmoid` to a copy of `Value`, with
 #    $\sigma'(u) = \sigma(u)(1-\sigma(u))$ computed from the output, and extend the random
 #    test to use it.
-# 4. *(cost)* Repeat the backward/forward timing on the 20,000-step chain, and on the
-#    torch network with a batch of 1 instead of 256. Does the ratio stay a small constant?
-#    What dominates the time when the matrices are tiny?
+# 4. *(cost)* Time backward against forward (`lmcourse.timing.compare`) on the 20,000-step
+#    chain, and on the torch network with a batch of 1 instead of 256. Does the ratio stay a
+#    small constant? What dominates the time when the matrices are tiny?
 # 5. *(dropout)* Implement the original, non-inverted dropout (no scaling during training,
 #    multiply by $1-p$ at test time). Show that for a single linear layer followed by the
 #    identity, its test-time output equals the training-time expectation, and explain why
@@ -989,6 +989,257 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # three: 8. The arc $(4, 1)$ closes the cycle
 # $1 \to 3 \to 4 \to 1$: no order can put each of the three before the next, the graph is
 # no longer a DAG, and backpropagation has no order to run in.
+# </details>
+#
+# <details><summary>Worked answer to exercise 3</summary>
+#
+# ```python
+# import inspect
+# import math
+# import random
+#
+# import torch
+#
+# import lmcourse.autograd
+# from lmcourse.checks.autograd import evaluate, random_case
+#
+# engine = {}  # a copy of the engine: every operation of the copy returns the copy's Value
+# exec(inspect.getsource(lmcourse.autograd), engine)
+# Value = engine["Value"]
+#
+#
+# def sigmoid(self):
+#     e = math.exp(-abs(self.data))  # never overflows: exp of a number <= 0
+#     s = 1 / (1 + e) if self.data >= 0 else e / (1 + e)
+#     out = Value(s, (self,), "sigmoid")
+#
+#     def _backward():  # sigma'(u) = sigma(u) (1 - sigma(u)), read from the output s
+#         self.grad += s * (1 - s) * out.grad
+#
+#     out._backward = _backward
+#     return out
+#
+#
+# Value.sigmoid = sigmoid
+# assert not hasattr(lmcourse.autograd.Value, "sigmoid")  # the course's engine is untouched
+#
+#
+# def with_sigmoids(expr, rng, memo):
+#     """The same expression with sigmoid wrapped around some of its nodes (shared ones once)."""
+#     if id(expr) not in memo:
+#         if expr[0] in ("x", "const"):
+#             new = expr
+#         elif expr[0] == "**":
+#             new = ("**", with_sigmoids(expr[1], rng, memo), expr[2])
+#         else:
+#             new = (expr[0], *(with_sigmoids(e, rng, memo) for e in expr[1:]))
+#         memo[id(expr)] = ("sigmoid", new) if expr[0] != "const" and rng.random() < 0.3 else new
+#     return memo[id(expr)]
+#
+#
+# rng, worst, tested = random.Random(0), 0.0, 0
+# while tested < 200:
+#     expr, xs = random_case(rng)
+#     expr = ("sigmoid", with_sigmoids(expr, rng, {}))  # at least one sigmoid, at the top
+#     ts = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in xs]
+#     t_out = evaluate(expr, ts)  # torch tensors have .sigmoid() too
+#     t_out.backward()
+#     ref = [t_out.item()] + [0.0 if t.grad is None else t.grad.item() for t in ts]
+#     if not all(math.isfinite(r) and abs(r) < 1e6 for r in ref):
+#         continue  # the wrapping moved an input of exp or a power out of range: skip it
+#     ins = [Value(v) for v in xs]
+#     out = evaluate(expr, ins)
+#     out.backward()
+#     ours = [out.data] + [v.grad for v in ins]
+#     worst = max(worst, *(abs(p - q) / max(1.0, abs(q)) for p, q in zip(ours, ref, strict=True)))
+#     tested += 1
+# assert worst < 1e-9
+# far = [Value(-800.0).sigmoid(), Value(800.0).sigmoid()]  # math.exp(800) would overflow
+# assert [v.data for v in far] == [0.0, 1.0]
+# print(f"{tested} random expressions with sigmoid: max relative difference to torch {worst:.1e}")
+# ```
+#
+# Executing the module's source (`inspect.getsource`) in a fresh namespace gives a second `Value`
+# class whose operations all build nodes of the copy, so `sigmoid` can be added to it while the
+# course's engine stays as it is (the first assert). As for `tanh`, the local derivative is read
+# from the output: $\sigma'(u) = s(1-s)$ with $s$ the value stored in the forward pass, no second
+# exponential. Written as $1/(1+e^{-u})$, the forward pass would overflow in `math.exp` for large
+# negative $u$; $e^{-|u|}$ is never above 1, and $u = \pm 800$ give exactly 0 and 1. The random
+# test wraps each node of the course's random expressions in a sigmoid with probability 0.3 (a
+# shared subexpression stays one node), always adds one at the top, and compares the value and
+# the three gradients with PyTorch's `sigmoid` on 200 expressions: the largest relative
+# difference is at round-off (printed), against the chapter's tolerance of $10^{-9}$.
+# </details>
+#
+# <details><summary>Worked answer to exercise 4</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.autograd import Value
+# from lmcourse.timing import compare
+#
+#
+# def chain():
+#     y = x
+#     for _ in range(20_000):
+#         y = y * 1.0001
+#     return y
+#
+#
+# x = Value(1.0)
+# out = chain()
+# times = {"Value, the 20,000-step chain": (compare(chain, out.backward, repeats=3), None)}
+# g = torch.Generator().manual_seed(0)
+# for batch, width in ((256, 512), (1, 512), (1, 8)):
+#     X = torch.randn(batch, width, generator=g, requires_grad=True)
+#     W1 = torch.randn(width, 2 * width, generator=g, requires_grad=True)
+#     W2 = torch.randn(2 * width, 10, generator=g, requires_grad=True)
+#
+#     def forward(X=X, W1=W1, W2=W2):
+#         return (torch.tanh(X @ W1) @ W2).square().mean()
+#
+#     loss = forward()
+#     flops = 2 * batch * (width * 2 * width + 2 * width * 10)  # the two matrix products
+#     times[f"torch, batch {batch}, {width} x {2 * width}"] = compare(
+#         forward, lambda loss=loss: loss.backward(retain_graph=True), repeats=15, warmup=3), flops
+# for name, ((fwd, bwd), flops) in times.items():
+#     rate = "" if flops is None else f", {flops:>11,} FLOP: {flops / fwd / 1e9:6.2f} GFLOP/s"
+#     print(f"{name:<30} backward / forward = {bwd / fwd:4.2f}{rate}")
+#     assert 1 / 30 < bwd / fwd < 30  # a small constant, whatever the size
+# (big, big_flops), (_, _), (tiny, tiny_flops) = list(times.values())[1:]
+# assert tiny[0] / big[0] > 100 * tiny_flops / big_flops  # tiny: the time is not the arithmetic
+# ```
+#
+# The ratio stays a small constant in all four cases (the printed ratios; the assert allows 1/30
+# to 30, and the timings move a little from run to run). For the scalar chain the backward pass
+# is even cheaper than the forward one: the forward pass creates two `Value` objects and a
+# closure per multiplication (the constant 1.0001 is wrapped too), the backward pass only sorts
+# the nodes and calls each closure once. For the torch network it stays of the order of the
+# textbook's 2-3 at every size.
+#
+# When the matrices are tiny, the time is not the arithmetic. The 8 × 16 network at batch 1 does
+# 576 floating-point operations against 273,678,336 at batch 256, yet the printed rates show its
+# forward pass only about a hundred times faster, not half a million times (asserted: its time
+# is more than 100 times what the operation count predicts). What is left is the fixed cost of
+# each operation (the Python call, PyTorch's dispatcher, allocating the output, and in the
+# backward pass recording and walking the autograd graph), the same for a 1 × 8 operand as for
+# a 256 × 512 one. At batch 1 with the 512 × 1024 weights the products are matrix-vector
+# products, limited by reading every weight once rather than by arithmetic (the middle line's
+# rate). This is why training uses minibatches: the fixed costs are paid once per batch.
+# </details>
+#
+# <details><summary>Worked answer to exercise 5</summary>
+#
+# ```python
+# import itertools
+#
+# import torch
+#
+# from lmcourse.dropout import dropout, dropout_mask
+#
+#
+# def original_dropout(x, p, training=True, generator=None):
+#     """Srivastava et al.'s form: keep with probability 1 - p, no scaling; at test, x (1 - p)."""
+#     if not training:
+#         return x * (1 - p)
+#     return x * dropout_mask(x.shape, p, dtype=x.dtype, generator=generator)
+#
+#
+# torch.manual_seed(0)
+# p, n = 0.5, 10
+# x = torch.randn(n, dtype=torch.float64)
+# W, b = torch.randn(3, n, dtype=torch.float64), torch.randn(3, dtype=torch.float64)
+# g1, g2 = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
+# assert torch.allclose(original_dropout(x, p, generator=g1) / (1 - p),
+#                       dropout(x, p, generator=g2))  # same mask; the two forms differ by 1 - p
+#
+#
+# def expected(f, x):
+#     """The exact mean of f(m * x) over all 2^n masks m, each weighted by its probability."""
+#     total = 0.0
+#     for bits in itertools.product((0.0, 1.0), repeat=n):
+#         m = torch.tensor(bits, dtype=torch.float64)
+#         total = total + (1 - p) ** m.sum() * p ** (n - m.sum()) * f(m * x)
+#     return total
+#
+#
+# test = W @ original_dropout(x, p, training=False) + b
+# gap_linear = (expected(lambda d: W @ d + b, x) - test).abs().max().item()
+# assert gap_linear < 1e-12  # E[W (m * x) + b] = W (1 - p) x + b, exactly
+# gaps = {}
+# for scale in (1.0, 0.1):
+#     z_test = W @ original_dropout(scale * x, p, training=False) + b
+#     gaps[scale] = expected(lambda d: torch.tanh(W @ d + b), scale * x) - torch.tanh(z_test)
+#     var_z = (W**2) @ (scale * x) ** 2 * p * (1 - p)  # Var of z = W (m * x) + b over masks
+#     t = torch.tanh(z_test)
+#     second_order = 0.5 * (-2 * t * (1 - t**2)) * var_z  # (1/2) tanh''(E z) Var z
+# print(f"max |E_train - test|: linear {gap_linear:.1e}; tanh {gaps[1.0].abs().max():.3f}, "
+#       f"with inputs scaled by 0.1 {gaps[0.1].abs().max():.4f} "
+#       f"(second-order estimate {second_order.abs().max():.4f})")
+# assert gaps[1.0].abs().max() > 0.01
+# assert (gaps[0.1] - second_order).abs().max() < 0.1 * gaps[0.1].abs().max()
+# ```
+#
+# With the original form a unit is kept, unscaled, with probability $1-p$, so after one linear
+# layer the expectation over masks is $\mathbb{E}[W(m\odot x) + b] = W\big((1-p)x\big) + b$:
+# exactly the test-time output, whatever $W$, $b$ and $x$. The code does not sample masks: it
+# averages over all $2^{10}$ of them with their probabilities, so the linear case agrees to
+# round-off (8.9e-16); with the same random numbers the two forms draw the same mask and differ
+# only by the factor $1-p$ (the first assert). After a nonlinearity, test time computes
+# $f(\mathbb{E}z)$ while training averages $\mathbb{E}f(z)$, and the two differ unless $f$ is
+# linear: by Taylor, $\mathbb{E}f(z) \approx f(\mathbb{E}z) + \tfrac12 f''(\mathbb{E}z)\,
+# \mathrm{Var}(z)$. For $\tanh$ with these weights the gap reaches 0.221; with inputs ten times
+# smaller the dropout variance is a hundred times smaller and the gap 0.0054, where the
+# second-order term predicts 0.0055. So weight scaling is exact into a linear layer and a good
+# approximation where the dropout noise in the pre-activations is small; inverted dropout has
+# the same property, it only moves the factor $1-p$ to training time.
+# </details>
+#
+# <details><summary>Worked answer to exercise 6</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.autograd import Value
+#
+#
+# def logsumexp(values):
+#     """log sum_i exp(v_i) = m + log sum_i exp(v_i - m), m = max_i v_i: every exp is <= 1."""
+#     m = max(v.data for v in values)  # a plain number: the result does not depend on it
+#     return m + sum((v - m).exp() for v in values).log()
+#
+#
+# xs = [1000.0, 1001.5, 999.0, 1000.25]
+# vs = [Value(x) for x in xs]
+# out = logsumexp(vs)
+# out.backward()
+# t = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
+# t_out = torch.logsumexp(t, dim=0)
+# t_out.backward()
+# assert abs(out.data - t_out.item()) < 1e-12
+# assert max(abs(v.grad - g) for v, g in zip(vs, t.grad.tolist(), strict=True)) < 1e-12
+# assert torch.allclose(t.grad, torch.softmax(t.detach(), dim=0), atol=1e-15)  # the gradient
+# naive = torch.tensor(xs, dtype=torch.float64).exp().sum().log()
+# assert naive.item() == float("inf")
+# try:
+#     sum(Value(x).exp() for x in xs)
+#     raise AssertionError("expected an overflow")
+# except OverflowError:
+#     pass  # math.exp(1000) is beyond float64, about 1.8e308
+# print(f"logsumexp = {out.data:.6f} (torch {t_out.item():.6f}); naive torch: {naive.item()}")
+# print("gradient (softmax):", [round(v.grad, 6) for v in vs])
+# ```
+#
+# $\log\sum_i e^{v_i} = m + \log\sum_i e^{v_i - m}$ for any constant $m$; with $m = \max_i v_i$
+# every exponent is at most 0 and the largest term is exactly 1, so the sum lies between 1 and
+# $n$: nothing overflows, and the logarithm never sees 0. $m$ can stay a plain number rather
+# than a node, because the result does not depend on it, so no gradient has to flow through it
+# (and `max` has no derivative at ties). The engine then finds
+# $\partial/\partial v_i = e^{v_i - m}/\sum_j e^{v_j - m} = \mathrm{softmax}(v)_i$ through `exp`,
+# the sum and `log`; at inputs around 1000 value and gradient match `torch.logsumexp` and
+# `torch.softmax` to $10^{-12}$, while the naive `log(sum(exp))` gives `inf` in PyTorch and an
+# `OverflowError` in our engine.
 # </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}

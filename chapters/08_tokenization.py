@@ -613,6 +613,104 @@ plt.show()
 # starts a word of its own: it cannot be `##19`. The uncased vocabulary also lower-cases
 # everything (`co ##vid`), and a rare name falls apart into frequent pieces.
 # </details>
+#
+# <details><summary>Worked answer to exercise 3</summary>
+#
+# ```python
+# from itertools import permutations
+#
+# from lmcourse.tokenizers import apply_bpe, train_bpe_steps
+#
+# slides = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+# base = [s.symbol for s in train_bpe_steps(slides, 12)]
+# orders = list(permutations(slides))
+# for order in orders:                                # every order of the four words
+#     assert [s.symbol for s in train_bpe_steps({w: slides[w] for w in order}, 12)] == base
+# six = {"newest": 6, "widest": 6}                    # a tie *across* words: order decides it
+# assert train_bpe_steps(six, 3)[2].symbol == "ne"
+# assert train_bpe_steps(dict(reversed(six.items())), 3)[2].symbol == "wi"
+# by_ids = [s.symbol for s in train_bpe_steps(slides, 12, tie_break="ids")]
+# assert by_ids == [s.symbol for s in train_bpe_steps(dict(reversed(slides.items())), 12,
+#                                                      tie_break="ids")]
+# assert sorted(set(base) - set(by_ids)) == ["lowe", "ne", "wi", "wid"]
+# assert sorted(set(by_ids) - set(base)) == ["dest", "er", "ew", "idest"]
+# eow = [s.pair for s in train_bpe_steps({w + "_": c for w, c in slides.items()}, 12)]
+# assert apply_bpe("lowest_", eow) == ["low", "est_"]
+# assert apply_bpe("estate_", eow) == ["est", "a", "t", "e", "_"]
+# print(f"first seen, all {len(orders)} orders:", " ".join(base))
+# print("ids:", " ".join(by_ids))
+# size = len(train_bpe_steps(slides, 12)[-1].vocab)
+# print(f"vocabulary after 12 merges: {size} symbols either way")
+# print("with _:", " ".join(a + b for a, b in eow))
+# ```
+#
+# Reordering the dictionary changes nothing here: all 24 orders give the same 12 merges.
+# Every tie in this dictionary is between pairs of the *same* words (*e s* and *s t* both
+# live in *newest* and *widest*; *n e*, *e w* and *w est* all in *newest*), and "first seen"
+# scans each word from left to right, so the order of the words never decides. It does as
+# soon as a tie spans two words: with *newest* ×6 and *widest* ×6 the third merge is *ne* or
+# *wi*, whichever word comes first. `tie_break="ids"` ignores the order altogether: it takes
+# the smallest $(\mathrm{id}(a), \mathrm{id}(b))$, characters numbered by code point and
+# merged symbols after them, so the pair whose left symbol is the earliest letter wins: *ew*
+# beats *ne* (e < n), *dest* beats *wi* and *id* (d first), and *er* beats *lowe*, because
+# *e* is a character and *low* a merged symbol. The vocabulary has 22 symbols either way,
+# with *ew*, *dest*, *idest*, *er* in place of *ne*, *wi*, *wid*, *lowe*. With `_` at the
+# end of every word the third merge is *est_*: the end of a word becomes a symbol of its
+# own, so *lowest_* is *low + est_* while *estate_* keeps *est* inside it. The two are
+# different tokens, which is what Sennrich et al.'s `</w>` is for.
+# </details>
+#
+# <details><summary>Worked answer to exercise 4</summary>
+#
+# ```python
+# from collections import Counter
+#
+# import matplotlib.pyplot as plt
+#
+# from lmcourse.data import load_corpus, tokenize
+# from lmcourse.pretrained import minilm_path
+# from lmcourse.tokenizers import WordPiece
+#
+# pieces = (minilm_path() / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
+# held = Counter(w for doc in load_corpus("lee")[240:] for w in tokenize(doc))  # held-out
+# sizes, rows = (2_000, 5_000, 10_000, 30_522), []
+# for n in sizes:
+#     wp = WordPiece(pieces[:n])                      # the first n lines of vocab.txt
+#     segs = {w: wp.tokenize(w) for w in held}
+#     n_tok = sum(len(segs[w]) * c for w, c in held.items())
+#     n_unk = sum(segs[w].count("[UNK]") * c for w, c in held.items())
+#     rows.append((n_tok / held.total(), n_unk / n_tok))
+#     print(f"{n:>6,} entries: {n_tok / held.total():.3f} tokens/word, {n_unk / n_tok:.2%} [UNK]")
+# fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3))
+# ax1.plot(sizes, [u * 100 for _, u in rows], "o-")
+# ax2.plot(sizes, [t for t, _ in rows], "o-")
+# ax1.set(xscale="log", xlabel="first n entries", ylabel="[UNK] (%)")
+# ax2.set(xscale="log", xlabel="first n entries", ylabel="tokens per word")
+# plt.show()
+# plt.close(fig)
+# assert rows[0][1] > 0.5 and rows[1][1] == rows[2][1] == rows[3][1] == 0
+# assert rows[1][0] > rows[2][0] > rows[3][0]
+# chars = pieces[999:1996]                            # after [PAD], [unused*] and the specials
+# assert all(len(c) == 1 for c in chars) and chars == sorted(chars)   # code-point order
+# assert pieces[1996:2001] == ["the", "of", "and", "in", "to"]        # then by frequency
+# letters = max(pieces.index("##" + ch) for ch in "abcdefghijklmnopqrstuvwxyz")
+# tail = pieces[pieces.index("##!"):]                 # and the "##" characters at the end
+# assert all(len(p) == 3 and p.startswith("##") for p in tail)
+# print(f"{len(chars)} characters at ids 999-1995; {len(tail)} ##-characters from id "
+#       f"{len(pieces) - len(tail):,}; ##a to ##z all below id {letters + 1:,}")
+# ```
+#
+# `vocab.txt` is not in frequency order. Ids 999 to 1995 hold 997 single characters in
+# code-point order, not by frequency; the words and `##` pieces from id 1996 on do follow
+# frequency (*the*, *of*, *and*, *in*, *to*); and the last 910 entries, from id 29,612, are
+# `##` + a character, again in code-point order. So the first 2,000 entries hold characters
+# but almost no continuation pieces, and a word that is not itself in the vocabulary cannot
+# be covered: it becomes `[UNK]` as a whole, 81.05% of the held-out tokens (at 1.024 tokens
+# per word, since an unknown word is one token). From 5,000 entries on, `##a` to `##z` are
+# in, nothing is unknown, and more entries only shorten the sequences: 1.662, 1.259 and
+# 1.089 tokens per word at 5,000, 10,000 and 30,522. A cut in frequency order would keep the
+# fallback pieces at any size; this one does not.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

@@ -988,6 +988,377 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # neighbour on each side. (Training seed 3 and halving the learning rate is the part of the
 # exercise left to you: a few minutes each.)
 # </details>
+#
+# <details><summary>Worked answer to exercise 3</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.data.goodreads import load_reviews, sample_path, split_reviews
+# from lmcourse.data.sentences import SentenceCorpus
+# from lmcourse.masking import mask_tokens
+# from lmcourse.models.bert import BertConfig
+# from lmcourse.models.pretraining import (
+#     BertForPreTraining,
+#     collate_pairs,
+#     evaluate_pretraining,
+#     masked_token_baselines,
+#     nsp_pairs,
+#     pretrain,
+# )
+# from lmcourse.pretrained import minilm_path
+# from lmcourse.tokenizers import WordPiece
+#
+# wp = WordPiece.from_file(minilm_path() / "vocab.txt")  # = MiniLM's tokenizer (chapter 08)
+# split = split_reviews(load_reviews(sample_path()), by="review_id")
+# docs = [[s for _, s in r.sentences] for r in split.train[:150] + split.test[:100]]
+# c = SentenceCorpus.from_sentences(docs, wp.tokenize)    # a small compact-vocabulary corpus
+# assert len(c.documents) == 250
+# train, test = c.documents[:150], c.documents[150:]
+# ids = dict(special_ids=c.special_ids, cls_id=c.cls_id, sep_id=c.sep_id, pad_id=c.pad_id,
+#            mask_id=c.mask_id, max_len=32)
+# batch = collate_pairs(nsp_pairs(test, seed=1)[:300], c.cls_id, c.sep_id, c.pad_id, 32)
+# held = {p: mask_tokens(batch["input_ids"], c.mask_id, len(c), c.special_ids, prob=p,
+#                        generator=torch.Generator().manual_seed(123)) for p in (0.15, 0.4)}
+# result = {}
+# for name, dropout, prob in (("no dropout, 15%", 0.0, 0.15), ("dropout 0.1, 15%", 0.1, 0.15),
+#                             ("no dropout, 40%", 0.0, 0.4)):
+#     torch.manual_seed(0)
+#     model = BertForPreTraining(BertConfig(
+#         vocab_size=len(c), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+#         intermediate_size=128, max_position_embeddings=32, hidden_dropout_prob=dropout,
+#         attention_probs_dropout_prob=dropout))
+#     g = torch.Generator().manual_seed(0)
+#     pretrain(model, nsp_pairs(train, seed=0), steps=30, batch_size=32, lr=3e-3, nsp=False,
+#              masker=lambda chosen, x, prob=prob, g=g: mask_tokens(
+#                  x, c.mask_id, len(c), c.special_ids, prob=prob, generator=g),
+#              progress=False, **ids)
+#     result[name] = evaluate_pretraining(model, batch, *held[0.15])["MLM loss"]
+#     print(f"{name}: held-out MLM loss after 30 steps {result[name]:.3f} (15% masks)")
+# base = result["no dropout, 15%"]
+# assert result["no dropout, 40%"] < base - 0.02                   # more targets per step
+# assert abs(result["dropout 0.1, 15%"] - base) < abs(result["no dropout, 40%"] - base) / 2
+# sentences = [s for d in train for s in d]
+# bigram = {p: masked_token_baselines(sentences, *held[p], c.special_ids)["bigram (both sides)"]
+#           for p in held}                                # it needs both neighbours unmasked
+# print("two-sided bigram on held-out blanks:",
+#       ", ".join(f"{bigram[p]:.3f} with {p:.0%} masked" for p in held))
+# assert bigram[0.4] < bigram[0.15] - 0.05
+# ```
+#
+# Scaled down to what a test can afford: a BERT of width 32 with 2 layers, 150 training
+# reviews, 30 steps of 32 pairs per arm, one seed, all scored on the same held-out blanks
+# (15% masked). In this first phase a masked LM only learns which pieces are frequent (the
+# chapter's curve), and there 40% masking is ahead, held-out loss 5.775 against 5.823: every
+# batch carries many more targets. Dropout 0.1 changes the loss by less than a hundredth
+# (5.832); it neither helps nor visibly hurts this early. Too much masking hurts once the
+# model predicts from context, because the context is what the masks remove. The two-sided
+# bigram, which needs both neighbours of a blank to be visible, shows the effect without any
+# training: on the same held-out pairs it guesses 0.634 of the blanks when 15% are masked
+# and 0.496 when 40% are, since a neighbour is then often masked too. Where 40%'s extra
+# targets stop paying for the lost context is what the full runs (3,000 steps, three seeds)
+# would show.
+# </details>
+#
+# <details><summary>Worked answer to exercise 4</summary>
+#
+# ```python
+# import dataclasses
+#
+# import torch
+# from torch import nn
+#
+# from lmcourse.data.goodreads import load_reviews, sample_path, sentences, split_reviews
+# from lmcourse.masking import mask_tokens
+# from lmcourse.models.bert import BertModel
+# from lmcourse.models.pretraining import MaskedLMHead
+# from lmcourse.pretrained import minilm_path
+# from lmcourse.tokenizers import WordPiece
+#
+# wp = WordPiece.from_file(minilm_path() / "vocab.txt")  # MiniLM's tokenizer (chapter 08)
+# minilm = BertModel.from_pretrained(minilm_path()).eval()
+# split = split_reviews(load_reviews(sample_path()), by="review_id")
+# special = [wp.vocab[s] for s in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")]
+# g = torch.Generator().manual_seed(0)
+# data = {}
+# for part, n, copies in (("train", 150, 2), ("test", 100, 1)):  # distinct review sentences
+#     texts = list(dict.fromkeys(t for t, _, _ in sentences(getattr(split, part))))[:n]
+#     rows = [wp.encode(t) for t in texts]               # cut to 20 pieces, [SEP] kept
+#     rows = [r if len(r) <= 20 else r[:19] + r[-1:] for r in rows]
+#     ids = torch.zeros(len(rows), max(map(len, rows)), dtype=torch.long)
+#     for i, r in enumerate(rows):
+#         ids[i, :len(r)] = torch.tensor(r)
+#     masked, labels = mask_tokens(ids.repeat(copies, 1), wp.vocab["[MASK]"], len(wp), special,
+#                                  generator=g)               # BERT's 15%, 80/10/10
+#     with torch.no_grad():                                   # MiniLM frozen: run it once
+#         hidden = minilm(masked, (masked != 0).long()).hidden_states
+#     data[part] = [h[labels != -100] for h in hidden], labels[labels != -100], ids
+# pieces = torch.unique(torch.cat([data["train"][2].flatten(), data["test"][2].flatten()]))
+# compact = torch.full((len(wp),), -1)
+# compact[pieces] = torch.arange(len(pieces))                 # predict among these pieces
+# rows = nn.Embedding.from_pretrained(minilm.embeddings.word_embeddings.weight[pieces].detach())
+# config = dataclasses.replace(minilm.config, vocab_size=len(pieces))
+# result = {}
+# for layer in (0, 3, 6):                                     # 0: the embeddings, no context
+#     torch.manual_seed(0)
+#     head = MaskedLMHead(config, rows)                       # tied to MiniLM's (frozen) rows
+#     optimizer = torch.optim.AdamW([p for p in head.parameters() if p.requires_grad], lr=3e-3)
+#     x, y = data["train"][0][layer], compact[data["train"][1]]
+#     for _ in range(60):
+#         loss = nn.functional.cross_entropy(head(x), y)
+#         optimizer.zero_grad()
+#         loss.backward()
+#         optimizer.step()
+#     with torch.no_grad():
+#         logits, y = head(data["test"][0][layer]), compact[data["test"][1]]
+#         result[layer] = (nn.functional.cross_entropy(logits, y).item(),
+#                          (logits.argmax(-1) == y).float().mean().item())
+#     print(f"layer {layer}: held-out MLM loss {result[layer][0]:.2f}, "
+#           f"accuracy {result[layer][1]:.3f} ({len(y)} blanks, {len(pieces)} candidates)")
+# assert result[3][0] + 0.1 < result[6][0] < result[0][0] - 0.1
+# ```
+#
+# MiniLM stays frozen: review sentences (150 for training, masked twice, and 100 held out,
+# at most 20 pieces each) go through it once, and a `MaskedLMHead` tied to its word
+# embeddings is trained for 60 steps on the hidden states at the masked positions of layer 0
+# (the embeddings: no context), layer 3 and layer 6. To stay fast the head predicts among
+# the 481 pieces these sentences use, a compact vocabulary like the tiny BERT's. Layer 3
+# fills in the blanks best: held-out loss 4.62 and accuracy 0.230, against 4.95 and 0.194
+# for the last layer and 5.31 and 0.152 without context. all-MiniLM-L6-v2's upper layers
+# were trained further for sentence similarity, on mean-pooled vectors, which need not keep
+# each word recoverable; the middle layers keep more of what masked-LM pre-training put
+# there. A longer run would train on more blanks and predict over all 30,522 pieces.
+# </details>
+#
+# <details><summary>Worked answer to exercise 5</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.data.goodreads import (
+#     distinct_sentences,
+#     load_reviews,
+#     sample_path,
+#     sentences,
+#     split_reviews,
+# )
+# from lmcourse.metrics import roc_auc
+# from lmcourse.models.bert import BertModel
+# from lmcourse.models.feature_based import concat_last_layers
+# from lmcourse.models.logistic import fit_logistic
+# from lmcourse.pretrained import minilm_path
+# from lmcourse.tokenizers import WordPiece
+#
+# wp = WordPiece.from_file(minilm_path() / "vocab.txt")  # = MiniLM's tokenizer (chapter 08)
+# minilm = BertModel.from_pretrained(minilm_path()).eval()
+# split = split_reviews(load_reviews(sample_path()), by="review_id")
+# g = torch.Generator().manual_seed(0)
+# features = {}
+# for part in ("train", "test"):                         # 40 spoilers and 80 others each
+#     texts, y = distinct_sentences(sentences(getattr(split, part)))
+#     y = torch.tensor(y)
+#     pick = torch.cat([c[torch.randperm(len(c), generator=g)[:k]] for c, k in
+#                       ((torch.nonzero(y == 1).flatten(), 40),
+#                        (torch.nonzero(y == 0).flatten(), 80))])
+#     rows = [wp.encode(texts[i]) for i in pick]         # cut to 24 pieces, [SEP] kept
+#     rows = [r if len(r) <= 24 else r[:23] + r[-1:] for r in rows]
+#     ids = torch.zeros(len(rows), max(map(len, rows)), dtype=torch.long)
+#     for i, r in enumerate(rows):
+#         ids[i, :len(r)] = torch.tensor(r)
+#     with torch.no_grad():
+#         hs = minilm(ids, (ids != 0).long()).hidden_states   # embeddings + 6 layers
+#     w = (ids != 0)[..., None].float()                # mean over the real tokens
+#     chosen = {"embeddings (layer 0)": hs[0], "first layer": hs[1], "second to last": hs[-2],
+#               "last": hs[-1], "sum of all layers": sum(hs),
+#               "concat last four": concat_last_layers(hs, k=4)}
+#     features[part] = {n: (h * w).sum(1) / w.sum(1) for n, h in chosen.items()}, y[pick]
+# auc = {}
+# for name, x in features["train"][0].items():
+#     mean, std = x.mean(0), x.std(0) + 1e-6              # standardise, then the same regression
+#     model = fit_logistic((x - mean) / std, features["train"][1], lam=0.1)
+#     x_test = (features["test"][0][name] - mean) / std
+#     auc[name] = roc_auc(features["test"][1].tolist(), model(x_test).tolist())
+#     print(f"{name:<22} {x.shape[1]:>5} features: test ROC-AUC {auc[name]:.3f}")
+# assert features["train"][0]["concat last four"].shape[1] == 4 * 384
+# assert min(auc.values()) > 0.8 and max(auc.values()) - min(auc.values()) < 0.12
+# ```
+#
+# Scaled down from the chapter's token features and BiLSTM: the mean of each choice over the
+# real tokens, standardised, and the same L2 logistic regression, trained on 120 sentences
+# (40 spoilers) and scored on 120 test sentences (40 spoilers). Every choice ranks spoilers
+# well, from 0.857 (the last layer) to 0.942 (the sum of all layers), with the last four
+# concatenated at 0.932 and the embeddings alone at 0.933. The generated reviews give their
+# spoilers away in words, so pooled word vectors do almost all the work; the last layer of
+# all-MiniLM-L6-v2, tuned for sentence similarity, is the weakest here. With 40 test
+# spoilers a point or two is within the noise. The paper's Table 7 (BERT-base, CoNLL-2003
+# NER dev F1) spreads further: 91.0 for the embeddings, 94.9 for the last layer, 95.5 for
+# the weighted sum of all 12 layers and 96.1 for the last four concatenated.
+# </details>
+#
+# <details><summary>Worked answer to exercise 6</summary>
+#
+# ```python
+# import statistics
+#
+# import torch
+#
+# from lmcourse.course import reference
+# from lmcourse.course.claims import decide
+# from lmcourse.models.bert import BertConfig
+# from lmcourse.models.pretraining import BertForPreTraining, pretrain
+#
+# runs = {arm: reference.load(arm) for arm in ("bench-mlm", "bench-nsp")}  # 3 seeds each
+# changed = {k for k in runs["bench-mlm"]["recipe"]
+#            if runs["bench-mlm"]["recipe"][k] != runs["bench-nsp"]["recipe"].get(k)}
+# assert changed == {"objective"}                         # same data, steps, lr: only the loss
+# acc = {arm: [r["metrics"][str(s)]["masked_accuracy"] for s in r["seeds"]]
+#        for arm, r in runs.items()}
+# loss = {arm: [r["metrics"][str(s)]["mlm_loss"] for s in r["seeds"]] for arm, r in runs.items()}
+# for arm in runs:
+#     print(f"{arm}: masked accuracy {statistics.mean(acc[arm]):.4f} "
+#           f"(seeds {min(acc[arm])}-{max(acc[arm])}), MLM loss {statistics.mean(loss[arm]):.4f}")
+# chance = [runs["bench-nsp"]["metrics"][str(s)]["nsp_accuracy"]
+#           for s in runs["bench-nsp"]["seeds"]]
+# print(f"bench-nsp's held-out NSP accuracy: {chance}")
+# verdict = decide(acc["bench-mlm"], acc["bench-nsp"], higher_is_better=True)
+# print(f"without NSP vs with, masked accuracy over {runs['bench-mlm']['recipe']['steps']:,} "
+#       f"steps: {verdict}")
+# assert verdict == "no difference"                       # the seeds overlap
+# assert abs(statistics.mean(acc["bench-mlm"]) - statistics.mean(acc["bench-nsp"])) < 0.01
+#
+# torch.manual_seed(0)                                    # what nsp=False does, on a toy model
+# config = BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+#                     intermediate_size=32, max_position_embeddings=16)
+# pairs = [([5 + i % 20, 6 + i % 19], [7 + i % 17, 8], i % 2) for i in range(32)]
+# for nsp in (False, True):
+#     model = BertForPreTraining(config)
+#     before = model.nsp.weight.detach().clone()
+#     history = pretrain(model, pairs, steps=3, batch_size=8, special_ids=[0, 1, 2, 3, 4],
+#                        cls_id=1, sep_id=2, pad_id=0, mask_id=3, nsp=nsp, progress=False)
+#     moved = not torch.equal(before, model.nsp.weight)
+#     print(f"nsp={nsp}: NSP losses {[round(x, 3) for x in history.nsp]}, NSP head moved: {moved}")
+#     assert moved == nsp and (nsp or history.nsp == [0.0] * 3)
+# ```
+#
+# The committed references `bench-mlm` and `bench-nsp` are this experiment: the same recipe
+# but for the objective (the code checks that nothing else differs), 4,000 steps, three
+# seeds each. Masked accuracy is 0.8985 without NSP and 0.8958 with it, and the seeds
+# overlap (0.8957-0.9006 against 0.8886-0.9064): no difference, and the held-out MLM loss
+# agrees (0.5161 against 0.5184). The NSP head itself stays at chance on held-out pairs
+# (0.5, 0.518, 0.481), so on this one-topic corpus it has little to teach the encoder.
+# Mechanically, `nsp=False` drops the NSP term (its recorded loss is 0) and the NSP head
+# gets no gradient, so AdamW never moves it; with `nsp=True` it moves. Chapter 10 reads the
+# same runs beside RoBERTa's ablation.
+# </details>
+#
+# <details><summary>Worked answer to exercise 7</summary>
+#
+# ```python
+# import torch
+# from torch import nn
+#
+# from lmcourse.course import reference
+# from lmcourse.course.references.transfer_curve import curve_values, label_order
+# from lmcourse.data.goodreads import (
+#     distinct_sentences,
+#     load_reviews,
+#     sample_path,
+#     sentences,
+#     split_reviews,
+# )
+# from lmcourse.finetune import fit
+# from lmcourse.metrics import roc_auc
+# from lmcourse.models.bert import BertModel
+# from lmcourse.models.logistic import cross_validate
+# from lmcourse.pretrained import minilm_path
+# from lmcourse.tokenizers import WordPiece
+#
+# wp = WordPiece.from_file(minilm_path() / "vocab.txt")
+# minilm = BertModel.from_pretrained(minilm_path()).eval()
+# split = split_reviews(load_reviews(sample_path()), by="review_id")
+# train_texts, train_y = distinct_sentences(sentences(split.train))  # the curve's training pool
+# test_texts, test_y = distinct_sentences(sentences(split.test))
+# train_y, test_y = torch.tensor(train_y), torch.tensor(test_y)
+# g = torch.Generator().manual_seed(0)                   # a test sample: 40 spoilers, 80 others
+# test_idx = torch.cat([c[torch.randperm(len(c), generator=g)[:k]] for c, k in
+#                       ((torch.nonzero(test_y == 1).flatten(), 40),
+#                        (torch.nonzero(test_y == 0).flatten(), 80))])
+# orders = {seed: label_order(train_y, seed)[:16] for seed in (0, 1, 2)}  # the curve's 16 labels
+#
+#
+# @torch.no_grad()
+# def vectors(texts):                                    # frozen [CLS] and mean-pooled vectors
+#     rows = [wp.encode(t) for t in texts]               # cut to 32 pieces, [SEP] kept
+#     rows = [r if len(r) <= 32 else r[:31] + r[-1:] for r in rows]
+#     ids = torch.zeros(len(rows), max(map(len, rows)), dtype=torch.long)
+#     for i, r in enumerate(rows):
+#         ids[i, :len(r)] = torch.tensor(r)
+#     h = minilm(ids, (ids != 0).long()).last_hidden_state
+#     w = (ids != 0)[..., None].float()
+#     return h[:, 0], (h * w).sum(1) / w.sum(1)
+#
+#
+# class FrozenHead(nn.Module):                           # SequenceClassifier's layer on [CLS]
+#     def __init__(self):
+#         super().__init__()
+#         self.dropout, self.classifier = nn.Dropout(0.1), nn.Linear(384, 2)
+#         nn.init.normal_(self.classifier.weight, std=0.02)
+#         nn.init.zeros_(self.classifier.bias)
+#
+#     def forward(self, cls_vectors, mask):
+#         return self.classifier(self.dropout(cls_vectors))
+#
+#
+# test_cls, test_mean = vectors([test_texts[i] for i in test_idx])
+# y_test = test_y[test_idx].tolist()
+# rows = {k: [] for k in ("LR, mean", "LR, [CLS]", "head 50 steps", "head 200", "head 3e-5")}
+# for seed, idx in orders.items():
+#     cls, mean = vectors([train_texts[i] for i in idx])
+#     y = train_y[idx]
+#     for name, train_x, test_x in (("LR, mean", mean, test_mean), ("LR, [CLS]", cls, test_cls)):
+#         model = cross_validate(train_x, y, seed=seed)   # lambda by CV on the 16 labels
+#         rows[name].append(roc_auc(y_test, model(test_x).tolist()))
+#     for name, steps, lr in (("head 50 steps", 50, 1e-4), ("head 200", 200, 1e-4),
+#                             ("head 3e-5", 50, 3e-5)):
+#         torch.manual_seed(seed)
+#         head = FrozenHead()
+#         fit(head, (cls, torch.ones_like(cls), y), steps=steps, batch_size=16, lr=lr,
+#             generator=torch.Generator().manual_seed(seed), progress=False)
+#         head.eval()
+#         with torch.no_grad():
+#             rows[name].append(roc_auc(y_test, head(test_cls, None).softmax(-1)[:, 1].tolist()))
+# for name, aucs in rows.items():
+#     print(f"{name:<14}", " ".join(f"{a:.3f}" for a in aucs), f"mean {sum(aucs) / 3:.3f}")
+# ref = reference.load("spoiler-curve")                   # the committed curve, 16 labels
+# for method in ("minilm_features", "minilm_finetuned"):
+#     print(f"reference {method}: {curve_values(ref, method)[16]}")
+#
+#
+# def average(name):
+#     return sum(rows[name]) / len(rows[name])
+#
+#
+# assert all(m > c + 0.1 for m, c in zip(rows["LR, mean"], rows["LR, [CLS]"], strict=True))
+# assert average("head 200") > average("head 50 steps") + 0.02      # more steps help the head ...
+# assert average("head 3e-5") < average("head 50 steps")       # ... a smaller rate does not
+# ```
+#
+# Fine-tuning MiniLM for 200 steps, three seeds twice over, takes minutes on a CPU, so this
+# answer holds the encoder fixed and asks what the read-out can do with each seed's 16
+# labels (the curve's own `label_order`), scored on 120 test sentences (40 spoilers). The
+# frozen features that beat fine-tuning are *mean-pooled*, and a cross-validated logistic
+# regression on them gives 0.805, 0.776, 0.688 (the reference, on the full test set: 0.831,
+# 0.799, 0.701). The same regression on the frozen `[CLS]` vector, which fine-tuning reads,
+# gives 0.623, 0.644, 0.566: all-MiniLM-L6-v2 was trained to pool its tokens, and its
+# `[CLS]` is a poor sentence vector until fine-tuning changes it. A fresh classifier layer
+# trained by the fine-tuning recipe on that frozen `[CLS]` reaches 0.548 on average after 50
+# steps at 1e-4, 0.602 after 200 steps, and 0.524 at 3e-5. So at 16 labels fine-tuning
+# starts from the weaker vector with a classifier that 50 steps barely move: more steps
+# should help, a lower rate should not, and the read-out (`[CLS]` rather than the mean)
+# accounts for more of the gap than the step count. How far the encoder's own updates close
+# it is what the full runs (`transfer_curve.finetune_minilm`, against
+# `reference.load("spoiler-curve")`) measure.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

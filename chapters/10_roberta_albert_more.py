@@ -1070,15 +1070,16 @@ display(Markdown("\n".join(table)))
 # 2. Read `reference.load("bench-static-40")["curves"]` and find, for each seed, the step at
 #    which the held-out loss is lowest. How many epochs of the 3,200 pairs is that, and
 #    how does the training loss (`["train_loss"]`) look at the same step?
-# 3. Train the bench with `StaticMasking(..., copies=3)` (copy `pb.ARMS["bench-static10-40"]`
-#    and change the masking), three seeds. Where between 1 and 10 copies does the harm
+# 3. Train the bench with 3 static copies per pair (copy `pb.ARMS["bench-static10-40"]`
+#    with `"masking": "static, 3 copies"`), three seeds. Where between 1 and 10 copies does the harm
 #    vanish into the seed spread?
 # 4. Replace the generator's samples with uniformly random tokens (no generator). How does
 #    the discriminator's probe score change, and what does that say about the generator's
 #    role?
 # 5. *(harder)* Make the probe harder to saturate: fit it on 400 sentences instead of
-#    4,000 (`pb.PROBE_SENTENCES`) and compare ELECTRA with the masked LM again along their
-#    curves. Does a gap appear?
+#    4,000 (`references.pretraining_corpus.PROBE_SENTENCES`, read by `probe_data`: call
+#    `probe_data.cache_clear()` after changing it) and compare ELECTRA with the masked LM
+#    again along their curves. Does a gap appear?
 # 6. *(harder)* Use `sentence_tree`'s soft positions and visible matrix in our `BertModel`
 #    (positions and an attention mask per example) and check that a branch cannot change
 #    the `[CLS]` vector of a one-layer model.
@@ -1119,6 +1120,294 @@ display(Markdown("\n".join(table)))
 # 3,200 pairs under the same masks, printed by the code) and rises after: the model has
 # started to learn the masked answers of its training pairs, and its training loss is
 # already far below the held-out loss at that point.
+# </details>
+#
+# <details><summary>Worked answer to exercise 3</summary>
+#
+# ```python
+# import statistics
+#
+# import torch
+#
+# from lmcourse.course import reference
+# from lmcourse.masking import StaticMasking, mask_tokens
+# from lmcourse.models.bert import BertConfig
+# from lmcourse.models.pretraining import (
+#     BertForPreTraining,
+#     collate_pairs,
+#     evaluate_pretraining,
+#     pretrain,
+# )
+#
+# # the bench's own runs: 1 and 10 static masks per pair against dynamic masking
+# bench = {c: [reference.load(name)["metrics"][str(s)]["mlm_loss"] for s in (0, 1, 2)]
+#          for c, name in ((1, "bench-static-40"), (10, "bench-static10-40"),
+#                          ("dynamic", "bench-dynamic-40"))}
+# print("bench, held-out MLM loss:", {c: [round(v, 3) for v in vs] for c, vs in bench.items()})
+# assert min(bench[1]) > min(bench[10]) > max(bench["dynamic"])
+#
+# # the same question scaled down: 32 pairs of a toy language (each word has 3 successors),
+# # 40 steps of 32 = 40 epochs, a 1-layer BERT of width 32, three seeds per arm
+# PAD, CLS, SEP, MASK, V, L = 0, 1, 2, 3, 40, 24
+# specials = [PAD, CLS, SEP, MASK]
+# g = torch.Generator().manual_seed(0)
+# successors = torch.randint(4, V, (V, 3), generator=g)
+#
+#
+# def sentence():
+#     words = [int(torch.randint(4, V, (1,), generator=g))]
+#     for _ in range(int(torch.randint(5, 9, (1,), generator=g))):
+#         words.append(int(successors[words[-1], torch.randint(0, 3, (1,), generator=g)]))
+#     return words
+#
+#
+# train = [(sentence(), sentence(), 1) for _ in range(32)]
+# held = collate_pairs([(sentence(), sentence(), 1) for _ in range(256)], CLS, SEP, PAD, L)
+# held_ids, held_labels = mask_tokens(held["input_ids"], MASK, V, specials,
+#                                     generator=torch.Generator().manual_seed(123))
+# rows = collate_pairs(train, CLS, SEP, PAD, L)["input_ids"]
+#
+#
+# def static_masker(copies, seed):  # what pb.StaticMasker does, for any number of copies
+#     masks = StaticMasking(rows, copies, mask_id=MASK, vocab_size=V, special_ids=specials,
+#                           generator=torch.Generator().manual_seed(seed))
+#     visits = [0] * len(rows)
+#
+#     def masker(chosen, input_ids):
+#         drawn = [masks(visits[r], [r]) for r in chosen]
+#         for r in chosen:
+#             visits[r] += 1
+#         return tuple(torch.cat(part)[:, :input_ids.shape[1]] for part in zip(*drawn, strict=True))
+#     return masker
+#
+#
+# held_loss, train_loss = {}, {}
+# for copies in (1, 3, 10, "dynamic"):
+#     for seed in (0, 1, 2):
+#         torch.manual_seed(seed)
+#         model = BertForPreTraining(BertConfig(
+#             vocab_size=V, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+#             intermediate_size=64, max_position_embeddings=L, hidden_dropout_prob=0.0,
+#             attention_probs_dropout_prob=0.0))
+#         history = pretrain(model, train, steps=40, batch_size=32, lr=1e-2, nsp=False,
+#                            masker=None if copies == "dynamic" else static_masker(copies, seed),
+#                            seed=seed, progress=False, special_ids=specials, cls_id=CLS,
+#                            sep_id=SEP, pad_id=PAD, mask_id=MASK, max_len=L)
+#         held_loss.setdefault(copies, []).append(
+#             evaluate_pretraining(model, held, held_ids, held_labels)["MLM loss"])
+#         train_loss.setdefault(copies, []).append(statistics.mean(history.mlm[-5:]))
+# dynamic = held_loss["dynamic"]
+# for copies, losses in held_loss.items():
+#     apart = min(losses) > max(dynamic) if copies != "dynamic" else None
+#     print(f"{copies!s:>8}: held-out {statistics.mean(losses):.3f} (seeds "
+#           f"{min(losses):.3f}..{max(losses):.3f}), training "
+#           f"{statistics.mean(train_loss[copies]):.3f}, apart from dynamic: {apart}")
+# harm = {c: statistics.mean(held_loss[c]) - statistics.mean(dynamic) for c in (1, 3, 10)}
+# assert harm[1] > harm[3] > harm[10] and min(held_loss[3]) > max(dynamic)
+# assert statistics.mean(train_loss[1]) < statistics.mean(train_loss["dynamic"]) - 1
+# ```
+#
+# On the bench itself the harm has not vanished at 10 copies: the reference runs give held-out
+# losses of 1.897 to 2.304 with one mask per pair, 0.576 to 0.628 with ten, and 0.53 to 0.555 with
+# dynamic masking, so even BERT's ten copies stay apart from dynamic masking on every seed. Where
+# three copies land takes three new bench runs of 4,000 steps. Note that changing the arm's
+# `masking` text is not enough: the bench builds `StaticMasker` with 10 copies when the text
+# contains "10" and with one otherwise, so write the masker yourself, as `static_masker` does here.
+# Scaled down (32 pairs of a toy language seen 40 times by a one-layer BERT), the same order
+# appears: one mask is learnt by heart (training loss 0.521, held-out 5.151 against dynamic's
+# 3.486), three copies are still apart from dynamic on every seed (3.750 to 4.018 against 3.439 to
+# 3.522), and ten fall inside the seed spread (3.508 to 3.552). With $c$ copies each mask comes back
+# $40/c$ times; the fewer the returns, the less there is to memorise, and between 3 and 10 copies
+# (about 13 and 4 returns) the toy stops telling them apart. The toy shows the direction and where
+# the effect fades for a model this small, not the bench's numbers.
+# </details>
+#
+# <details><summary>Worked answer to exercise 4</summary>
+#
+# ```python
+# import statistics
+#
+# import torch
+#
+# from lmcourse.course.references import pretraining_bench as pb
+# from lmcourse.masking import mask_tokens
+# from lmcourse.metrics import roc_auc
+# from lmcourse.models.electra import replace_masked
+#
+# # a toy language where every word has 3 possible successors, 512 sequences of 16 tokens
+# CLS, MASK, V = 1, 3, 40
+# g = torch.Generator().manual_seed(0)
+# successors = torch.randint(4, V, (V, 3), generator=g)
+# ids = torch.full((512, 17), CLS)
+# ids[:, 1] = torch.randint(4, V, (512,), generator=g)
+# for pos in range(2, 17):
+#     ids[:, pos] = successors[ids[:, pos - 1], torch.randint(0, 3, (512,), generator=g)]
+# _, labels = mask_tokens(ids, MASK, V, [0, 1, 2, 3], generator=g)
+# selected = labels != -100
+# follows = torch.zeros(V, V)  # which word may follow which: the true bigram table
+# follows[torch.arange(V)[:, None], successors] = 1
+#
+# generators = {"uniform random tokens (no generator)": torch.zeros(V),
+#               "a perfect bigram generator": None}
+# for name, flat in generators.items():
+#     left = ids[:, :-1][selected[:, 1:]]  # the original word before each selected one
+#     logits = (flat.expand(len(left), V).clone() if flat is not None
+#               else follows[left].log())  # the bigram: only real successors of the left word
+#     logits[:, :4] = float("-inf")        # never a special token
+#     corrupted, replaced = replace_masked(ids, labels, logits, torch.Generator().manual_seed(1))
+#     # a detector that looks one word to the left and knows the bigram table, nothing else
+#     implausible = 1 - follows[corrupted[:, :-1], corrupted[:, 1:]]
+#     auc = roc_auc(replaced[:, 1:][selected[:, 1:]], implausible[selected[:, 1:]])
+#     share = replaced[selected].float().mean().item()
+#     print(f"{name}: {share:.0%} of the selected tokens replaced; ROC-AUC of the "
+#           f"left-bigram detector {auc:.3f}")
+#     if flat is not None:
+#         assert auc > 0.8 and share > 0.9
+#     else:
+#         assert abs(auc - 0.5) < 0.05 and share < 0.8
+# bench = pb.seed_values("bench-electra", "replaced_share")
+# print(f"the bench's generator replaced {statistics.mean(bench):.1%} of all tokens "
+#       f"(last 100 steps; about 15% of the non-special tokens are selected)")
+# assert statistics.mean(bench) < 0.15
+# ```
+#
+# Without a generator almost every selected token is replaced (97% on the toy, against 67% for a
+# perfect bigram generator; the bench's generator replaced 5.9% of all tokens), and the replacement
+# rarely fits its neighbours. A detector that only asks whether a word may follow the word on its
+# left finds uniform replacements with ROC-AUC 0.863; samples from a generator that knows the
+# language pass that test (0.508, chance), and only a wider context gives them away. So uniform
+# noise turns replaced-token detection into a task that local statistics solve, and the
+# discriminator is pushed less to encode context: expect its probe score to fall. The generator's
+# role is to make the replacements plausible enough to be hard, and its quality sets how hard: too
+# weak and the task is this easy noise, too strong and almost nothing is replaced (the bench's
+# problem). The full answer is a bench run: `pretrain_electra` with the generator's logits replaced
+# by a flat row over the non-special ids, three seeds at the masked LM's FLOPs, scored by the same
+# probe.
+# </details>
+#
+# <details><summary>Worked answer to exercise 5</summary>
+#
+# ```python
+# import statistics
+#
+# import torch
+#
+# from lmcourse.course import reference
+# from lmcourse.course.references import pretraining_bench as pb
+# from lmcourse.course.references import pretraining_corpus
+# from lmcourse.metrics import roc_auc
+# from lmcourse.models.elmo import probe_scores
+#
+# # 1. the saturation, read off the reference curves (probe fitted on 4,000 sentences)
+# for name in ("bench-mlm", "bench-electra"):
+#     ref = reference.load(name)
+#     curves = [ref["curves"][str(s)] if name == "bench-electra"
+#               else ref["metrics"][str(s)]["probe_curve"] for s in ref["seeds"]]
+#     quarter = [max(auc for step, _, auc in c if step <= c[-1][0] / 4) for c in curves]
+#     final = [c[-1][2] for c in curves]
+#     print(f"{name}: probe ROC-AUC by a quarter of the run {statistics.mean(quarter):.3f}, "
+#           f"at the end {statistics.mean(final):.3f}")
+#     if name == "bench-mlm":
+#         assert statistics.mean(final) - statistics.mean(quarter) < 0.05
+#
+# # 2. what 400 fitting sentences do to a linear probe: 64 features with a weak spoiler
+# #    signal, the probe fitted on 3 random draws of n rows of a pool of 8,000
+# g = torch.Generator().manual_seed(0)
+# labels = (torch.rand(12000, generator=g) < 0.1).long()     # about one spoiler in ten
+# shift = 0.2 * torch.randn(64, generator=g)
+# features = torch.randn(12000, 64, generator=g) + labels[:, None] * shift
+# aucs = {}
+# for n in (400, 4000):
+#     for draw in range(3):
+#         rows = torch.cat([torch.randperm(8000, generator=g)[:n], torch.arange(8000, 12000)])
+#         torch.manual_seed(draw)
+#         scores = probe_scores(features[rows], labels[rows], torch.arange(len(rows)) < n)
+#         aucs.setdefault(n, []).append(roc_auc(labels[8000:], scores[:, 1]))
+#     print(f"fitted on {n:>5}: ROC-AUC {statistics.mean(aucs[n]):.3f}, spread over 3 draws "
+#           f"{(max(aucs[n]) - min(aucs[n])) / 2:.3f}")
+# spread = {n: max(v) - min(v) for n, v in aucs.items()}
+# assert statistics.mean(aucs[400]) < statistics.mean(aucs[4000]) and spread[400] > spread[4000]
+#
+# # 3. the knob: pb.PROBE_SENTENCES is a copy; the probe reads pretraining_corpus's
+# assert pb.PROBE_SENTENCES == pretraining_corpus.PROBE_SENTENCES == 4000
+# pb.PROBE_SENTENCES = 400          # changes nothing the probe reads ...
+# assert pretraining_corpus.PROBE_SENTENCES == 4000
+# pb.PROBE_SENTENCES = 4000
+# ```
+#
+# The reference curves show what saturates: the masked LM's probe scores 0.865 a quarter of the way
+# through its run and 0.886 at the end, ELECTRA's 0.837 and 0.863. A probe fitted on fewer sentences
+# has a lower ceiling and more noise: on synthetic features with one spoiler in ten, the same
+# logistic probe scores 0.809 ± 0.011 over three draws of 400 fitting rows, against 0.881 ± 0.002
+# with 4,000. So at 400 a gap between two encoders has room to open below the ceiling, but it must
+# also beat a probe about five times noisier. Whether it does needs the encoders along their curves,
+# and the reference runs keep no weights for these two arms (only `bench-deberta`'s), so both runs
+# must be repeated with the smaller probe. A trap on the way: `pb.PROBE_SENTENCES` is a copy made at
+# import (checked); the probe reads `pretraining_corpus.PROBE_SENTENCES` and caches its data, so set
+# that one and call `pretraining_corpus.probe_data.cache_clear()`.
+# </details>
+#
+# <details><summary>Worked answer to exercise 6</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.models.bert import BertConfig, BertModel
+# from lmcourse.models.kbert import sentence_tree
+#
+# sentence = ["[CLS]", "Tim", "Cook", "is", "visiting", "Beijing", "now"]
+# tree = sentence_tree(sentence, {"Cook": [("CEO", "Apple")],
+#                                 "Beijing": [("capital", "China"), ("is_a", "City")]})
+# vocab = {t: i for i, t in enumerate(dict.fromkeys(["[PAD]", *tree.tokens, "Paris", "Google"]))}
+# ids = torch.tensor([[vocab[t] for t in tree.tokens]])
+# edited = ids.clone()  # other knowledge in the same branches: Cook CEO Google, capital Paris...
+# other = ("CEO", "Google", "capital", "Paris", "is_a", "Paris")
+# edited[0, tree.is_knowledge] = torch.tensor([vocab[t] for t in other])
+#
+#
+# def kbert_forward(model, ids, positions, visible):
+#     """BertModel's forward with a position index and a T x T visible matrix per example."""
+#     e = model.embeddings
+#     x = (e.word_embeddings(ids) + e.position_embeddings(positions)
+#          + e.token_type_embeddings(torch.zeros_like(ids)))
+#     hidden, _ = model.encoder(e.LayerNorm(x), visible[:, None])  # B x 1 x T x T
+#     return hidden[-1]
+#
+#
+# torch.manual_seed(0)
+# config = dict(vocab_size=len(vocab), hidden_size=32, num_attention_heads=4,
+#               intermediate_size=64)
+# for layers in (1, 2):
+#     model = BertModel(BertConfig(num_hidden_layers=layers, **config)).double().eval()
+#     with torch.no_grad():
+#         plain = torch.tensor([[vocab[t] for t in sentence]])  # no knowledge at all
+#         assert torch.allclose(kbert_forward(model, plain, torch.arange(7)[None],
+#                                             torch.ones(1, 7, 7, dtype=torch.bool)),
+#                               model(plain).last_hidden_state, atol=1e-12)
+#         both = kbert_forward(model, torch.cat([ids, edited]), tree.soft_positions.expand(2, -1),
+#                              tree.visible.expand(2, -1, -1))
+#         bare = model(plain).last_hidden_state[0]
+#     cls_moved = (both[0, 0] - both[1, 0]).abs().max().item()
+#     trunk = ~tree.is_knowledge
+#     same_as_bare = (both[0, trunk] - bare).abs().amax(-1)
+#     unmoved = [t for t, d in zip(sentence, same_as_bare.tolist(), strict=True) if d < 1e-12]
+#     print(f"{layers} layer(s): [CLS] moved by {cls_moved:.1e} when the branches change; "
+#           f"trunk tokens equal to the sentence without knowledge: {unmoved}")
+#     if layers == 1:
+#         assert cls_moved < 1e-12 and "Cook" not in unmoved and "[CLS]" in unmoved
+#     else:
+#         assert cls_moved > 1e-8
+# ```
+#
+# `BertModel.forward` always uses positions $0..T-1$ and masks keys only, so the helper adds the
+# embeddings itself with the soft positions and hands the encoder the visible matrix as a
+# $B \times 1 \times T \times T$ mask, one matrix per example; with hard positions and an
+# all-visible matrix it reproduces `model(ids)` exactly (checked). In one layer, changing the
+# knowledge in the branches moves `[CLS]` by exactly 0, and every trunk token that is not an entity
+# ([CLS], Tim, is, visiting, now) equals its vector in the sentence without any knowledge: the soft
+# positions give it the same positions, the visible matrix the same keys. With two layers `[CLS]`
+# moves (by 6.2e-06 at this small random initialisation): in the second layer it reads the entities,
+# which read their branches in the first.
 # </details>
 #
 # ## References

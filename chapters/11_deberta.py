@@ -713,6 +713,139 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # query ($j \ge i + 2$): "far ahead", however far.
 # </details>
 #
+# <details><summary>Worked answer to exercise 2</summary>
+#
+# ```python
+# import math
+#
+# import torch
+#
+# from lmcourse.models.deberta import naive_disentangled_scores, relative_positions
+#
+# torch.manual_seed(0)
+# N, D, k = 10, 64, 4
+# p = torch.randn(2 * k, D, dtype=torch.float64)
+# W_q, W_k, W_qr, W_kr = (torch.randn(D, D, dtype=torch.float64) / math.sqrt(D) for _ in range(4))
+#
+#
+# def with_p2p(h):
+#     """The three terms (naive_disentangled_scores, unscaled) plus Q^r_δ(i,j) K^r_δ(j,i)^T."""
+#     three = naive_disentangled_scores(h, p, W_q, W_k, W_qr, W_kr, k=k) * math.sqrt(3 * D)
+#     delta = relative_positions(N, k)
+#     q_r, k_r = p @ W_qr, p @ W_kr
+#     p2p = (q_r[delta] * k_r[delta.T]).sum(-1)    # N x N: δ(i,j) for i, δ(j,i) for j
+#     return three + p2p, p2p
+#
+#
+# h1, h2 = torch.randn(N, D, dtype=torch.float64), torch.randn(N, D, dtype=torch.float64)
+# (s1, p2p1), (s2, p2p2) = with_p2p(h1), with_p2p(h2)
+# assert torch.equal(p2p1, p2p2)                              # the same for every input H
+# assert all(len(set(torch.diagonal(p2p1, o).tolist())) == 1 for o in range(-N + 1, N))
+# big = torch.randn(64, N, D, dtype=torch.float64)            # 64 random inputs
+# spread = torch.stack([with_p2p(x)[0] for x in big]).std().item()
+# print(f"std of the four-term score {spread:.1f}: sqrt(3d) = {math.sqrt(3 * D):.1f}, "
+#       f"sqrt(4d) = {math.sqrt(4 * D):.1f}")
+# assert abs(spread - math.sqrt(4 * D)) < abs(spread - math.sqrt(3 * D))
+# ```
+#
+# $Q^r_{\delta(i,j)}K^{r\top}_{\delta(j,i)}$ is built from the position table and its two
+# projections only: for fixed weights it is identical for two different inputs (checked exactly) and
+# constant along every diagonal, because $\delta(i,j)$ and $\delta(j,i)$ depend on $i - j$ alone. It
+# is a learned bias $b_{i-j}$, the same for every sentence, which the other terms or a bias table
+# could supply; that is why DeBERTa drops it. Kept, it adds a fourth term of variance about $d$, so
+# the scale should become $1/\sqrt{4d}$: on random inputs the four-term score has a standard
+# deviation of 17.4, nearer $\sqrt{4d}$ = 16.0 than $\sqrt{3d}$ = 13.9 (the position terms draw on
+# only $2k$ = 8 vectors, so their spread is a noisy estimate).
+# </details>
+#
+# <details><summary>Worked answer to exercise 3</summary>
+#
+# ```python
+# import torch
+# import torch.nn.functional as F
+#
+# from lmcourse.course import reference
+# from lmcourse.course.references import pretraining_bench as pb
+# from lmcourse.models.bert import BertConfig
+# from lmcourse.models.deberta_model import DebertaForPreTraining
+# from lmcourse.models.pretraining import BertForPreTraining
+#
+# # 1. rematching the parameters: the vocabulary size is in the stored DeBERTa weights
+# V = reference.load_weights("bench-deberta", 0)["mlm.bias"].numel()
+# shape = dict(vocab_size=V, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+#              max_position_embeddings=32)
+#
+#
+# def n_params(model_fn, **changes):
+#     with torch.device("meta"):
+#         return sum(p.numel() for p in model_fn(BertConfig(**shape, **changes)).parameters())
+#
+#
+# bert = n_params(BertForPreTraining, intermediate_size=256)
+# assert bert == pb.seed_values("bench-mlm", "parameters")[0]
+# width = {}
+# for k in (2, 8, 16):
+#     def deberta(config, k=k):
+#         return DebertaForPreTraining(config, k=k, share_emd_layer=True)
+#     # one more feed-forward unit: a row of W_1, an entry of b_1, a column of W_2, per layer
+#     at_128, per_unit = n_params(deberta, intermediate_size=128), 2 * (2 * 64 + 1)
+#     assert n_params(deberta, intermediate_size=129) == at_128 + per_unit
+#     width[k] = 128 + round((bert - at_128) / per_unit)
+#     count = n_params(deberta, intermediate_size=width[k])
+#     print(f"k = {k:>2}: feed-forward {width[k]}, {count:,} parameters (BERT: {bert:,})")
+# assert n_params(lambda c: DebertaForPreTraining(c, k=8, share_emd_layer=True),
+#                 intermediate_size=width[8]) == pb.seed_values("bench-deberta", "parameters")[0]
+#
+# # 2. what k controls, on a toy: a period-4 sequence, each masked token is the one 4 places
+# #    away; a 1-layer DeBERTa without EMD (no absolute position), 80 steps of 64
+# MASK, VOCAB, N = 1, 24, 12
+#
+#
+# def batch(g, size=64):
+#     ids = torch.randint(2, VOCAB, (size, 4), generator=g).repeat(1, N // 4)
+#     chosen = torch.rand(size, N, generator=g) < 0.15
+#     return ids.masked_fill(chosen, MASK), torch.where(chosen, ids, -100)
+#
+#
+# accuracy = {}
+# for k in (2, 16):
+#     torch.manual_seed(0)
+#     model = DebertaForPreTraining(BertConfig(
+#         vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+#         intermediate_size=32, max_position_embeddings=N, hidden_dropout_prob=0.0,
+#         attention_probs_dropout_prob=0.0), k=k, enhanced_mask_decoder=False)
+#     optimizer = torch.optim.Adam(model.parameters(), lr=2e-2)
+#     g = torch.Generator().manual_seed(0)
+#     for _ in range(80):
+#         ids, labels = batch(g)
+#         logits, _ = model(ids, predict=labels != -100)
+#         loss = F.cross_entropy(logits, labels[labels != -100])
+#         optimizer.zero_grad()
+#         loss.backward()
+#         optimizer.step()
+#     ids, labels = batch(torch.Generator().manual_seed(1), 512)
+#     with torch.no_grad():
+#         logits, _ = model.eval()(ids, predict=labels != -100)
+#     accuracy[k] = (logits.argmax(-1) == labels[labels != -100]).float().mean().item()
+#     print(f"k = {k:>2}: held-out accuracy {accuracy[k]:.3f} (chance {1 / (VOCAB - 2):.3f})")
+# assert accuracy[16] > accuracy[2] + 0.5
+# ```
+#
+# Rematching first: the relative table has $2k$ rows of width 64, so the feed-forward width moves,
+# one unit being a row of $W_1$, an entry of $b_1$ and a column of $W_2$ in each of the two layers
+# (checked): 192 for $k = 2$ and 186 for $k = 16$, against the reference's 190 for $k = 8$ (its
+# parameter count is checked), each within a unit of BERT's 172,210. What $k$ controls shows on a
+# toy before any bench run: sequences that repeat every 4 tokens, so that a masked token is the one
+# 4 places away, and a one-layer DeBERTa without the EMD (no absolute position anywhere). With
+# $k = 16$ distance 4 has a bucket of its own and the model fills in 0.935 of held-out blanks after
+# 80 steps; with $k = 2$ every distance of 2 or more shares one of the two end buckets and it stays
+# at 0.121 (chance 0.045). On the bench, pairs of at most 32 pieces, $k = 2$ keeps only "left
+# neighbour, itself, right neighbour, further", while $k = 16$ only splits distances 8 to 15 that
+# $k = 8$ lumps together; so expect any effect from $k = 2$ rather than from $k = 16$. Whether
+# either moves the held-out loss by more than the seed spread is what the two arms of three
+# 4,000-step seeds each decide.
+# </details>
+#
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -744,6 +877,152 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # scores $\sqrt 3$ times too spread, the softmax sharper (lower entropy) and its gradient
 # smaller from the first step. $\sqrt{3d}$ brings them back to the spread a single
 # dot product has under $\sqrt d$.
+# </details>
+#
+# <details><summary>Worked answer to exercise 5</summary>
+#
+# ```python
+# import math
+#
+# import torch
+#
+# from lmcourse.models.attention import masked_softmax, merge_heads, split_heads
+# from lmcourse.models.bert import BertConfig
+# from lmcourse.models.deberta import relative_positions
+# from lmcourse.models.deberta_model import DebertaForPreTraining, EnhancedMaskDecoder
+#
+#
+# class PaperEMD(EnhancedMaskDecoder):
+#     """He et al.'s EMD: queries (and the residual) from H + E_pos, keys and values from H."""
+#
+#     def forward(self, hidden, p, mask=None):
+#         layer, T = self.layer, hidden.shape[1]
+#         query_in = hidden + self.position_embeddings(torch.arange(T))[None]
+#         q = split_heads(layer.query(query_in), layer.num_heads)
+#         k, v = (split_heads(f(hidden), layer.num_heads) for f in (layer.key, layer.value))
+#         delta = relative_positions(T, layer.k).expand(*q.shape[:2], T, T)
+#         scores = q @ k.transpose(-2, -1)
+#         if "c2p" in layer.terms:
+#             k_r = split_heads(layer.pos_key(p)[None], layer.num_heads)[0]  # heads x 2k x d
+#             scores = scores + torch.gather(q @ k_r.transpose(-2, -1), -1, delta)
+#         if "p2c" in layer.terms:
+#             q_r = split_heads(layer.pos_query(p)[None], layer.num_heads)[0]
+#             scores = scores + torch.gather(k @ q_r.transpose(-2, -1), -1, delta).transpose(-2, -1)
+#         weights = masked_softmax(scores / math.sqrt(len(layer.terms) * q.shape[-1]), mask)
+#         h = layer.attention_output(merge_heads(weights @ v), query_in)
+#         return layer.output(layer.intermediate(h), h)
+#
+#
+# torch.manual_seed(0)
+# config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+#                     intermediate_size=64, max_position_embeddings=16, hidden_dropout_prob=0.0,
+#                     attention_probs_dropout_prob=0.0)
+# model = DebertaForPreTraining(config, k=4, share_emd_layer=True).double().eval()
+# ours = model.emd
+# paper = PaperEMD(config, 4, layer=model.deberta.layer[-1]).double()
+# paper.position_embeddings.load_state_dict(ours.position_embeddings.state_dict())
+# assert sum(p.numel() for p in paper.parameters()) == sum(p.numel() for p in ours.parameters())
+# ids = torch.randint(5, 50, (2, 12))
+# with torch.no_grad():
+#     hidden, p = model.deberta(ids).last_hidden_state, model.deberta.relative_embeddings()
+#     for emd in (ours, paper):
+#         saved = emd.position_embeddings.weight.clone()
+#         emd.position_embeddings.weight.zero_()   # without E_pos both are the last layer again
+#         assert torch.allclose(emd(hidden, p), model.deberta.layer[-1](hidden, p)[0], atol=1e-12)
+#         emd.position_embeddings.weight.copy_(saved)
+#     reached = {}
+#     for name, emd in (("ours", ours), ("paper's", paper)):
+#         before = emd(hidden, p)
+#         emd.position_embeddings.weight[5] += 1.0   # move the absolute position of token 5 only
+#         moved = (emd(hidden, p) - before).abs().amax((0, 2)) > 1e-9
+#         emd.position_embeddings.weight[5] -= 1.0
+#         reached[name] = moved.nonzero().flatten().tolist()
+#         print(f"{name} EMD: outputs changed by E_pos[5]: positions {reached[name]}")
+# assert reached["paper's"] == [5] and len(reached["ours"]) == 12
+# ```
+#
+# The subclass takes queries, and the residual, from $H + E_\text{pos}$ and keys and values from
+# $H$. With $E_\text{pos}$ set to zero both decoders reduce to the shared last layer applied to $H$
+# (checked), which tests the hand-written attention against the course's. The difference shows when
+# one absolute position moves: in our EMD $E_\text{pos}[5]$ reaches every output, because it enters
+# the keys and values every token reads; in the paper's only position 5's output, through its own
+# query and residual. Neither adds a parameter (the same table). So the paper's decoder uses
+# absolute positions only to decide what each token looks for, ours also mixes them into what is
+# read. The bench comparison is three seeds of `bench-deberta` with its `emd` replaced by `PaperEMD`
+# over the same shared layer, against the reference's three; since removing the EMD altogether
+# stayed within the seed spread in the chapter, expect the two versions to be hard to tell apart at
+# this scale.
+# </details>
+#
+# <details><summary>Worked answer to exercise 6</summary>
+#
+# ```python
+# import math
+#
+# import torch
+# import torch.nn.functional as F
+#
+# from lmcourse.finetune import SequenceClassifier
+# from lmcourse.models.bert import BertConfig, BertModel
+# from lmcourse.models.deberta_model import embeddings_forward, sift_loss
+#
+# # a toy task: is token 7 among 9 random tokens? A 1-layer BERT of width 32, 40 steps of 32
+# V, N, H = 30, 10, 32
+#
+#
+# def data(g, n):
+#     ids = torch.randint(3, V, (n, N), generator=g)
+#     ids[:, 0] = 1  # [CLS]
+#     return ids, (ids == 7).any(1).long()
+#
+#
+# test_ids, test_y = data(torch.Generator().manual_seed(1), 1000)
+# clean_loss = {}
+# for eps in (None, 0.01, 0.1, 1.0, 4.0):
+#     torch.manual_seed(0)
+#     model = SequenceClassifier(BertModel(BertConfig(
+#         vocab_size=V, hidden_size=H, num_hidden_layers=1, num_attention_heads=2,
+#         intermediate_size=64, max_position_embeddings=N, hidden_dropout_prob=0.0,
+#         attention_probs_dropout_prob=0.0)), dropout=0.0)
+#     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+#     g = torch.Generator().manual_seed(0)
+#     for _ in range(40):
+#         ids, y = data(g, 32)
+#         e, f = embeddings_forward(model, ids)
+#         logits = f(F.layer_norm(e, e.shape[-1:]))  # SiFT's clean input: normalised
+#         loss = F.cross_entropy(logits, y)
+#         if eps is not None:
+#             sift, delta = sift_loss(f, e, logits, epsilon=eps, step_size=eps / 10,
+#                                     return_delta=True)
+#             assert delta.norm(dim=-1).max() <= eps * (1 + 1e-5)
+#             loss = loss + sift
+#         optimizer.zero_grad()
+#         loss.backward()
+#         optimizer.step()
+#     with torch.no_grad():
+#         e, f = embeddings_forward(model, test_ids)
+#         normed = F.layer_norm(e, e.shape[-1:])
+#         clean_loss[eps] = F.cross_entropy(f(normed), test_y).item()
+#     share = "" if eps is None else f" ({eps / math.sqrt(H):.1%} of sqrt(H))"
+#     print(f"epsilon {eps!s:>4}{share}: held-out cross-entropy {clean_loss[eps]:.3f}")
+# norm = normed.norm(dim=-1).mean().item()
+# print(f"a normalised embedding's length: {norm:.2f} = sqrt(H) = {math.sqrt(H):.2f}")
+# assert abs(norm - math.sqrt(H)) < 0.01
+# assert max(clean_loss[e] for e in (0.01, 0.1, 1.0)) < clean_loss[None] + 0.01
+# assert clean_loss[4.0] > 10 * clean_loss[None]
+# ```
+#
+# What $\epsilon$ means depends on what it perturbs: a normalised embedding has length $\sqrt H$
+# (5.66 here, checked), and each token's $\delta$ stays within a ball of radius $\epsilon$ (checked
+# at every step). On a toy task (is token 7 among nine random tokens? a one-layer BERT of width 32,
+# 40 steps), $\epsilon$ = 0.01, 0.1 and 1 leave the held-out cross-entropy where training without
+# SiFT puts it (0.028, 0.028, 0.029 against 0.028). At $\epsilon$ = 4, 70.7% of a token's length,
+# the regulariser asks the output to stay put while a token is pushed most of the way towards
+# another one, and the model does not learn the task (0.601). So SiFT starts to hurt when $\epsilon$
+# becomes a sizeable fraction of $\sqrt H$; for the bench's tiny BERT ($H = 64$, $\sqrt H = 8$) the
+# exercise's grid stays below that point, and $\epsilon = 1$ is the one to watch. The measurement on
+# the bench itself is the chapter's three fine-tuning seeds per value, `sift_step(..., epsilon=...)`
+# on the stored encoder.
 # </details>
 #
 # ## References

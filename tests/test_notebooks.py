@@ -48,8 +48,10 @@ def test_copy_prose_keeps_outputs_and_refuses_changed_code(tmp_path):
     nbformat.write(nbtools.prepare(nb), notebook)
     jupytext.write(nb, twin, fmt="py:percent")
     twin.write_text(twin.read_text().replace("# # T", "# # T\n#\n# More prose."))
+    first_id = nbformat.read(notebook, as_version=4).cells[0].id
     assert nbtools.copy_prose(twin) == 1
     copied = nbformat.read(notebook, as_version=4)
+    assert copied.cells[0].id == first_id  # an edited cell keeps its id
     assert "More prose." in copied.cells[0].source
     assert copied.cells[1].outputs[0].text == "1\n"
     assert nbtools.out_of_sync(tmp_path) == []

@@ -99,6 +99,17 @@ def test_the_static_masker_repeats_one_mask_or_cycles_through_ten():
     assert ten.visits[2] == 11 and ten.visits[0] == 0
 
 
+@pytest.mark.parametrize("masking, copies", [("static, 1 copy", 1), ("static, 3 copies", 3),
+                                             ("static, 10 copies", 10), ("static", 1)])
+def test_a_static_arm_gets_the_number_of_copies_its_masking_names(masking, copies, monkeypatch):
+    from lmcourse.course.references import bench_arms
+
+    settings = dict(bench_arms._settings("bench-static10-40"), masking=masking)
+    monkeypatch.setattr(bench_arms, "_settings", lambda name: settings)
+    pairs = pb.train_pairs("bench-static-40")[:4]
+    assert len(bench_arms._masker("bench-static10-40", pairs, seed=0).masks.masks) == copies
+
+
 def test_small_arms_train_on_the_first_pairs_only_and_sop_on_sop_pairs():
     assert len(pb.train_pairs("bench-static-40")) == pb.SMALL_PAIRS
     assert pb.train_pairs("bench-static-40") == pb.train_pairs("bench-dynamic-40")

@@ -199,14 +199,17 @@ def copy_prose(twin: Path) -> int:
                          f"be copied when just markdown changed. Run "
                          f"`python -m tools.nbtools build {twin.name}` instead.")
     outputs = iter([c for c in executed.cells if c.cell_type == "code"])
+    same_layout = len(edited.cells) == len(executed.cells)
     cells, changed = [], 0
-    for cell in edited.cells:
+    for i, cell in enumerate(edited.cells):
         if cell.cell_type == "code":
             cells.append(next(outputs))
-        else:
-            old = [c for c in executed.cells if _cell_key(c) == _cell_key(cell)]
-            changed += not old
-            cells.append(old[0] if old else cell)
+            continue
+        old = [c for c in executed.cells if _cell_key(c) == _cell_key(cell)]
+        if not old and same_layout and "id" in executed.cells[i]:
+            cell["id"] = executed.cells[i]["id"]  # an edited cell keeps its id: a small diff
+        changed += not old
+        cells.append(old[0] if old else cell)
     executed.cells = cells
     tmp = target.with_suffix(".ipynb.tmp")
     nbformat.write(executed, tmp)

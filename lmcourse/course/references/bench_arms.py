@@ -11,6 +11,7 @@ scored on the same held-out masked positions and by the spoiler probe
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import torch
@@ -243,7 +244,8 @@ def _masker(name: str, pairs: list, seed: int):
 
     s, c = _settings(name), reviews().corpus
     if s["masking"].startswith("static"):
-        return StaticMasker(pairs, 10 if "10" in s["masking"] else 1, seed)
+        copies = re.search(r"(\d+) cop", s["masking"])  # "static, 10 copies"; "static": one
+        return StaticMasker(pairs, int(copies.group(1)) if copies else 1, seed)
     if s["masking"].startswith("span"):  # whole words, as SpanBERT: a "##" piece continues one
         rng = torch.Generator().manual_seed(seed)
         continues = torch.tensor([piece.startswith("##") for piece in c.pieces])
