@@ -62,7 +62,7 @@ from lmcourse.models.embeddings import (
     term_document,
     tfidf,
 )
-from lmcourse.viz.embeddings import plot_projection
+from lmcourse.viz.embeddings import plot_projections
 
 # %% slideshow={"slide_type": "-"}
 
@@ -406,11 +406,8 @@ groups = {
     "colours": ["red", "blue", "green", "white", "black"],
     "countries": ["egypt", "itali", "franc", "germani", "greec", "england"],
 }
-fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
-for ax, name in zip(axes, ("PPMI + SVD", "TF-IDF + SVD (LSA)"), strict=True):
-    plot_projection(vectors[name], corpus.words, groups, title=name, ax=ax)
-axes[0].legend(fontsize=7, loc="best")
-fig.tight_layout()
+plot_projections({name: vectors[name] for name in ("PPMI + SVD", "TF-IDF + SVD (LSA)")},
+                 corpus.words, groups)
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "slide"}

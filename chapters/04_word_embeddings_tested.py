@@ -64,7 +64,7 @@ from lmcourse.models.embeddings import (
     tfidf,
     word_similarity,
 )
-from lmcourse.viz.embeddings import neighbours_widget, plot_projection
+from lmcourse.viz.embeddings import neighbours_widget, plot_projections
 
 # %% slideshow={"slide_type": "-"}
 lmcourse.seed_everything(0)
@@ -219,11 +219,8 @@ groups = {
     "colours": ["red", "blue", "green", "white", "black"],
     "countries": ["egypt", "itali", "franc", "germani", "greec", "england"],
 }
-fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
-for ax, name in zip(axes, ("PPMI + SVD", "skip-gram (ours)"), strict=True):
-    plot_projection(vectors[name], corpus.words, groups, title=name, ax=ax)
-axes[0].legend(fontsize=7, loc="best")
-fig.tight_layout()
+plot_projections({name: vectors[name] for name in ("PPMI + SVD", "skip-gram (ours)")},
+                 corpus.words, groups)
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "slide"}

@@ -435,3 +435,21 @@ def test_evaluation_sets_load_completely():
         text = evaluate._test_data(name).read_text().splitlines()
         assert len(pairs) == sum(1 for x in text if x.strip() and not x.startswith("#"))
     assert all(isinstance(s, float) for *_, s in pairs_ws + pairs_sl)
+
+
+def test_plot_projections_draws_one_panel_per_embedding_with_the_legend_in_the_first():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from lmcourse.viz.embeddings import plot_projections
+
+    words = [f"w{i}" for i in range(6)]
+    groups = {"a": words[:3], "b": words[3:]}
+    rng = np.random.default_rng(0)
+    fig = plot_projections({"one": rng.standard_normal((6, 4)),
+                            "two": rng.standard_normal((6, 4))}, words, groups)
+    first, second = fig.axes
+    assert (first.get_title(), second.get_title()) == ("one", "two")
+    assert len(first.collections) == len(second.collections) == 6  # a point per word
+    assert first.get_legend() is not None and second.get_legend() is None
+    assert [t.get_text() for t in first.get_legend().get_texts()] == ["a", "b"]

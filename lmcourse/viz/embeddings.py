@@ -14,7 +14,7 @@ import numpy as np
 from lmcourse.models.embeddings import analogy, most_similar
 from lmcourse.viz.figures import box_with_figure, display_figure
 
-__all__ = ["neighbours_widget", "pca_2d", "plot_neighbours", "plot_projection"]
+__all__ = ["neighbours_widget", "pca_2d", "plot_neighbours", "plot_projection", "plot_projections"]
 
 
 def pca_2d(vectors: np.ndarray) -> np.ndarray:
@@ -43,6 +43,19 @@ def plot_projection(vectors: np.ndarray, words: Sequence[str],
     ax.set_xticks([])
     ax.set_yticks([])
     return ax
+
+
+def plot_projections(embeddings: Mapping[str, np.ndarray], words: Sequence[str],
+                     groups: Mapping[str, Sequence[str]]) -> plt.Figure:
+    """:func:`plot_projection` side by side, one panel per embedding (by name), with the
+    groups' legend in the first."""
+    fig, axes = plt.subplots(1, len(embeddings), figsize=(4 * len(embeddings), 3.6),
+                             squeeze=False)
+    for ax, (name, vectors) in zip(axes[0], embeddings.items(), strict=True):
+        plot_projection(vectors, words, groups, title=name, ax=ax)
+    axes[0, 0].legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    return fig
 
 
 def plot_neighbours(embeddings: Mapping[str, np.ndarray], words: Sequence[str], query: str,
