@@ -652,6 +652,201 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # scores of spread 8: the softmax is saturated at 1, and its gradient is almost 0, which is
 # the chapter's argument for the scale.
 # </details>
+#
+# <details><summary>Worked answer to exercise 3</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.data import Vocab, lm_batches, load_corpus
+# from lmcourse.models.attention import AttentionLM
+# from lmcourse.models.ngram import NGramLM
+# from lmcourse.train import fit_lm
+#
+# text = "\n".join(load_corpus("lee")).lower()
+# vocab = Vocab(text)
+# ids = vocab.encode(text)
+# train_ids, val_ids = ids[:int(0.9 * len(ids))], ids[int(0.9 * len(ids)):]
+# T, E = 32, 32                                      # scaled down from the chapter's 64 and 64
+# val = lm_batches(val_ids, 32, T, generator=torch.Generator().manual_seed(0))[:10]
+# i = torch.arange(T)
+# distance = (i[:, None] - i[None, :]).clamp(min=0).float()
+# ppl, look = {}, {}
+# for heads in (1, 2, 4, 8):
+#     torch.manual_seed(0)
+#     batches = lm_batches(train_ids, 16, T, sequential=False,
+#                          generator=torch.Generator().manual_seed(0))[:200]  # the same 200
+#     model = AttentionLM(len(vocab), embed_dim=E, num_heads=heads, max_len=T)
+#     history = fit_lm(model, lambda epoch, b=batches: b, 1, lr=1e-2, carry_state=False,
+#                      val_batches=val, progress=False)
+#     (W,) = model.attentions(val[0][0])             # B x heads x T x T
+#     per_head = (W * distance).sum(-1).mean((0, 2))  # mean look-back of each head
+#     prev = W[:, :, i[1:], i[1:] - 1].mean((0, 2))   # weight on the previous character
+#     ppl[heads], look[heads] = history.val_perplexity[-1], per_head.mean().item()
+#     print(f"{heads} head(s) of {E // heads:>2} dims: validation perplexity {ppl[heads]:.2f}, "
+#           f"mean look-back {look[heads]:.1f} characters, sharpest previous-character head "
+#           f"{prev.max():.2f}")
+# bigram = NGramLM(2, len(vocab)).fit(train_ids).perplexity(val_ids)
+# print(f"Kneser-Ney bigram on the validation text: {bigram:.2f}")
+# assert look[1] < look[2] < look[4] < look[8]       # more, narrower heads look further back
+# assert ppl[8] > ppl[1] + 0.1                        # and, this early, predict a little worse
+# ```
+#
+# Scaled down to run in seconds: a 32-character context, `embed_dim` 32, and 200 steps of 16
+# windows at learning rate 0.01, the same batches for every head count. That is about a
+# ninth of the chapter's training tokens, and all four models end near the Kneser–Ney
+# bigram (11.24). Within that budget the trend is clear. Splitting the same 32 dimensions into
+# more heads makes each head *less* sharp. One head of 32 dimensions puts 0.60 of its weight
+# on the previous character and looks back 2.7 characters on average. Eight heads of 4
+# dimensions look back 6.2 characters, and their sharpest head puts only 0.29 on the previous
+# character. The validation perplexity gets a little worse (10.97 against 11.43). Early in
+# training a head needs enough dimensions for its query and key to single out one position.
+# Four-dimensional heads spread their weight, which looks further back but blurs the one
+# character that matters most. The parameter count is the same for every head count
+# ($4d^2 + 4d$ in the attention). More heads pay off once there is budget to specialise them,
+# some on the previous character and others on the word. The exercise's full run (the
+# chapter's `embed_dim` 64 and 450 steps, several seeds) is needed to see whether 4 or 8 heads
+# overtake 1.
+# </details>
+#
+# <details><summary>Worked answer to exercise 4</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.data import Vocab, lm_batches, load_corpus
+# from lmcourse.models.attention import AttentionLM
+# from lmcourse.train import evaluate_lm, fit_lm
+#
+#
+# class PeekingLM(AttentionLM):
+#     """AttentionLM without the causal mask: position t may attend to t + 1, its target."""
+#
+#     def hidden(self, x):
+#         T = x.shape[1]
+#         h = self.embed(x) + self.position(torch.arange(T, device=x.device))
+#         attended, weights = self.attention(h, h, h, None, average_attn_weights=False)
+#         return h + attended, weights
+#
+#
+# text = "\n".join(load_corpus("lee")).lower()
+# vocab = Vocab(text)
+# ids = vocab.encode(text)
+# train_ids, val_ids = ids[:int(0.9 * len(ids))], ids[int(0.9 * len(ids)):]
+# T = 32
+# val = lm_batches(val_ids, 32, T, generator=torch.Generator().manual_seed(0))[:10]
+# batches = lm_batches(train_ids, 16, T, sequential=False,
+#                      generator=torch.Generator().manual_seed(0))[:150]   # a short "epoch"
+# torch.manual_seed(0)
+# peek = PeekingLM(len(vocab), embed_dim=32, num_heads=4, max_len=T)
+# history = fit_lm(peek, lambda epoch: batches, 1, lr=1e-2, carry_state=False,
+#                  val_batches=val, progress=False)
+# honest = AttentionLM(len(vocab), embed_dim=32, num_heads=4, max_len=T)
+# honest.load_state_dict(peek.state_dict())          # the same weights, causal mask back on
+# masked = evaluate_lm(honest, val, carry_state=False)
+# (W,) = peek.attentions(val[0][0])                  # B x heads x T x T, no mask
+# i = torch.arange(T - 1)
+# on_next = W[:, :, i, i + 1].mean((0, 2))           # weight of query t on key t + 1
+# print(f"training perplexity {history.epoch_perplexity[-1]:.2f}, validation (no mask) "
+#       f"{history.val_perplexity[-1]:.2f}, the same weights with the causal mask {masked:.2f}")
+# print("weight on the next character, per head:", " ".join(f"{v:.2f}" for v in on_next))
+# print(f"weight above the diagonal (the future): {W.triu(1).sum(-1).mean():.2f}")
+# assert history.val_perplexity[-1] < 2.0 < 10.0 < masked
+# assert on_next.max() > 0.5
+# ```
+#
+# `PeekingLM` is `AttentionLM` with the mask left out, trained on a short epoch (150 steps
+# of 16 windows of 32 characters). Its training perplexity averaged over the epoch is 4.52,
+# and the validation perplexity falls to 1.16: far below the chapter's model and the
+# Kneser–Ney 3-gram, and too good to be true. The heads have learned to look one step
+# *ahead*. One head puts 0.90 of its weight on the next character, which is the target, and
+# 0.72 of all weight sits above the diagonal. The widget would show the upper triangle lit,
+# with a bright line just above the diagonal instead of just below it. Validation does not
+# catch the cheat, because the validation windows have their future in them too. Put the
+# causal mask back on the same weights and the model, asked to predict without the answer,
+# scores 7182: far worse than guessing uniformly among the 56 characters. It learned to copy,
+# not to predict, and at generation time there is no next character to copy. Only the last
+# position of each window was ever an honest prediction.
+# </details>
+#
+# <details><summary>Worked answer to exercise 5</summary>
+#
+# ```python
+# import math
+# from functools import partial
+#
+# import torch
+# import torch.nn.functional as F
+#
+# from lmcourse.models.attention import causal_mask, scaled_dot_product_attention
+# from lmcourse.timing import compare
+#
+#
+# def chunked_attention(q, k, v, chunk: int = 64, causal: bool = False):
+#     """softmax(Q K^T / sqrt(d)) V, reading the keys `chunk` at a time (online softmax).
+#
+#     Per query it keeps the running maximum m of the scores seen so far, the running sum
+#     l = sum exp(s - m) and the running output o = sum exp(s - m) v; a new chunk with a larger
+#     maximum rescales the old l and o by exp(m_old - m_new). Only T x chunk scores exist at once.
+#     """
+#     T, S = q.shape[-2], k.shape[-2]
+#     m = q.new_full((*q.shape[:-1], 1), -math.inf)
+#     l = q.new_zeros((*q.shape[:-1], 1))
+#     o = q.new_zeros((*q.shape[:-1], v.shape[-1]))
+#     for start in range(0, S, chunk):
+#         s = q @ k[..., start:start + chunk, :].transpose(-2, -1) / math.sqrt(q.shape[-1])
+#         if causal:
+#             keys = torch.arange(start, min(start + chunk, S), device=q.device)
+#             s = s.masked_fill(keys[None, :] > torch.arange(T, device=q.device)[:, None],
+#                               -math.inf)
+#         m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+#         p = torch.exp(s - m_new)                   # exp(-inf) = 0 for masked keys
+#         rescale = torch.exp(m - m_new)             # 0 on the first chunk (m = -inf)
+#         l = l * rescale + p.sum(-1, keepdim=True)
+#         o = o * rescale + p @ v[..., start:start + chunk, :]
+#         m = m_new
+#     return o / l
+#
+#
+# torch.manual_seed(0)
+# B, H, T, d = 2, 4, 300, 32                         # 300 keys: 4 full chunks and one of 44
+# q, k, v = (torch.randn(B, H, T, d, dtype=torch.float64) for _ in range(3))
+# q = 3 * q                                          # large scores: the running max matters
+# for causal in (False, True):
+#     ours = chunked_attention(q, k, v, causal=causal)
+#     ref, _ = scaled_dot_product_attention(q, k, v, causal_mask(T) if causal else None)
+#     torch_ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+#     diff = max((ours - ref).abs().max().item(), (ours - torch_ref).abs().max().item())
+#     print(f"causal={causal}: max |chunked - full| = {diff:.1e} (float64)")
+#     assert diff < 1e-12
+# q32, k32, v32 = (x.float() for x in (q, k, v))
+# big = 20 * q32                                     # scores in the hundreds: exp overflows
+# naive = torch.exp(big @ k32.transpose(-2, -1) / math.sqrt(d))
+# err = (chunked_attention(big, k32, v32) - F.scaled_dot_product_attention(big, k32, v32))
+# print(f"scores x20 in float32: plain exp gives inf: {bool(naive.isinf().any())}; "
+#       f"chunked vs torch: {err.abs().max().item():.1e}")
+# assert naive.isinf().any() and err.abs().max() < 1e-4
+# for n in (300, 1024):
+#     qn, kn, vn = (torch.randn(B, H, n, d) for _ in range(3))
+#     t_chunk, t_full = compare(partial(chunked_attention, qn, kn, vn),
+#                               partial(scaled_dot_product_attention, qn, kn, vn), repeats=5)
+#     print(f"float32, T = S = {n}: chunked {1e3 * t_chunk:.2f} ms, ours in one piece "
+#           f"{1e3 * t_full:.2f} ms; scores held at once per head {n * 64:,} vs {n * n:,}")
+# ```
+#
+# The trick is the online softmax. For each query, keep the largest score seen so far ($m$),
+# the sum of $e^{s - m}$ ($\ell$) and the unnormalised output $\sum e^{s-m} v$. When a chunk
+# brings a larger maximum, multiply the old $\ell$ and output by $e^{m_\text{old} -
+# m_\text{new}}$, so that everything stays relative to the new maximum. Divide once at the
+# end. The result equals full attention to about 6e-15 in float64, with and without the causal
+# mask. Subtracting the running maximum is not optional: with scores in the hundreds, plain
+# `exp` overflows to inf in float32, while the chunked version still matches PyTorch to
+# 2e-5. Each step holds $T \times 64$ scores instead of $T \times S$ (65,536 against
+# 1,048,576 per head at 1,024). Speed depends on the machine, so read the printed times. A
+# Python loop over chunks costs overhead at short lengths and can win at long ones, where the
+# full score matrix no longer fits in cache. FlashAttention does the same in one fused GPU
+# kernel, with the chunks in fast on-chip memory, and never writes the $T \times S$ matrix.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References

@@ -215,7 +215,6 @@ def fit_bilm(model: BiLM, batches: Iterable[tuple[torch.Tensor, torch.Tensor]], 
 
 
 @torch.no_grad()
-@torch.no_grad()
 def evaluate_bilm(model: BiLM, batches: Sequence[tuple[torch.Tensor, torch.Tensor]]
                   ) -> tuple[float, float]:
     """Perplexities (forward, backward) on ``batches``: ``exp`` of the mean cross-entropy
