@@ -174,10 +174,16 @@ def build(twin: Path, run: bool = True) -> None:
     if run:
         seconds = execute(nb, twin.parent)
         print(f"{twin.name}: executed in {seconds:.1f} s")
+    _write_pair(nb, twin)
+
+
+def _write_pair(nb: nbformat.NotebookNode, twin: Path) -> None:
+    """Write ``nb`` as the twin's ``.ipynb`` (atomically: a failed run never leaves half a
+    notebook), resync the twin, and rewrite a lab solution's student copy."""
     target = twin.with_suffix(".ipynb")
     tmp = target.with_suffix(".ipynb.tmp")
     nbformat.write(nb, tmp)
-    tmp.replace(target)  # atomic: a failed run never leaves half a notebook
+    tmp.replace(target)
     jupytext.write(nb, twin, fmt="py:percent")
     if twin.parent.name == "solutions" and twin.parent.parent.name == LABS:
         write_student_copy(target)
@@ -211,12 +217,7 @@ def copy_prose(twin: Path) -> int:
         changed += not old
         cells.append(old[0] if old else cell)
     executed.cells = cells
-    tmp = target.with_suffix(".ipynb.tmp")
-    nbformat.write(executed, tmp)
-    tmp.replace(target)
-    jupytext.write(executed, twin, fmt="py:percent")
-    if twin.parent.name == "solutions" and twin.parent.parent.name == LABS:
-        write_student_copy(target)
+    _write_pair(executed, twin)
     return changed
 
 

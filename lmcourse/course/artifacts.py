@@ -277,21 +277,9 @@ def _teacher_first_steps(model, data, steps, progress) -> tuple[list[float], lis
 
 
 @functools.cache
-def _chapter04_data(tiny: bool) -> tuple[sp.spmatrix, list[str]]:
-    from lmcourse.data import WordCorpus, load_corpus, tokenize
-    from lmcourse.models.embeddings import cooccurrence
-
-    if tiny:
-        rng = np.random.default_rng(0)
-        docs = [rng.integers(0, 40, 300) for _ in range(4)]
-        return cooccurrence(docs, 40, 2, weighting="harmonic"), [f"w{i}" for i in range(40)]
-    corpus = WordCorpus.from_documents([tokenize(doc) for doc in load_corpus("text8")],
-                                       min_count=5)
-    return cooccurrence(corpus.docs, len(corpus), 5, weighting="harmonic"), corpus.words
-
-
-@functools.cache
-def _word2vec_data(tiny: bool) -> tuple[WordCorpus, list[list[str]]]:
+def _chapter04_corpus(tiny: bool) -> tuple[WordCorpus, list[list[str]]]:
+    """Chapter 04's corpus (text8, words seen at least 5 times) and its documents, or a
+    small Zipf-distributed one for the unit tests."""
     from lmcourse.data import load_corpus, tokenize
 
     if tiny:
@@ -302,8 +290,17 @@ def _word2vec_data(tiny: bool) -> tuple[WordCorpus, list[list[str]]]:
     return WordCorpus.from_documents(documents, min_count=5), documents
 
 
+@functools.cache
+def _chapter04_data(tiny: bool) -> tuple[sp.spmatrix, list[str]]:
+    from lmcourse.models.embeddings import cooccurrence
+
+    corpus, _ = _chapter04_corpus(tiny)
+    window = 2 if tiny else 5
+    return cooccurrence(corpus.docs, len(corpus), window, weighting="harmonic"), corpus.words
+
+
 def _word2vec_inputs(tiny: bool) -> dict:
-    corpus, documents = _word2vec_data(tiny)
+    corpus, documents = _chapter04_corpus(tiny)
     return dict(corpus=corpus, documents=documents,
                 **(dict(seeds=(0, 1), epochs=2, dim=8) if tiny else {}))
 
