@@ -115,7 +115,7 @@ teacher: setup
 NAME ?=
 # NAME: names or globs ('bench-*'); JOBS: runs at once, one torch thread each.
 reference: setup
-	$(BIN)/python -m lmcourse.course.reference_runs $(if $(LIST),--list,) --jobs $(JOBS) $(foreach n,$(NAME),'$(n)')
+	$(BIN)/python -m lmcourse.course.reference $(if $(LIST),--list,) --jobs $(JOBS) $(foreach n,$(NAME),'$(n)')
 
 student: setup
 	$(BIN)/python -m tools.nbtools student

@@ -285,9 +285,9 @@ def spoiler_compression() -> Result:
            group="efficiency")
 def spoiler_distillation() -> Result:
     torch = _torch()
-    from lmcourse.course.teacher import distillation_pool, half_depth_student
+    from lmcourse.course.teacher import distillation_pool
     from lmcourse.models.compress import count_params
-    from lmcourse.models.distill import combined_loss, train_student
+    from lmcourse.models.distill import combined_loss, half_depth_student, train_student
 
     data, teacher, (texts, labels), (ids, mask) = _spoiler_setup()
     pool, logits = distillation_pool(data, teacher)

@@ -49,7 +49,7 @@ import torch
 import lmcourse
 from lmcourse import show
 from lmcourse.course.claims import verdict
-from lmcourse.course.references.lm_char import show_crossover
+from lmcourse.course.reference.lm_char import show_crossover
 from lmcourse.data import Vocab, lm_batches, load_corpus, sequential_partition
 from lmcourse.metrics import mean_spread
 from lmcourse.models.ngram import NGramLM
@@ -304,10 +304,10 @@ print(f"validation perplexity still fell by {still_falling:.2f} in the last epoc
 
 # %% slideshow={"slide_type": "-"}
 refs = show_crossover()
-rnn_final = [refs["RNN"]["metrics"][str(s)]["held_out_ppl"] for s in refs["RNN"]["seeds"]]
+rnn_final = [refs["RNN"].metrics[s]["held_out_ppl"] for s in refs["RNN"].seeds]
 verdict("a network beats the n-gram: this chapter's tanh RNN, trained to the reference "
         "budget, reaches a lower held-out perplexity than the 6-gram Kneser-Ney model",
-        rnn_final, baseline=("6-gram KN", refs["RNN"]["baselines"]["kn6"]),
+        rnn_final, baseline=("6-gram KN", refs["RNN"].baselines["kn6"]),
         higher_is_better=False, metric="held-out perplexity", digits=3)
 
 # %% [markdown] slideshow={"slide_type": "-"}

@@ -52,7 +52,8 @@ import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
-from lmcourse.course.references.lm_char import LM_CHAR_LSTM
+from lmcourse.course.reference.figures import plot_crossover
+from lmcourse.course.reference.lm_char import LM_CHAR_LSTM
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.metrics import mean_spread
 from lmcourse.models.adding import TRIVIAL_MSE, adding_batch, train_adding
@@ -84,7 +85,6 @@ from lmcourse.viz.gates import (
     lstm_gate_trace,
     plot_gate_heatmap,
 )
-from lmcourse.viz.reference import plot_crossover
 
 generator = lmcourse.seed_everything(0)
 dev = lmcourse.device()
@@ -768,7 +768,7 @@ verdict(f"the best network ({best_cell.upper()}) beats the best Kneser-Ney n-gra
 ref = reference.load("lm-char-lstm")
 live = LM_CHAR_LSTM.train(LM_CHAR_LSTM.recipe, seed=0, device=torch.device("cpu"),
                           progress=False, stop_after=LM_CHAR_LSTM.first_steps)
-committed = ref["train_loss"]["0"][:len(live.train_loss)]
+committed = ref.train_loss[0][:len(live.train_loss)]
 worst = max(abs(a - b) / b for a, b in zip(live.train_loss, committed, strict=True))
 print(f"first {len(live.train_loss)} steps of seed 0, live vs committed: largest relative "
       f"difference {worst:.1e} (tolerance {ref['tolerance']:g}) -> "
@@ -793,7 +793,7 @@ ax1.set_title("Character RNN vs LSTM vs GRU (about 1.9 M parameters each)", font
 ax1.legend(fontsize=7, loc="upper right")
 ax2.set_xscale("linear")
 ax2.set_xlabel("training step")
-ax2.set_xlim(300, ref["recipe"]["steps"] * 1.05)
+ax2.set_xlim(300, ref.recipe["steps"] * 1.05)
 ax2.set_ylim(3.5, 4.6)
 ax2.set_title("the same, zoomed on the 5- and 6-gram", fontsize=9)
 fig.tight_layout()
@@ -801,7 +801,7 @@ plt.show()
 
 # %% slideshow={"slide_type": "-"}
 print(reference.compare(cells, baselines={"kn5": "5-gram KN", "kn6": "6-gram KN"}))
-final = {label: [r["metrics"][str(s)]["held_out_ppl"] for s in r["seeds"]]
+final = {label: [r.metrics[s]["held_out_ppl"] for s in r.seeds]
          for label, r in refs.items()}
 for gated in ("LSTM", "GRU"):
     verdict(f"gates help on text: at equal parameters and steps, the {gated} reaches a lower "
@@ -815,7 +815,7 @@ verdict("LSTM vs GRU: at equal parameters and steps, the LSTM reaches a lower he
         paper="neither gated unit wins everywhere (Chung et al. 2014; Jozefowicz et al. 2015)")
 best = min(final, key=lambda k: np.mean(final[k]))
 verdict(f"a character network trained to the reference budget ({best}) beats the 6-gram "
-        "Kneser-Ney model", final[best], baseline=("6-gram KN", ref["baselines"]["kn6"]),
+        "Kneser-Ney model", final[best], baseline=("6-gram KN", ref.baselines["kn6"]),
         higher_is_better=False, metric="held-out perplexity", digits=3)
 
 # %% [markdown] slideshow={"slide_type": "-"}

@@ -311,7 +311,7 @@ show(train_word2vec)
 
 # %% slideshow={"slide_type": "-"}
 epochs = lmcourse.budget(cpu=5, gpu=10)
-runs = artifacts.chapter04_word2vec(corpus, documents, seeds=seeds, epochs=epochs, dim=dim,
+runs = artifacts.text8_word2vec(corpus, documents, seeds=seeds, epochs=epochs, dim=dim,
                                     device=dev)
 for name in ("skip-gram (ours)", "CBOW (ours)"):
     run = runs[name][0]
@@ -453,7 +453,7 @@ assert d < 1e-8
 
 # %% slideshow={"slide_type": "-"}
 X_glove = cooccurrence(corpus.docs, V, window, weighting="harmonic")
-x_max = artifacts.CHAPTER04_GLOVE["x_max"]
+x_max = artifacts.TEXT8_GLOVE["x_max"]
 print(f"{X_glove.nnz:,} nonzero X_ij: {(X_glove.data < 2).mean():.0%} below 2, "
       f"{(X_glove.data >= 10).mean():.2%} at or above 10, {(X_glove.data >= 100).mean():.2%} "
       f"at or above the paper's x_max = 100")
@@ -479,7 +479,7 @@ print(f"two epochs of seed 0, trained here: {clock() - start:.1f} s, loss per pa
 
 # %% slideshow={"slide_type": "-"}
 start = clock()
-glove_runs = artifacts.chapter04_glove(X_glove, corpus.words, seeds=seeds, dim=dim, device=dev)
+glove_runs = artifacts.text8_glove(X_glove, corpus.words, seeds=seeds, dim=dim, device=dev)
 print(f"{len(glove_runs)} runs read (or trained) in {clock() - start:.1f} s; "
       f"{2 * V * (dim + 1):,} parameters (W, W~ and the biases) for {X_glove.nnz:,} "
       "nonzero counts")

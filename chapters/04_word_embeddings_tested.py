@@ -85,9 +85,9 @@ for name, weigh in [("PPMI + SVD", lambda: ppmi(X, 0.75)),
 
 # %% slideshow={"slide_type": "-"}
 # chapter 4b's trained vectors: ours (seed 0) and gensim's word2vec (3 seeds), GloVe (3 seeds)
-runs = artifacts.chapter04_word2vec(corpus, documents, seeds=seeds, dim=dim, device=dev)
+runs = artifacts.text8_word2vec(corpus, documents, seeds=seeds, dim=dim, device=dev)
 X_glove = cooccurrence(corpus.docs, V, window, weighting="harmonic")
-runs["GloVe (ours)"] = artifacts.chapter04_glove(X_glove, corpus.words, seeds=seeds, dim=dim,
+runs["GloVe (ours)"] = artifacts.text8_glove(X_glove, corpus.words, seeds=seeds, dim=dim,
                                                  device=dev)
 seed_vectors = {name: [r.vectors for r in rs] for name, rs in runs.items() if len(rs) > 1}
 for name, rs in runs.items():

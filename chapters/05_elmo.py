@@ -53,7 +53,8 @@ import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
-from lmcourse.course.references.bilm_lee import BILM_LEE, TUNING, lee_windows, load_model
+from lmcourse.course.reference.bilm_lee import BILM_LEE, TUNING, lee_windows, load_model
+from lmcourse.course.reference.figures import plot_crossover
 from lmcourse.models.compress import count_params
 from lmcourse.models.elmo import (
     BiLM,
@@ -69,7 +70,6 @@ from lmcourse.models.elmo import (
 )
 from lmcourse.models.ngram import NGramLM
 from lmcourse.models.probes import fit_scalar_mix_probe, frequency_classes, majority_accuracy
-from lmcourse.viz.reference import plot_crossover
 
 # PyTorch warns that its oneDNN kernels do not cover LSTMs with projections (ELMo's
 # "4096 cells projected to 512", used by the reference biLM below); the fallback is exact.
@@ -429,7 +429,7 @@ print(f"forward vs backward (biLM): {final[0]:.1f} vs {final[1]:.1f}; "
 ref = reference.load("bilm-lee")
 live = BILM_LEE.train(BILM_LEE.recipe, seed=0, device=torch.device("cpu"), progress=False,
                       stop_after=BILM_LEE.first_steps)
-committed = ref["train_loss"]["0"][:len(live.train_loss)]
+committed = ref.train_loss[0][:len(live.train_loss)]
 worst = max(abs(a - b) / b for a, b in zip(live.train_loss, committed, strict=True))
 print(f"first {len(live.train_loss)} steps of seed 0, live vs committed: largest relative "
       f"difference {worst:.1e} (tolerance {ref['tolerance']:g}) -> "
@@ -449,12 +449,12 @@ ax.set_title("biLM forward perplexity on the validation windows", fontsize=9)
 ax.legend(fontsize=7)
 plt.show()
 print(reference.compare({"biLM": "bilm-lee"}, metric="held_out_ppl_fwd", baselines=kn_lines))
-ref_final = {d: [ref["metrics"][str(s)][f"held_out_ppl_{d}"] for s in ref["seeds"]]
+ref_final = {d: [ref.metrics[s][f"held_out_ppl_{d}"] for s in ref.seeds]
              for d in ("fwd", "bwd")}
 for d, name in (("fwd", "forward"), ("bwd", "backward")):
     verdict(f"the biLM beats the Kneser-Ney word trigram: trained to the reference budget, "
             f"its {name} LM reaches a lower validation perplexity than the trigram read "
-            f"{name}s", ref_final[d], baseline=("KN trigram", ref["baselines"][f"kn3_{d}"]),
+            f"{name}s", ref_final[d], baseline=("KN trigram", ref.baselines[f"kn3_{d}"]),
             higher_is_better=False, metric=f"{name} validation perplexity", digits=1,
             note="the trigram reads the validation text as one stream; the biLM reads each "
                  "24-word window alone")
@@ -474,7 +474,7 @@ for d, name in (("fwd", "forward"), ("bwd", "backward")):
 # %% slideshow={"slide_type": "-"}
 small_model = model
 ref_models = [load_model(reference.load_weights("bilm-lee", s)).to(lmcourse.device())
-              for s in ref["seeds"]]
+              for s in ref.seeds]
 model = ref_models[0]
 d = model.softmax.in_features
 print(f"reference biLM: {count_params(model):,} parameters, d = {d} (the small one: "
@@ -1038,7 +1038,7 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # import torch
 #
 # from lmcourse.course import reference
-# from lmcourse.course.references.bilm_lee import lee_windows, load_model
+# from lmcourse.course.reference.bilm_lee import lee_windows, load_model
 # from lmcourse.models.elmo import encode_chars
 #
 # data = lee_windows()
@@ -1082,7 +1082,7 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # import torch
 #
 # from lmcourse.course import reference
-# from lmcourse.course.references.bilm_lee import lee_windows, load_model
+# from lmcourse.course.reference.bilm_lee import lee_windows, load_model
 # from lmcourse.models.probes import fit_scalar_mix_probe, frequency_classes, majority_accuracy
 #
 # warnings.filterwarnings("ignore", message="LSTM with projections")
@@ -1137,7 +1137,7 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # import torch
 #
 # from lmcourse.course import reference
-# from lmcourse.course.references.bilm_lee import lee_windows, load_model
+# from lmcourse.course.reference.bilm_lee import lee_windows, load_model
 # from lmcourse.models.elmo import nearest_neighbour_accuracy
 #
 # warnings.filterwarnings("ignore", message="LSTM with projections")
@@ -1193,7 +1193,7 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # ```python
 # import torch
 #
-# from lmcourse.course.references.bilm_lee import lee_windows
+# from lmcourse.course.reference.bilm_lee import lee_windows
 # from lmcourse.models.elmo import BiLM, bilm_losses, fit_bilm
 #
 #

@@ -43,7 +43,7 @@ import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
-from lmcourse.course.references.lm_char import NETWORKS, build_model, show_crossover
+from lmcourse.course.reference.lm_char import NETWORKS, build_model, show_crossover
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.data.tasks import VOCAB_SIZE, decode_digits, reversal_batch, true_alignment
 from lmcourse.metrics import mean_spread
@@ -312,7 +312,7 @@ transformer_verdict(at_equal_time, "equal wall-clock")
 
 # %% slideshow={"slide_type": "-"}
 refs = show_crossover()
-ref_final = {label: [r["metrics"][str(s)]["held_out_ppl"] for s in r["seeds"]]
+ref_final = {label: [r.metrics[s]["held_out_ppl"] for s in r.seeds]
              for label, r in refs.items()}
 verdict("transformer vs LSTM at equal compute: trained to the reference budget (equal "
         "parameters and tokens), the transformer reaches a lower held-out perplexity than the "
@@ -323,7 +323,7 @@ verdict("transformer vs LSTM at equal compute: trained to the reference budget (
 best_ref = min(ref_final, key=lambda k: np.mean(ref_final[k]))
 verdict(f"a network beats the n-gram: the best reference network ({best_ref}) reaches a lower "
         "held-out perplexity than the 6-gram Kneser-Ney model", ref_final[best_ref],
-        baseline=("6-gram KN", refs[best_ref]["baselines"]["kn6"]), higher_is_better=False,
+        baseline=("6-gram KN", refs[best_ref].baselines["kn6"]), higher_is_better=False,
         metric="held-out perplexity", digits=3)
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -548,7 +548,7 @@ assert sample_next(z, temperature=0) == int(z.argmax())
 # %% slideshow={"slide_type": "-"}
 writers = {"6-gram KN": NGramAsNetwork(NGramLM(6, V).fit(train_ids))}
 for label in ("LSTM", "transformer"):
-    net = build_model(refs[label]["recipe"], V)
+    net = build_model(refs[label].recipe, V)
     net.load_state_dict(reference.load_weights(NETWORKS[label]))
     writers[f"{label} (reference)"] = net.to(dev)
 settings = (("greedy", {"temperature": 0}), ("T = 0.7", {"temperature": 0.7}),
@@ -747,7 +747,7 @@ plt.show()
 #
 # import torch
 #
-# from lmcourse.course.references.lm_char import char_split
+# from lmcourse.course.reference.lm_char import char_split
 # from lmcourse.data import lm_batches
 # from lmcourse.models.ngram import NGramLM
 # from lmcourse.models.transformer import TransformerLM
@@ -798,7 +798,7 @@ plt.show()
 # import matplotlib.pyplot as plt
 # import torch
 #
-# from lmcourse.course.references.lm_char import char_split
+# from lmcourse.course.reference.lm_char import char_split
 # from lmcourse.data import lm_batches
 # from lmcourse.models.transformer import TransformerLM
 # from lmcourse.train import fit_lm
@@ -854,16 +854,16 @@ plt.show()
 # import torch
 #
 # from lmcourse.course import reference
-# from lmcourse.course.references.lm_char import NETWORKS, char_split
+# from lmcourse.course.reference.lm_char import NETWORKS, char_split
 # from lmcourse.models.gated import GatedLM
 # from lmcourse.models.transformer import TransformerLM
 # from lmcourse.timing import compare, lm_training_step
 #
 # # 1. The committed references ran 2,000 steps at T = 128, three seeds, ~1.9 M parameters each
 # refs = {label: reference.load(name) for label, name in NETWORKS.items()}
-# finals = {label: [r["metrics"][str(s)]["held_out_ppl"] for s in r["seeds"]]
+# finals = {label: [r.metrics[s]["held_out_ppl"] for s in r.seeds]
 #           for label, r in refs.items()}
-# kn5 = refs["LSTM"]["baselines"]["kn5"]
+# kn5 = refs["LSTM"].baselines["kn5"]
 # for label in sorted(finals, key=lambda k: np.mean(finals[k])):
 #     print(f"{label:>11}: held-out perplexity {np.mean(finals[label]):.3f} (seeds "
 #           + ", ".join(f"{p:.3f}" for p in finals[label])
@@ -1032,7 +1032,7 @@ plt.show()
 # import torch
 #
 # from lmcourse.course import reference
-# from lmcourse.course.references.lm_char import RECIPES, build_model, char_split
+# from lmcourse.course.reference.lm_char import RECIPES, build_model, char_split
 # from lmcourse.models.attention import merge_heads, split_heads
 # from lmcourse.models.ngram import NGramLM
 # from lmcourse.sampling import next_token_distribution

@@ -69,8 +69,8 @@ from lmcourse.tokenizers import (
     viterbi,
 )
 from lmcourse.tokenizers.bytelevel import pre_tokenize as gpt2_pre_tokenize
-from lmcourse.tokenizers.display import plot_segmentations, segmentation_widget
 from lmcourse.tokenizers.unigram import forward_backward, pruning_losses
+from lmcourse.viz.tokens import plot_segmentations, segmentation_widget
 
 # %% slideshow={"slide_type": "-"}
 lmcourse.seed_everything(0)

@@ -50,16 +50,13 @@ import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
-from lmcourse.course.references.pretraining_bench import (
-    TINY_BERT_REF,
-    load_tiny_bert,
-    tiny_bert_eval_batch,
-)
-from lmcourse.course.references.transfer_curve import curve_values
+from lmcourse.course.reference.figures import plot_learning_curve, plot_reference
+from lmcourse.course.reference.tiny_bert import TINY_BERT_REF, tiny_bert_eval_batch
+from lmcourse.course.reference.transfer_curve import curve_values
 from lmcourse.data.goodreads import heldout_phrasing
 from lmcourse.data.sentences import review_sentences
 from lmcourse.finetune import SequenceClassifier, encode, fit, parameter_counts, predict_proba
-from lmcourse.masking import mask_tokens
+from lmcourse.masking import mask_tokens, replace_80_10_10
 
 # %% slideshow={"slide_type": "-"}
 from lmcourse.metrics import best_threshold, f1_score, mean_spread, roc_auc
@@ -71,6 +68,7 @@ from lmcourse.models.presets import build
 from lmcourse.models.pretraining import (
     MaskedLMHead,
     evaluate_pretraining,
+    load_tiny_bert,
     masked_token_baselines,
     mlm_predictor,
     nsp_pairs,
@@ -79,7 +77,6 @@ from lmcourse.models.pretraining import (
 )
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 from lmcourse.viz import attention_widget, bertviz_offline, masking_figure, masking_widget
-from lmcourse.viz.reference import plot_learning_curve, plot_reference
 
 generator = lmcourse.seed_everything(0)
 dev = lmcourse.device()
@@ -263,6 +260,21 @@ print(f"all-MiniLM-L6-v2: {count_params(minilm):,} parameters, of which embeddin
 show(mask_tokens)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
+# `mask_tokens` works in two steps. It first draws the selected positions $\mathcal M$
+# (each ordinary token with probability 0.15, never a special token), then hands them to the
+# replacement step, which draws one $u_i \sim U(0, 1)$ per selected token:
+#
+# $$\tilde t_i = \begin{cases} \texttt{[MASK]} & u_i < 0.8 \\
+# r_i \sim U(\text{ordinary ids}) & 0.8 \le u_i < 0.9 \\
+# t_i & u_i \ge 0.9 \end{cases} \qquad i \in \mathcal M .$$
+#
+# Whole-word and span masking (chapter 10) choose $\mathcal M$ differently and reuse the
+# same step, drawing one $u$ per word or span instead of per token.
+
+# %% slideshow={"slide_type": "-"}
+show(replace_80_10_10)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **Check.** On a large batch of real token ids, the measured rates must be close to the
 # targets, and special tokens must never be selected. The labels are $-100$ (PyTorch's
 # "ignore" index) wherever no prediction is asked for.
@@ -284,6 +296,19 @@ rates = {"selected / ordinary tokens": selected.sum() / normal.sum(),
 for (name, rate), target in zip(rates.items(), (0.15, 0.8, 0.1, 0.1), strict=True):
     print(f"{name:<27} measured {rate:.3f}   target {target:.2f}")
 print(f"special tokens selected: {int((selected & ~normal).sum())} (must be 0)")
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+# the replacement step alone, asked to corrupt every ordinary token
+replaced, _ = replace_80_10_10(sample, normal, tokenizer.mask_token_id, tokenizer.vocab_size,
+                               special, generator=torch.Generator().manual_seed(1))
+kinds = {"[MASK]": replaced[normal] == tokenizer.mask_token_id,
+         "random": (replaced[normal] != tokenizer.mask_token_id)
+         & (replaced[normal] != sample[normal]),
+         "unchanged": replaced[normal] == sample[normal]}
+print(f"replace_80_10_10 on all {int(normal.sum()):,} ordinary tokens:")
+for (name, hit), target in zip(kinds.items(), (0.8, 0.1, 0.1), strict=True):
+    print(f"  {name:<10} measured {hit.float().mean():.3f}   target {target:.2f}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # The figure masks one sentence with BERT's scheme, with whole-word masking (all pieces of
@@ -382,7 +407,7 @@ print(f"held-out masked accuracy of the live run: {live.curve[-1][2]:.3f} at ste
 tiny = load_tiny_bert(reference.load_weights("tiny-bert", 0)).to(dev)
 tiny_config = tiny.bert.config
 steps, batch_size = recipe["steps"], recipe["batch"]
-seed0 = ref_tiny["metrics"]["0"]
+seed0 = ref_tiny.metrics[0]
 tokens_seen = round(seed0["tokens_per_s"] * seed0["train_seconds"])
 print(f"reference: {count_params(tiny.bert):,} parameters, {steps:,} steps of {batch_size} "
       f"pairs (about {tokens_seen:,} tokens), {seed0['train_seconds']:.0f} s "
@@ -413,8 +438,8 @@ eval_batch, eval_ids, eval_labels = tiny_bert_eval_batch()
 scores = evaluate_pretraining(tiny, eval_batch, eval_ids, eval_labels)
 baselines = masked_token_baselines(pre_train.sentences(), eval_ids, eval_labels,
                                    corpus.special_ids)
-seeds_acc = [ref_tiny["metrics"][str(s)]["masked_accuracy"] for s in ref_tiny["seeds"]]
-seeds_nsp = [ref_tiny["metrics"][str(s)]["nsp_accuracy"] for s in ref_tiny["seeds"]]
+seeds_acc = [ref_tiny.metrics[s]["masked_accuracy"] for s in ref_tiny.seeds]
+seeds_nsp = [ref_tiny.metrics[s]["nsp_accuracy"] for s in ref_tiny.seeds]
 print(f"held-out masked positions: {int((eval_labels != -100).sum()):,}")
 print(f"{'':<34} {'masked accuracy':>15} {'NSP accuracy':>13}")
 print(f"{'tiny BERT, seed 0 (scored here)':<34} {scores['masked accuracy']:>15.3f} "
@@ -929,7 +954,7 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # 1. *(warm-up)* Compute by hand the parameter count of one BERT-large layer from
 #    $12H^2 + 13H$ and check it with `count_params(build("bert-large-uncased").encoder.layer[0])`.
 # 2. *(crossing)* The reference curves cross the two-sided bigram somewhere between
-#    steps 250 and 3,000. Read the step off `reference.load("tiny-bert")["curves"]` for
+#    steps 250 and 3,000. Read the step off `reference.load("tiny-bert").curves` for
 #    each seed; then train seed 3 yourself (`TINY_BERT_REF.train(TINY_BERT_REF.recipe,
 #    seed=3, device=dev)`, a few minutes on a CPU) and check that it crosses at a similar
 #    step. Does the crossing move if you halve the learning rate?
@@ -975,9 +1000,9 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # from lmcourse.course import reference
 #
 # ref = reference.load("tiny-bert")
-# level = ref["baselines"]["bigram_both"]
-# for seed in ref["seeds"]:
-#     curve = ref["curves"][str(seed)]
+# level = ref.baselines["bigram_both"]
+# for seed in ref.seeds:
+#     curve = ref.curves[seed]
 #     step = next(s for s, _, accuracy in curve if accuracy > level)
 #     assert all(accuracy <= level for s, _, accuracy in curve if s < step)
 #     print(f"seed {seed}: first above the two-sided bigram ({level}) at step {step}")
@@ -1208,17 +1233,17 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # from lmcourse.models.pretraining import BertForPreTraining, pretrain
 #
 # runs = {arm: reference.load(arm) for arm in ("bench-mlm", "bench-nsp")}  # 3 seeds each
-# changed = {k for k in runs["bench-mlm"]["recipe"]
-#            if runs["bench-mlm"]["recipe"][k] != runs["bench-nsp"]["recipe"].get(k)}
+# changed = {k for k in runs["bench-mlm"].recipe
+#            if runs["bench-mlm"].recipe[k] != runs["bench-nsp"].recipe.get(k)}
 # assert changed == {"objective"}                         # same data, steps, lr: only the loss
-# acc = {arm: [r["metrics"][str(s)]["masked_accuracy"] for s in r["seeds"]]
+# acc = {arm: [r.metrics[s]["masked_accuracy"] for s in r.seeds]
 #        for arm, r in runs.items()}
-# loss = {arm: [r["metrics"][str(s)]["mlm_loss"] for s in r["seeds"]] for arm, r in runs.items()}
+# loss = {arm: [r.metrics[s]["mlm_loss"] for s in r.seeds] for arm, r in runs.items()}
 # for arm in runs:
 #     print(f"{arm}: masked accuracy {statistics.mean(acc[arm]):.4f} "
 #           f"(seeds {min(acc[arm])}-{max(acc[arm])}), MLM loss {statistics.mean(loss[arm]):.4f}")
-# chance = [runs["bench-nsp"]["metrics"][str(s)]["nsp_accuracy"]
-#           for s in runs["bench-nsp"]["seeds"]]
+# chance = [runs["bench-nsp"].metrics[s]["nsp_accuracy"]
+#           for s in runs["bench-nsp"].seeds]
 # print(f"bench-nsp's held-out NSP accuracy: {chance}")
 # verdict = decide(acc["bench-mlm"], acc["bench-nsp"], higher_is_better=True)
 # print(f"without NSP vs with, masked accuracy over {runs['bench-mlm']['recipe']['steps']:,} "
@@ -1258,7 +1283,7 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # from torch import nn
 #
 # from lmcourse.course import reference
-# from lmcourse.course.references.transfer_curve import curve_values, label_order
+# from lmcourse.course.reference.transfer_curve import curve_values, label_order
 # from lmcourse.data.goodreads import (
 #     distinct_sentences,
 #     load_reviews,

@@ -44,7 +44,7 @@ from lmcourse import finetune_heads as fh
 from lmcourse import show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
-from lmcourse.course.references import bert_heads as bh
+from lmcourse.course.reference import bert_heads as bh
 from lmcourse.data import plot_tasks as pt
 from lmcourse.models import heads
 from lmcourse.models.bert import BertConfig
@@ -247,13 +247,13 @@ results = {task: reference.load(f"bert-heads-{task}") for task in bh.TASKS}
 labels = {"qa": "exact match", "tags": "name-word F1", "pairs": "accuracy"}
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
 for ax, (task, result) in zip(axes, results.items(), strict=True):
-    for seed, curve in result["curves"].items():
+    for seed, curve in result.curves.items():
         ax.plot([p[0] for p in curve], [p[2] for p in curve], marker=".",
                 label=f"MiniLM, seed {seed}")
-    for i, (name, value) in enumerate(result["baselines"].items()):
+    for i, (name, value) in enumerate(result.baselines.items()):
         ax.axhline(value, color=f"C{3 + i}", ls="--", lw=1, label=name.replace("_", " "))
     if task == "pairs":
-        bow = [result["metrics"][s]["bag_of_words"] for s in result["metrics"]]
+        bow = [result.metrics[s]["bag_of_words"] for s in result.metrics]
         ax.axhline(statistics.mean(bow), color="C6", ls=":", label="bag of words (mean)")
     ax.set(title=f"{task}: {labels[task]}", xlabel="fine-tuning step", ylim=(0, 1.02))
     ax.legend(fontsize=6, loc="lower right")
@@ -263,13 +263,13 @@ plt.show()
 # %% slideshow={"slide_type": "subslide"}
 def seeds(task, key):
     result = results[task]
-    return [result["metrics"][str(s)][key] for s in result["seeds"]]
+    return [result.metrics[s][key] for s in result.seeds]
 
 
 papers = {"qa": "SQuAD 1.1 dev EM 80.8 / F1 88.5, BERT-base (Devlin et al. 2019)",
           "tags": "CoNLL-2003 NER F1 96.4 dev / 92.4 test, BERT-base (Devlin et al. 2019)",
           "pairs": "MRPC F1 88.9, BERT-base (Devlin et al. 2019)"}
-strongest = {task: max(results[task]["baselines"].items(), key=lambda kv: kv[1])
+strongest = {task: max(results[task].baselines.items(), key=lambda kv: kv[1])
              for task in ("qa", "tags")}
 for task in ("qa", "tags"):
     name, value = strongest[task]

@@ -50,9 +50,11 @@ import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
-from lmcourse.course.references import pretraining_bench as pb
+from lmcourse.course.reference import bench_arms as pb
+from lmcourse.course.reference.figures import plot_crossover, plot_reference
+from lmcourse.course.reference.report import bench_table, last_train_loss, seed_values
 from lmcourse.data.corpora import load_corpus
-from lmcourse.data.sentences import SentenceCorpus, split_sentences
+from lmcourse.data.sentences import SentenceCorpus, minilm_review_corpus, split_sentences
 from lmcourse.masking import StaticMasking, choose_spans, span_length_pmf
 from lmcourse.metrics import mean_spread
 from lmcourse.models.attention import scaled_dot_product_attention
@@ -67,12 +69,11 @@ from lmcourse.models.electra import (
 )
 from lmcourse.models.kbert import sentence_tree
 from lmcourse.models.presets import PRESETS
-from lmcourse.models.pretraining import mlm_predictor, nsp_pairs, sop_pairs
+from lmcourse.models.pretraining import load_tiny_bert, mlm_predictor, nsp_pairs, sop_pairs
 from lmcourse.models.spanbert import SpanBoundaryHead, span_boundaries
 from lmcourse.pretrained import load_hf_tokenizer
 from lmcourse.tokenizers.bytelevel import bytes_to_unicode
 from lmcourse.viz import masking_widget
-from lmcourse.viz.reference import plot_crossover, plot_reference
 
 dev = lmcourse.device()
 tokenizer = load_hf_tokenizer()
@@ -109,7 +110,7 @@ print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
 # live run on the reference curves.
 
 # %% slideshow={"slide_type": "-"}
-reviews = pb.reviews()  # chapter 09's corpus (the same object the references train on)
+reviews = minilm_review_corpus()  # chapter 09's corpus (the same object the references train on)
 corpus, pre_train, pre_test = reviews.corpus, reviews.train, reviews.test
 bench = pb.bench()  # MaskedLMBench: training pairs and the fixed held-out masks
 train_pairs, test_pairs, ids_args = bench.train_pairs, bench.test_pairs, bench.ids_args
@@ -139,8 +140,8 @@ plt.show()
 # %% slideshow={"slide_type": "-"}
 arms = {title: name for name, (title, changes) in pb.ARMS.items()  # on all the pairs
         if name != "bench-electra" and changes.get("train_pairs", "all") == "all"}
-accuracy = {name: pb.seed_values(name, "masked_accuracy") for name in arms.values()}
-guesses = ref_mlm["baselines"]
+accuracy = {name: seed_values(name, "masked_accuracy") for name in arms.values()}
+guesses = ref_mlm.baselines
 print(f"{'masked accuracy (reference runs, 3 seeds)':<62} {'mean ± spread':>15}")
 for title, name in arms.items():
     print(f"{title[:60]:<62} {mean_spread(accuracy[name]):>15}")
@@ -208,12 +209,12 @@ show(StaticMasking)
 masking_arms = {"dynamic (RoBERTa)": "bench-dynamic-40",
                 "static, 10 masks per pair (BERT's code)": "bench-static10-40",
                 "static, 1 mask per pair": "bench-static-40"}
-print(pb.bench_table(masking_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
+print(bench_table(masking_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
                                     "masked accuracy", "probe_auc": "probe ROC-AUC"}))
-train_losses = {label: pb.last_train_loss(name) for label, name in masking_arms.items()}
+train_losses = {label: last_train_loss(name) for label, name in masking_arms.items()}
 for label, losses in train_losses.items():
     print(f"  {label:<38} training loss, last 100 steps: {mean_spread(losses)}")
-small = reference.load("bench-static-40")["baselines"]
+small = reference.load("bench-static-40").baselines
 print(f"  guess, bigram both sides (fitted on the 3,200 pairs): {small['bigram_both']:.3f}")
 print("\nLiu et al. (2019), Table 1, BERT-base (paper; medians of 5 seeds):")
 print(f"{'':<10} {'SQuAD 2.0 F1':>13} {'MNLI-m':>7} {'SST-2':>6}")
@@ -221,18 +222,18 @@ for name, row in {"static": (78.3, 84.3, 92.5), "dynamic": (78.7, 84.0, 92.9)}.i
     print(f"{name:<10} {row[0]:>13} {row[1]:>7} {row[2]:>6}")
 for label, name in list(masking_arms.items())[:2]:  # the bench models
     verdict(f"{label} over 40 epochs predicts masked tokens better than a two-sided bigram "
-            "fitted on the same 3,200 pairs", pb.seed_values(name, "masked_accuracy"),
+            "fitted on the same 3,200 pairs", seed_values(name, "masked_accuracy"),
             baseline=("bigram, both sides (3,200 pairs)", small["bigram_both"]),
             higher_is_better=True, metric="held-out masked-token accuracy")
 verdict("one static mask per pair, seen 40 times, is memorised: a two-sided bigram fitted on "
         "the same 3,200 pairs fills held-out blanks better (the demonstration)",
         small["bigram_both"], baseline=("1 static mask per pair",
-                                        pb.seed_values("bench-static-40", "masked_accuracy")),
+                                        seed_values("bench-static-40", "masked_accuracy")),
         higher_is_better=True, metric="held-out masked-token accuracy")
-dynamic_loss = pb.seed_values("bench-dynamic-40", "mlm_loss")
+dynamic_loss = seed_values("bench-dynamic-40", "mlm_loss")
 for label, name in list(masking_arms.items())[1:]:
     verdict(f"dynamic masking reaches a lower held-out MLM loss than {label} over 40 epochs",
-            dynamic_loss, baseline=(label, pb.seed_values(name, "mlm_loss")),
+            dynamic_loss, baseline=(label, seed_values(name, "mlm_loss")),
             higher_is_better=False, metric="held-out MLM loss (nats)",
             paper="SQuAD 2.0 F1 78.7 dynamic vs 78.3 static (Liu et al. 2019)")
 
@@ -283,10 +284,10 @@ plt.show()
 
 # %% slideshow={"slide_type": "-"}
 nsp_arms = {"MLM only (RoBERTa)": "bench-mlm", "MLM + NSP (BERT)": "bench-nsp"}
-print(pb.bench_table(nsp_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
+print(bench_table(nsp_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
                                 "masked accuracy", "nsp_accuracy": "NSP accuracy",
                                 "probe_auc": "probe ROC-AUC"}))
-mlm_loss, nsp_loss = (pb.seed_values(n, "mlm_loss") for n in nsp_arms.values())
+mlm_loss, nsp_loss = (seed_values(n, "mlm_loss") for n in nsp_arms.values())
 print(f"\nheld-out MLM loss, with NSP minus without (measured): "
       f"{statistics.mean(nsp_loss) - statistics.mean(mlm_loss):+.3f} nats")
 verdict("without NSP, the masked LM reaches a lower held-out MLM loss than with it",
@@ -294,11 +295,11 @@ verdict("without NSP, the masked LM reaches a lower held-out MLM loss than with 
         metric="held-out MLM loss (nats)",
         paper="SQuAD 2.0 F1 79.1 without NSP vs 78.7 with (Liu et al. 2019)")
 verdict("NSP rises above chance (0.5) on held-out pairs",
-        pb.seed_values("bench-nsp", "nsp_accuracy"), baseline=("chance", 0.5),
+        seed_values("bench-nsp", "nsp_accuracy"), baseline=("chance", 0.5),
         higher_is_better=True, metric="held-out NSP accuracy")
 verdict("without NSP, the spoiler probe scores at least as high as with it",
-        pb.seed_values("bench-mlm", "probe_auc"),
-        baseline=("MLM + NSP", pb.seed_values("bench-nsp", "probe_auc")),
+        seed_values("bench-mlm", "probe_auc"),
+        baseline=("MLM + NSP", seed_values("bench-nsp", "probe_auc")),
         higher_is_better=True, metric="spoiler-probe ROC-AUC",
         paper="MNLI-m 84.7 without NSP vs 84.0 with (Liu et al. 2019)")
 
@@ -333,17 +334,17 @@ batch_arms = {f"batch 32 x 4,000 steps, lr {rates['bench-mlm']:.1e}": "bench-mlm
                   "bench-batch-256",
               f"batch 256 x 500, lr {rates['bench-batch-256-sqrt']:.1e} (x sqrt 8)":
                   "bench-batch-256-sqrt"}
-print(pb.bench_table(batch_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
+print(bench_table(batch_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
                                   "masked accuracy", "probe_auc": "probe ROC-AUC",
                                   "tokens_per_s": "tokens/s"}, width=42))
 for label, name in list(batch_arms.items())[1:]:
     print(f"  {label}: masked accuracy per seed "
-          f"{', '.join(f'{a:.3f}' for a in pb.seed_values(name, 'masked_accuracy'))}")
+          f"{', '.join(f'{a:.3f}' for a in seed_values(name, 'masked_accuracy'))}")
 print(f"how the warm-up was chosen (development masks, not reference runs): {pb.BATCH_TUNING}")
 for label, name in list(batch_arms.items())[1:]:
     verdict(f"at equal pairs seen, {label} reaches a lower held-out MLM loss than batch 32",
-            pb.seed_values(name, "mlm_loss"),
-            baseline=("batch 32", pb.seed_values("bench-mlm", "mlm_loss")),
+            seed_values(name, "mlm_loss"),
+            baseline=("batch 32", seed_values("bench-mlm", "mlm_loss")),
             higher_is_better=False, metric="held-out MLM loss (nats)",
             paper="perplexity 3.68 at batch 2K vs 3.99 at 256 (Liu et al. 2019)")
 
@@ -378,16 +379,16 @@ data_arms = {"1/4 of the pairs, 4,000 steps": "bench-data-25",
              "1/2 of the pairs, 4,000 steps": "bench-data-50",
              "all pairs, 4,000 steps (base)": "bench-mlm",
              "all pairs, 8,000 steps": "bench-steps-8000"}
-print(pb.bench_table(data_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
+print(bench_table(data_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
                                  "masked accuracy", "probe_auc": "probe ROC-AUC"}))
 verdict("at equal steps, all the training pairs give a lower held-out MLM loss than a "
-        "quarter of them", pb.seed_values("bench-mlm", "mlm_loss"),
-        baseline=("a quarter of the pairs", pb.seed_values("bench-data-25", "mlm_loss")),
+        "quarter of them", seed_values("bench-mlm", "mlm_loss"),
+        baseline=("a quarter of the pairs", seed_values("bench-data-25", "mlm_loss")),
         higher_is_better=False, metric="held-out MLM loss (nats)",
         paper="SQuAD 2.0 F1 87.3 -> 87.7 with 10x the text (Liu et al. 2019, Table 4)")
 verdict("training twice as long lowers the held-out MLM loss",
-        pb.seed_values("bench-steps-8000", "mlm_loss"),
-        baseline=("4,000 steps", pb.seed_values("bench-mlm", "mlm_loss")),
+        seed_values("bench-steps-8000", "mlm_loss"),
+        baseline=("4,000 steps", seed_values("bench-mlm", "mlm_loss")),
         higher_is_better=False, metric="held-out MLM loss (nats)",
         paper="SQuAD 2.0 F1 87.7 -> 88.7 -> 89.4 at 100K -> 300K -> 500K steps (Table 4)")
 
@@ -492,11 +493,11 @@ albert_arms = {"BERT (unshared, E = H = 64)": "bench-mlm",
                "factorised, E = 32": "bench-albert-e32",
                "shared layers": "bench-albert-shared",
                "ALBERT: E = 32 and shared": "bench-albert"}
-print(pb.bench_table(albert_arms, {"parameters": "parameters", "mlm_loss": "held-out loss",
+print(bench_table(albert_arms, {"parameters": "parameters", "mlm_loss": "held-out loss",
                                    "masked_accuracy": "masked accuracy",
                                    "probe_auc": "probe ROC-AUC"}))
 print(f"first try, not a reference run: {pb.ALBERT_TUNING}")
-base_loss = pb.seed_values("bench-mlm", "mlm_loss")
+base_loss = seed_values("bench-mlm", "mlm_loss")
 albert_papers = {  # Lan et al. (2020), ALBERT-base, average of 5 downstream tasks (paper)
     "bench-albert-e32": "avg 82.3 at E=768 vs 81.7 at E=128, not shared (Table 3)",
     "bench-albert-shared": "avg 82.3 not shared vs 79.8 all-shared, E=768 (Table 4)",
@@ -504,7 +505,7 @@ albert_papers = {  # Lan et al. (2020), ALBERT-base, average of 5 downstream tas
 for label, name in list(albert_arms.items())[1:]:
     verdict(f"ALBERT's saving costs quality: unshared, unfactorised layers reach a lower "
             f"held-out MLM loss than '{label}'", base_loss,
-            baseline=(label, pb.seed_values(name, "mlm_loss")), higher_is_better=False,
+            baseline=(label, seed_values(name, "mlm_loss")), higher_is_better=False,
             metric="held-out MLM loss (nats)", paper=albert_papers[name])
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -532,19 +533,19 @@ for label, name in list(albert_arms.items())[1:]:
 # %% slideshow={"slide_type": "-"}
 width_arms = {"H = 32 (half the width)": "bench-width-32", "H = 64 (the bench)": "bench-mlm",
               "H = 128 (twice the width)": "bench-width-128"}
-print(pb.bench_table(width_arms, {"parameters": "parameters", "mlm_loss": "held-out loss",
+print(bench_table(width_arms, {"parameters": "parameters", "mlm_loss": "held-out loss",
                                   "masked_accuracy": "masked accuracy",
                                   "train_seconds": "training s/run"}, width=30))
 verdict("wider is not always better (ALBERT's observation): the bench's H = 64 reaches a lower "
         "held-out MLM loss than twice the width, H = 128",
-        pb.seed_values("bench-mlm", "mlm_loss"),
-        baseline=("H = 128", pb.seed_values("bench-width-128", "mlm_loss")),
+        seed_values("bench-mlm", "mlm_loss"),
+        baseline=("H = 128", seed_values("bench-width-128", "mlm_loss")),
         higher_is_better=False, metric="held-out MLM loss (nats)",
         paper="RACE 73.9% at H = 1024 vs 54.3% at H = 2048, BERT-large (Lan et al. 2020, "
               "Table 1): wider was worse")
 verdict("the bench's H = 64 reaches a lower held-out MLM loss than half the width (H = 32)",
-        pb.seed_values("bench-mlm", "mlm_loss"),
-        baseline=("H = 32", pb.seed_values("bench-width-32", "mlm_loss")),
+        seed_values("bench-mlm", "mlm_loss"),
+        baseline=("H = 32", seed_values("bench-width-32", "mlm_loss")),
         higher_is_better=False, metric="held-out MLM loss (nats)")
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -639,11 +640,11 @@ print(f"\nNotNext pairs crossing topics in the two-topic corpus: q = {crossing:.
 # %% slideshow={"slide_type": "-"}
 pair_arms = {"MLM + NSP (BERT), NSP pairs": "bench-nsp",
              "MLM + SOP (ALBERT), SOP pairs": "bench-sop"}
-print(pb.bench_table(pair_arms, {"nsp_accuracy": "NSP accuracy", "sop_accuracy":
+print(bench_table(pair_arms, {"nsp_accuracy": "NSP accuracy", "sop_accuracy":
                                  "SOP accuracy", "mlm_loss": "held-out loss",
                                  "probe_auc": "probe ROC-AUC"}))
 verdict("a model trained on SOP solves held-out SOP pairs above chance (0.5)",
-        pb.seed_values("bench-sop", "sop_accuracy"), baseline=("chance", 0.5),
+        seed_values("bench-sop", "sop_accuracy"), baseline=("chance", 0.5),
         higher_is_better=True, metric="held-out SOP accuracy",
         paper="SOP 86.5% for the SOP-trained ALBERT-base (Lan et al. 2020)")
 
@@ -733,7 +734,7 @@ print(f"share of pieces selected: measured {selected / rows.numel():.3f}, target
 # masking of the same sentence: a span takes both neighbours of a word away at once.
 
 # %% slideshow={"slide_type": "-"}
-tiny = pb.load_tiny_bert(reference.load_weights("tiny-bert", 0)).to(dev)
+tiny = load_tiny_bert(reference.load_weights("tiny-bert", 0)).to(dev)
 held_out = " ".join(reviews.corpus.decode(reviews.test.documents[1][0])).replace(" ##", "")
 masking_widget(held_out, reviews.corpus.tokenizer(tokenizer.tokenize), scheme="span",
                predict=mlm_predictor(tiny), draws=2, rate_draws=300)
@@ -757,16 +758,16 @@ show(SpanBoundaryHead)
 # %% slideshow={"slide_type": "-"}
 span_arms = {"token masking (BERT)": "bench-mlm", "span masking": "bench-span",
              "span masking + SBO (SpanBERT)": "bench-span-sbo"}
-print(pb.bench_table(span_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
+print(bench_table(span_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
                                  "masked accuracy", "probe_auc": "probe ROC-AUC"}))
 verdict("span masking leaves a better spoiler probe than token masking",
-        pb.seed_values("bench-span", "probe_auc"),
-        baseline=("token masking", pb.seed_values("bench-mlm", "probe_auc")),
+        seed_values("bench-span", "probe_auc"),
+        baseline=("token masking", seed_values("bench-mlm", "probe_auc")),
         higher_is_better=True, metric="spoiler-probe ROC-AUC",
         paper="SQuAD 2.0 F1 88.7 SpanBERT vs 85.9 their BERT (Joshi et al. 2020)")
 verdict("adding the boundary objective to span masking lowers the held-out MLM loss",
-        pb.seed_values("bench-span-sbo", "mlm_loss"),
-        baseline=("span masking alone", pb.seed_values("bench-span", "mlm_loss")),
+        seed_values("bench-span-sbo", "mlm_loss"),
+        baseline=("span masking alone", seed_values("bench-span", "mlm_loss")),
         higher_is_better=False, metric="held-out MLM loss (nats)",
         paper="SBO over span masking alone: small gains on most tasks (Joshi et al. 2020)")
 
@@ -830,7 +831,7 @@ show(electra_loss)
 
 # %% slideshow={"slide_type": "-"}
 ref_electra = reference.load("bench-electra")
-electra_steps = ref_electra["metrics"]["0"]["steps"]
+electra_steps = ref_electra.metrics[0]["steps"]
 print(f"training FLOPs per step: masked LM {pb.step_flops('bench-mlm'):.2e}, ELECTRA "
       f"{pb.step_flops('bench-electra'):.2e} -> ELECTRA trains {electra_steps:,} steps for "
       f"the MLM's {MLM.recipe['steps']:,}")
@@ -838,9 +839,9 @@ compute = {"masked LM (same size)": "bench-mlm", "ELECTRA discriminator": "bench
 print(f"\n{'(reference runs, 3 seeds)':<26} {'train FLOPs':>12} {'wall s':>15} "
       f"{'probe ROC-AUC':>15}")
 for label, name in compute.items():
-    print(f"{label:<26} {statistics.mean(pb.seed_values(name, 'train_flops')):>12.2e} "
-          f"{mean_spread(pb.seed_values(name, 'train_seconds'), digits=1):>15} "
-          f"{mean_spread(pb.seed_values(name, 'probe_auc')):>15}")
+    print(f"{label:<26} {statistics.mean(seed_values(name, 'train_flops')):>12.2e} "
+          f"{mean_spread(seed_values(name, 'train_seconds'), digits=1):>15} "
+          f"{mean_spread(seed_values(name, 'probe_auc')):>15}")
 torch.manual_seed(0)
 untrained_auc = pb.probe_auc(BertModel(pb.bench_config()).to(dev))
 print(f"{'untrained encoder':<26} {'0':>12} {'-':>15} {untrained_auc:>15.3f}")
@@ -851,19 +852,19 @@ print(f"(wall time measured on {ref_electra['device'].split(',')[0]}, one thread
       "only; the ratio of the two is what transfers between machines)")
 verdict("at equal training FLOPs, ELECTRA's discriminator leaves a better sentence "
         "representation than a masked LM of the same size",
-        pb.seed_values("bench-electra", "probe_auc"),
-        baseline=("masked LM (same size)", pb.seed_values("bench-mlm", "probe_auc")),
+        seed_values("bench-electra", "probe_auc"),
+        baseline=("masked LM (same size)", seed_values("bench-mlm", "probe_auc")),
         higher_is_better=True, metric="spoiler-probe ROC-AUC",
         paper="GLUE dev 79.9 ELECTRA-Small vs 75.1 BERT-Small (Clark et al. 2020)")
 verdict("the masked LM's representation beats the bag of words on the spoiler probe",
-        pb.seed_values("bench-mlm", "probe_auc"),
-        baseline=("bag of words", ref_mlm["baselines"]["bag_of_words_auc"]),
+        seed_values("bench-mlm", "probe_auc"),
+        baseline=("bag of words", ref_mlm.baselines["bag_of_words_auc"]),
         higher_is_better=True, metric="spoiler-probe ROC-AUC")
 print("paper (Clark et al. 2020, Table 1, GLUE dev): ELECTRA-Small 79.9, BERT-Small 75.1")
 print(f"ELECTRA's generator: held-out MLM loss "
-      f"{mean_spread(pb.seed_values('bench-electra', 'generator_mlm_loss'))}; share of tokens "
+      f"{mean_spread(seed_values('bench-electra', 'generator_mlm_loss'))}; share of tokens "
       f"it replaced (last 100 steps) "
-      f"{mean_spread(pb.seed_values('bench-electra', 'replaced_share'))}")
+      f"{mean_spread(seed_values('bench-electra', 'replaced_share'))}")
 
 # %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(7.5, 3.6))
@@ -871,12 +872,12 @@ per_step = {"bench-mlm": pb.step_flops("bench-mlm"),
             "bench-electra": pb.step_flops("bench-electra")}
 for (label, name), colour in zip(compute.items(), ("C0", "C1"), strict=True):
     result = reference.load(name)
-    for k, seed in enumerate(result["seeds"]):
-        points = (result["curves"][str(seed)] if name == "bench-electra"
-                  else result["metrics"][str(seed)]["probe_curve"])
+    for k, seed in enumerate(result.seeds):
+        points = (result.curves[seed] if name == "bench-electra"
+                  else result.metrics[seed]["probe_curve"])
         ax.plot([p[0] * per_step[name] for p in points], [p[2] for p in points], "o-",
                 color=colour, ms=3, lw=1, label=label if k == 0 else None)
-ax.axhline(ref_mlm["baselines"]["bag_of_words_auc"], color="0.4", ls=":", label="bag of words")
+ax.axhline(ref_mlm.baselines["bag_of_words_auc"], color="0.4", ls=":", label="bag of words")
 ax.axhline(untrained_auc, color="0.4", ls="--", label="untrained encoder")
 ax.set_xlabel("training FLOPs (6 x multiply-adds)")
 ax.set_ylabel("spoiler-probe ROC-AUC")
@@ -983,7 +984,7 @@ print(f"sentence tokens changed in layer 1: {', '.join(sentence_moved)} (the ent
 
 # %% slideshow={"slide_type": "-"}
 def mean_of(name, metric, digits=3):
-    values = pb.seed_values(name, metric)
+    values = seed_values(name, metric)
     return f"{statistics.mean(values):.{digits}f}"
 
 
@@ -1019,8 +1020,8 @@ rows += [  # ALBERT's, SpanBERT's, ELECTRA's and K-BERT's
      f"{sizes[12][0] / 1e6:.1f}M → {sizes[12][1] / 1e6:.1f}M (computed)"),
     ("ALBERT", "E = 32 and shared layers, bench model", "avg 82.3 → 80.1 (base)",
      f"MLM loss {change('mlm_loss', 'bench-mlm', 'bench-albert')}, "
-     f"{pb.seed_values('bench-mlm', 'parameters')[0]:,} → "
-     f"{pb.seed_values('bench-albert', 'parameters')[0]:,} parameters"),
+     f"{seed_values('bench-mlm', 'parameters')[0]:,} → "
+     f"{seed_values('bench-albert', 'parameters')[0]:,} parameters"),
     ("ALBERT", "SOP instead of NSP", "SOP-trained model: SOP 86.5%",
      f"SOP accuracy {mean_of('bench-sop', 'sop_accuracy')} (SOP-trained), NSP accuracy "
      f"{mean_of('bench-nsp', 'nsp_accuracy')} (NSP-trained)"),
@@ -1067,7 +1068,7 @@ display(Markdown("\n".join(table)))
 #
 # 1. *(warm-up)* Compute the embedding parameters of ALBERT-xxlarge ($H = 4096$, $E = 128$,
 #    $V = 30{,}000$) with and without factorisation. What fraction does $E$ save?
-# 2. Read `reference.load("bench-static-40")["curves"]` and find, for each seed, the step at
+# 2. Read `reference.load("bench-static-40").curves` and find, for each seed, the step at
 #    which the held-out loss is lowest. How many epochs of the 3,200 pairs is that, and
 #    how does the training loss (`["train_loss"]`) look at the same step?
 # 3. Train the bench with 3 static copies per pair (copy `pb.ARMS["bench-static10-40"]`
@@ -1077,7 +1078,7 @@ display(Markdown("\n".join(table)))
 #    the discriminator's probe score change, and what does that say about the generator's
 #    role?
 # 5. *(harder)* Make the probe harder to saturate: fit it on 400 sentences instead of
-#    4,000 (`references.pretraining_corpus.PROBE_SENTENCES`, read by `probe_data`: call
+#    4,000 (`pretraining_eval.PROBE_SENTENCES`, read by `probe_data`: call
 #    `probe_data.cache_clear()` after changing it) and compare ELECTRA with the masked LM
 #    again along their curves. Does a gap appear?
 # 6. *(harder)* Use `sentence_tree`'s soft positions and visible matrix in our `BertModel`
@@ -1106,11 +1107,11 @@ display(Markdown("\n".join(table)))
 # from lmcourse.course import reference
 #
 # ref = reference.load("bench-static-40")
-# recipe = ref["recipe"]
-# for seed in ref["seeds"]:
-#     step, _, loss = min(ref["curves"][str(seed)], key=lambda point: point[2])
+# recipe = ref.recipe
+# for seed in ref.seeds:
+#     step, _, loss = min(ref.curves[seed], key=lambda point: point[2])
 #     epochs = step * recipe["batch"] / recipe["train_pairs"]
-#     train = ref["train_loss"][str(seed)][step - 1]
+#     train = ref.train_loss[seed][step - 1]
 #     print(f"seed {seed}: lowest held-out loss {loss:.3f} at step {step} "
 #           f"({epochs:.0f} epochs), training loss there {train:.3f}")
 #     assert step < recipe["steps"] and train < loss
@@ -1140,7 +1141,7 @@ display(Markdown("\n".join(table)))
 # )
 #
 # # the bench's own runs: 1 and 10 static masks per pair against dynamic masking
-# bench = {c: [reference.load(name)["metrics"][str(s)]["mlm_loss"] for s in (0, 1, 2)]
+# bench = {c: [reference.load(name).metrics[s]["mlm_loss"] for s in (0, 1, 2)]
 #          for c, name in ((1, "bench-static-40"), (10, "bench-static10-40"),
 #                          ("dynamic", "bench-dynamic-40"))}
 # print("bench, held-out MLM loss:", {c: [round(v, 3) for v in vs] for c, vs in bench.items()})
@@ -1168,17 +1169,10 @@ display(Markdown("\n".join(table)))
 # rows = collate_pairs(train, CLS, SEP, PAD, L)["input_ids"]
 #
 #
-# def static_masker(copies, seed):  # what pb.StaticMasker does, for any number of copies
+# def static_masker(copies, seed):  # what the bench's static arms use, for any number of copies
 #     masks = StaticMasking(rows, copies, mask_id=MASK, vocab_size=V, special_ids=specials,
 #                           generator=torch.Generator().manual_seed(seed))
-#     visits = [0] * len(rows)
-#
-#     def masker(chosen, input_ids):
-#         drawn = [masks(visits[r], [r]) for r in chosen]
-#         for r in chosen:
-#             visits[r] += 1
-#         return tuple(torch.cat(part)[:, :input_ids.shape[1]] for part in zip(*drawn, strict=True))
-#     return masker
+#     return masks.by_visit  # the v-th time a pair is drawn it gets copy v % copies
 #
 #
 # held_loss, train_loss = {}, {}
@@ -1211,7 +1205,7 @@ display(Markdown("\n".join(table)))
 # losses of 1.897 to 2.304 with one mask per pair, 0.576 to 0.628 with ten, and 0.53 to 0.555 with
 # dynamic masking, so even BERT's ten copies stay apart from dynamic masking on every seed. Where
 # three copies land takes three new bench runs of 4,000 steps. Note that changing the arm's
-# `masking` text is not enough: the bench builds `StaticMasker` with 10 copies when the text
+# `masking` text is not enough: the bench builds `StaticMasking` with 10 copies when the text
 # contains "10" and with one otherwise, so write the masker yourself, as `static_masker` does here.
 # Scaled down (32 pairs of a toy language seen 40 times by a one-layer BERT), the same order
 # appears: one mask is learnt by heart (training loss 0.521, held-out 5.151 against dynamic's
@@ -1229,7 +1223,7 @@ display(Markdown("\n".join(table)))
 #
 # import torch
 #
-# from lmcourse.course.references import pretraining_bench as pb
+# from lmcourse.course.reference.report import seed_values
 # from lmcourse.masking import mask_tokens
 # from lmcourse.metrics import roc_auc
 # from lmcourse.models.electra import replace_masked
@@ -1265,7 +1259,7 @@ display(Markdown("\n".join(table)))
 #         assert auc > 0.8 and share > 0.9
 #     else:
 #         assert abs(auc - 0.5) < 0.05 and share < 0.8
-# bench = pb.seed_values("bench-electra", "replaced_share")
+# bench = seed_values("bench-electra", "replaced_share")
 # print(f"the bench's generator replaced {statistics.mean(bench):.1%} of all tokens "
 #       f"(last 100 steps; about 15% of the non-special tokens are selected)")
 # assert statistics.mean(bench) < 0.15
@@ -1293,16 +1287,15 @@ display(Markdown("\n".join(table)))
 # import torch
 #
 # from lmcourse.course import reference
-# from lmcourse.course.references import pretraining_bench as pb
-# from lmcourse.course.references import pretraining_corpus
+# from lmcourse.course.reference import pretraining_eval
 # from lmcourse.metrics import roc_auc
 # from lmcourse.models.elmo import probe_scores
 #
 # # 1. the saturation, read off the reference curves (probe fitted on 4,000 sentences)
 # for name in ("bench-mlm", "bench-electra"):
 #     ref = reference.load(name)
-#     curves = [ref["curves"][str(s)] if name == "bench-electra"
-#               else ref["metrics"][str(s)]["probe_curve"] for s in ref["seeds"]]
+#     curves = [ref.curves[s] if name == "bench-electra"
+#               else ref.metrics[s]["probe_curve"] for s in ref.seeds]
 #     quarter = [max(auc for step, _, auc in c if step <= c[-1][0] / 4) for c in curves]
 #     final = [c[-1][2] for c in curves]
 #     print(f"{name}: probe ROC-AUC by a quarter of the run {statistics.mean(quarter):.3f}, "
@@ -1328,11 +1321,9 @@ display(Markdown("\n".join(table)))
 # spread = {n: max(v) - min(v) for n, v in aucs.items()}
 # assert statistics.mean(aucs[400]) < statistics.mean(aucs[4000]) and spread[400] > spread[4000]
 #
-# # 3. the knob: pb.PROBE_SENTENCES is a copy; the probe reads pretraining_corpus's
-# assert pb.PROBE_SENTENCES == pretraining_corpus.PROBE_SENTENCES == 4000
-# pb.PROBE_SENTENCES = 400          # changes nothing the probe reads ...
-# assert pretraining_corpus.PROBE_SENTENCES == 4000
-# pb.PROBE_SENTENCES = 4000
+# # 3. the knob: the probe reads pretraining_eval.PROBE_SENTENCES and caches what it read
+# assert pretraining_eval.PROBE_SENTENCES == 4000
+# assert pretraining_eval.probe_data.cache_info().maxsize is None  # kept until cleared
 # ```
 #
 # The reference curves show what saturates: the masked LM's probe scores 0.865 a quarter of the way
@@ -1342,9 +1333,9 @@ display(Markdown("\n".join(table)))
 # with 4,000. So at 400 a gap between two encoders has room to open below the ceiling, but it must
 # also beat a probe about five times noisier. Whether it does needs the encoders along their curves,
 # and the reference runs keep no weights for these two arms (only `bench-deberta`'s), so both runs
-# must be repeated with the smaller probe. A trap on the way: `pb.PROBE_SENTENCES` is a copy made at
-# import (checked); the probe reads `pretraining_corpus.PROBE_SENTENCES` and caches its data, so set
-# that one and call `pretraining_corpus.probe_data.cache_clear()`.
+# must be repeated with the smaller probe. A trap on the way: the probe caches the data it read
+# (checked), so after setting `pretraining_eval.PROBE_SENTENCES` call
+# `pretraining_eval.probe_data.cache_clear()`.
 # </details>
 #
 # <details><summary>Worked answer to exercise 6</summary>

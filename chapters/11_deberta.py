@@ -58,8 +58,11 @@ import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
-from lmcourse.course.references import pretraining_bench as pb
+from lmcourse.course.reference import bench_arms as pb
+from lmcourse.course.reference.figures import plot_crossover
+from lmcourse.course.reference.report import bench_table, seed_values
 from lmcourse.data.goodreads import sentences
+from lmcourse.data.sentences import minilm_review_corpus
 from lmcourse.finetune import SequenceClassifier, fit, predict_proba, train_step
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
@@ -81,7 +84,6 @@ from lmcourse.models.deberta_model import (
     sift_loss,
 )
 from lmcourse.pretrained import load_hf_tokenizer
-from lmcourse.viz.reference import plot_crossover
 
 dev = lmcourse.device()
 tokenizer = load_hf_tokenizer()
@@ -393,7 +395,7 @@ for emd in (False, True):
 
 # %% slideshow={"slide_type": "-"}
 show(disentangled_attention_scores)
-reviews = pb.reviews()  # chapter 09's corpus, as the references read it
+reviews = minilm_review_corpus()  # chapter 09's corpus, as the references read it
 corpus, bench = reviews.corpus, pb.bench()
 variants = {"(a) BERT, absolute at input": "bench-mlm",
             "(b) DeBERTa (c2c+c2p+p2c, EMD)": "bench-deberta",
@@ -413,15 +415,15 @@ DEB = pb.BENCH_REFS["bench-deberta"]
 ref_deb = reference.load("bench-deberta")
 live_steps = lmcourse.budget(cpu=150, gpu=DEB.recipe["steps"])
 live = reference.live_run("bench-deberta", live_steps, device=dev)
-print(pb.bench_table(variants, {"parameters": "parameters", "mlm_loss": "held-out loss",
+print(bench_table(variants, {"parameters": "parameters", "mlm_loss": "held-out loss",
                                 "masked_accuracy": "masked accuracy",
                                 "probe_auc": "probe ROC-AUC",
                                 "train_seconds": "training s/run"}, width=34))
-guesses = ref_deb["baselines"]
+guesses = ref_deb.baselines
 for key, label in (("unigram", "unigram"), ("bigram_left", "bigram, left"),
                    ("bigram_both", "bigram, both sides")):
     print(f"{'guess: ' + label:<34} {'':>17} {'':>17} {guesses[key]:>17.3f}")
-losses = {name: pb.seed_values(arm, "mlm_loss") for name, arm in variants.items()}
+losses = {name: seed_values(arm, "mlm_loss") for name, arm in variants.items()}
 names = list(variants)
 print()
 
@@ -437,11 +439,11 @@ for name in names[2:]:
     verdict(f"removing one part of DeBERTa raises the held-out MLM loss: {name}",
             losses[names[1]], baseline=(name, losses[name]), higher_is_better=False,
             metric="held-out MLM loss (nats)", paper=ablation_papers[name])
-weakest = min(names, key=lambda n: statistics.mean(pb.seed_values(variants[n],
+weakest = min(names, key=lambda n: statistics.mean(seed_values(variants[n],
                                                                   "masked_accuracy")))
 verdict("every model of the experiment predicts masked tokens better than the strongest "
         "context-free guess (the weakest shown)",
-        pb.seed_values(variants[weakest], "masked_accuracy"),
+        seed_values(variants[weakest], "masked_accuracy"),
         baseline=("bigram, both sides", guesses["bigram_both"]), higher_is_better=True,
         metric="held-out masked-token accuracy", note=f"weakest: {weakest}")
 
@@ -765,7 +767,7 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # import torch.nn.functional as F
 #
 # from lmcourse.course import reference
-# from lmcourse.course.references import pretraining_bench as pb
+# from lmcourse.course.reference.report import seed_values
 # from lmcourse.models.bert import BertConfig
 # from lmcourse.models.deberta_model import DebertaForPreTraining
 # from lmcourse.models.pretraining import BertForPreTraining
@@ -782,7 +784,7 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 #
 #
 # bert = n_params(BertForPreTraining, intermediate_size=256)
-# assert bert == pb.seed_values("bench-mlm", "parameters")[0]
+# assert bert == seed_values("bench-mlm", "parameters")[0]
 # width = {}
 # for k in (2, 8, 16):
 #     def deberta(config, k=k):
@@ -794,7 +796,7 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 #     count = n_params(deberta, intermediate_size=width[k])
 #     print(f"k = {k:>2}: feed-forward {width[k]}, {count:,} parameters (BERT: {bert:,})")
 # assert n_params(lambda c: DebertaForPreTraining(c, k=8, share_emd_layer=True),
-#                 intermediate_size=width[8]) == pb.seed_values("bench-deberta", "parameters")[0]
+#                 intermediate_size=width[8]) == seed_values("bench-deberta", "parameters")[0]
 #
 # # 2. what k controls, on a toy: a period-4 sequence, each masked token is the one 4 places
 # #    away; a 1-layer DeBERTa without EMD (no absolute position), 80 steps of 64

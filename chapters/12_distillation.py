@@ -51,14 +51,8 @@ import lmcourse
 from lmcourse import finetune, show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
-from lmcourse.course.references.pretraining_corpus import reviews
-from lmcourse.course.references.tiny_bert import load_tiny_bert
-from lmcourse.course.teacher import (
-    distillation_pool,
-    half_depth_student,
-    spoiler_data,
-    spoiler_teacher,
-)
+from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
+from lmcourse.data.sentences import minilm_review_corpus
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
 
@@ -69,6 +63,7 @@ from lmcourse.models.distill import (
     combined_loss,
     cosine_embedding_loss,
     distillation_loss,
+    half_depth_student,
     hidden_loss,
     init_student_from_teacher,
     layer_map,
@@ -78,7 +73,7 @@ from lmcourse.models.distill import (
     train_student,
 )
 from lmcourse.models.presets import PRESETS, build
-from lmcourse.models.pretraining import mlm_predictor
+from lmcourse.models.pretraining import load_tiny_bert, mlm_predictor
 from lmcourse.viz.temperature import entropy_bits, temperature_widget
 
 notebook_start = time.perf_counter()
@@ -118,7 +113,7 @@ for T in (0.5, 1.0, 4.0):
 
 # %% slideshow={"slide_type": "-"}
 tiny = load_tiny_bert(reference.load_weights("tiny-bert", 0))
-corpus = reviews().corpus  # chapter 09's compact vocabulary of WordPiece pieces
+corpus = minilm_review_corpus().corpus  # chapter 09's compact vocabulary of WordPiece pieces
 pieces = ["[CLS]", *"the twist comes in the [MASK] chapter".split(), "[SEP]"]
 ids = torch.tensor([[corpus.pieces.index(p) for p in pieces]])
 blank = pieces.index("[MASK]")
@@ -409,7 +404,7 @@ print(f"L_cos of the untrained student on 8 sentences: {loss_cos:.4f} (the mean 
 
 reference.live_run("distilbert-cosine", steps=25, device=dev)  # the cosine arm, trained here
 cosine = reference.load("distilbert-cosine")
-cos_auc = {arm: [cosine["metrics"][str(s)][arm] for s in cosine["seeds"]]
+cos_auc = {arm: [cosine.metrics[s][arm] for s in cosine.seeds]
            for arm in ("distillation", "distillation_cosine")}
 print(f"{'distillation (200 steps, 3 seeds)':<40} ROC-AUC "
       f"{mean_spread(cos_auc['distillation'])}")
@@ -455,11 +450,11 @@ verdict("adding DistilBERT's cosine loss gives a better student than distillatio
 # %% slideshow={"slide_type": "-"}
 reference.live_run("distill-transfer", steps=25)
 transfer = reference.load("distill-transfer")
-STUDENT_STEPS = transfer["recipe"]["student_steps"]
+STUDENT_STEPS = transfer.recipe["student_steps"]
 
 
 def transfer_aucs(arm):
-    return [transfer["metrics"][str(s)][arm] for s in transfer["seeds"]]
+    return [transfer.metrics[s][arm] for s in transfer.seeds]
 
 
 arm_names = {"teacher": "teacher (6 layers, 256 labels)"}
@@ -475,8 +470,8 @@ print(f"ROC-AUC on the 2,300 distinct test sentences ({len(transfer['seeds'])} s
 for arm, name in arm_names.items():
     print(f"  {name:<44} {mean_spread(transfer_aucs(arm))}   seeds: "
           + ", ".join(f"{v:.3f}" for v in transfer_aucs(arm)))
-counts = [(transfer["metrics"][str(s)]["transfer_spoilers_by_teacher"],
-           transfer["metrics"][str(s)]["transfer_spoilers_true"]) for s in transfer["seeds"]]
+counts = [(transfer.metrics[s]["transfer_spoilers_by_teacher"],
+           transfer.metrics[s]["transfer_spoilers_true"]) for s in transfer.seeds]
 print("spoilers in the 2,048 transfer sentences, the teacher's labels / the true tags: "
       + ", ".join(f"{a} / {b}" for a, b in counts))
 
@@ -604,7 +599,7 @@ arms = {"after general distillation only": "after_general",
         "task distillation only (random layers)": "one_stage",
         "labels only (random layers)": "labels_only",
         "every other teacher layer, then task distillation": "every_other"}
-auc = {key: [stages["metrics"][str(s)][key] for s in stages["seeds"]] for key in arms.values()}
+auc = {key: [stages.metrics[s][key] for s in stages.seeds] for key in arms.values()}
 for label, key in arms.items():
     print(f"{label:<52} ROC-AUC {mean_spread(auc[key])}")
 print(f"{'teacher (fine-tuned MiniLM, 6 layers)':<52} ROC-AUC "
@@ -619,7 +614,7 @@ for label, key in (("task distillation alone", "one_stage"), ("the labels alone"
                 "TinyBERT without general distillation scores lower on every GLUE task "
                 "reported (Jiao et al. 2020, ablation)"))
 verdict("the two-stage TinyBERT student beats a bag of words", auc["two_stage"],
-        baseline=("bag of words", stages["baselines"]["bag_of_words"]),
+        baseline=("bag of words", stages.baselines["bag_of_words"]),
         higher_is_better=True, metric="test ROC-AUC")
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -1052,7 +1047,7 @@ for row in table:
 # import torch
 #
 # from lmcourse.course import reference
-# from lmcourse.course.teacher import half_depth_student
+# from lmcourse.models.distill import half_depth_student
 # from lmcourse.finetune import SequenceClassifier
 # from lmcourse.metrics import mean_spread
 # from lmcourse.models.bert import BertModel
@@ -1084,7 +1079,7 @@ for row in table:
 #
 #
 # def auc(key):
-#     return [stack["metrics"][str(s)][key] for s in stack["seeds"]]
+#     return [stack.metrics[s][key] for s in stack.seeds]
 #
 #
 # print(f"ROC-AUC: teacher {stack['baselines']['teacher']:.3f}; distilled student "

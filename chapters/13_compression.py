@@ -65,12 +65,7 @@ import lmcourse
 from lmcourse import finetune, show
 from lmcourse.course import reference
 from lmcourse.course.claims import bootstrap_verdict, verdict
-from lmcourse.course.teacher import (
-    distillation_pool,
-    half_depth_student,
-    spoiler_data,
-    spoiler_teacher,
-)
+from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
 from lmcourse.data.goodreads import distinct_sentences
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline
@@ -92,7 +87,7 @@ from lmcourse.models.compress import (
     serialized_bytes,
     weight_sparsity,
 )
-from lmcourse.models.distill import combined_loss, train_student
+from lmcourse.models.distill import combined_loss, half_depth_student, train_student
 from lmcourse.models.structured_pruning import keep_most_important, prune_ffn_units, prune_heads
 from lmcourse.timing import cpu_has_bf16
 from lmcourse.viz.pareto import pareto_figure
@@ -636,11 +631,11 @@ for name, (mb, seconds) in measured.items():
 
 # %% slideshow={"slide_type": "-"}
 stack = reference.load("compression-stack")
-stack_seeds = [str(s) for s in stack["seeds"]]
+stack_seeds = [str(s) for s in stack.seeds]
 
 
 def per_seed(key: str) -> list[float]:
-    return [stack["metrics"][s][key] for s in stack_seeds]
+    return [stack.metrics[s][key] for s in stack_seeds]
 
 
 # %% slideshow={"slide_type": "-"}
@@ -1077,7 +1072,7 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # assert abs(loss[4][1] - loss[8][1]) < 0.01                # and the ranks end level
 #
 # stack = reference.load("compression-stack")  # MiniLM at rank 96, 200 steps, three seeds
-# cut, back = ([stack["metrics"][str(s)][key] for s in stack["seeds"]]
+# cut, back = ([stack.metrics[s][key] for s in stack.seeds]
 #              for key in ("low_rank", "low_rank_recovered"))
 # print(f"MiniLM, rank 96 (reference): ROC-AUC one-shot {mean_spread(cut)}, recovered "
 #       f"{mean_spread(back)}; teacher {stack['baselines']['teacher']:.3f}")

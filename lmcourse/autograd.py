@@ -1,4 +1,4 @@
-"""A scalar reverse-mode automatic differentiation engine (chapter 01).
+"""A scalar reverse-mode automatic differentiation engine.
 
 Every ``Value`` is a node of a computation graph: it stores its number ``data``, the
 nodes it was computed from (its parents) and a closure that, given the gradient of

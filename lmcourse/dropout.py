@@ -1,4 +1,4 @@
-"""Inverted dropout (chapter 01), the regulariser every later model uses.
+"""Inverted dropout, the regulariser the course's models use.
 
 During training each unit is kept with probability ``1 - p`` and zeroed otherwise; the
 survivors are scaled by ``1 / (1 - p)`` so that the expected activation is unchanged:

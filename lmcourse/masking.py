@@ -25,6 +25,7 @@ ids and five specials the difference is invisible, but a random ``[SEP]`` never 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -33,7 +34,7 @@ import torch
 __all__ = ["IGNORE_INDEX", "KEPT", "KIND_NAMES", "MASKED", "NOT_SELECTED", "RANDOM",
            "DynamicMasking", "StaticMasking", "choose_spans", "continuation_flags",
            "mask_spans", "mask_tokens", "mask_whole_words", "masking_kinds", "masking_rates",
-           "sample_span_lengths", "span_length_pmf", "static_masks"]
+           "replace_80_10_10", "sample_span_lengths", "span_length_pmf", "static_masks"]
 
 IGNORE_INDEX = -100  # label of positions the loss ignores
 NOT_SELECTED, MASKED, RANDOM, KEPT = 0, 1, 2, 3  # what happened to each token
@@ -85,15 +86,30 @@ def _rand(shape, generator: torch.Generator | None, device) -> torch.Tensor:
 
 # ------------------------------------------------------------------- 80 / 10 / 10
 
-def _replace(input_ids: torch.Tensor, selected: torch.Tensor, unit: torch.Tensor | None,
-             mask_id: int, vocab_size: int, specials: torch.Tensor, mask_frac: float,
-             random_frac: float, generator: torch.Generator | None):
-    """Apply 80/10/10 to the ``selected`` positions; one decision per ``unit``.
+def replace_80_10_10(input_ids: torch.Tensor, selected: torch.Tensor, mask_id: int,
+                     vocab_size: int, special_ids: Iterable[int], *,
+                     unit: torch.Tensor | None = None, mask_frac: float = 0.8,
+                     random_frac: float = 0.1, generator: torch.Generator | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's replacement of the ``selected`` positions: 80% [MASK], 10% random, 10% kept.
 
-    ``unit`` gives each position the (flat) index of the unit it belongs to (its word or
-    span); ``None`` means every token decides for itself. With ``u ~ U(0, 1)`` per unit:
-    ``u < mask_frac`` -> [MASK], ``u < mask_frac + random_frac`` -> random id, else kept.
+    With one ``u ~ U(0, 1)`` per position (or per ``unit``: a word or span decides once)::
+
+        x'_i = [MASK]                        if u_i < mask_frac
+               r_i ~ U(non-special ids)      if mask_frac <= u_i < mask_frac + random_frac
+               x_i                           otherwise
+
+    for every selected ``i``; the rest is unchanged. ``unit`` gives each position the flat
+    index of the unit it belongs to. Returns ``(masked_ids, labels)`` with ``labels = x``
+    where selected and ``-100`` elsewhere.
     """
+    specials = _check_ids(input_ids, vocab_size, mask_id, special_ids)
+    _check_rates(0.0, mask_frac, random_frac)
+    selected = torch.as_tensor(selected, device=input_ids.device)
+    if selected.shape != input_ids.shape or selected.dtype != torch.bool:
+        raise ValueError(f"selected must be a bool tensor shaped like input_ids "
+                         f"{tuple(input_ids.shape)}, got {selected.dtype} "
+                         f"{tuple(selected.shape)}")
     u = _rand(input_ids.shape, generator, input_ids.device)
     if unit is not None:
         u = u.flatten()[unit.flatten()].view_as(u)
@@ -131,8 +147,8 @@ def mask_tokens(input_ids: torch.Tensor, mask_id: int, vocab_size: int,
     _check_rates(prob, mask_frac, random_frac)
     special = torch.isin(input_ids, specials)
     selected = (_rand(input_ids.shape, generator, input_ids.device) < prob) & ~special
-    return _replace(input_ids, selected, None, mask_id, vocab_size, specials, mask_frac,
-                    random_frac, generator)
+    return replace_80_10_10(input_ids, selected, mask_id, vocab_size, specials,
+                            mask_frac=mask_frac, random_frac=random_frac, generator=generator)
 
 
 # ----------------------------------------------------------- whole-word masking
@@ -180,8 +196,8 @@ def mask_whole_words(input_ids: torch.Tensor, is_continuation: torch.Tensor, mas
     word = _word_index(is_continuation, special)
     draw = _rand(input_ids.shape, generator, input_ids.device).flatten()
     selected = (draw[word.flatten()].view_as(word) < prob) & ~special
-    return _replace(input_ids, selected, word, mask_id, vocab_size, specials, mask_frac,
-                    random_frac, generator)
+    return replace_80_10_10(input_ids, selected, mask_id, vocab_size, specials, unit=word,
+                            mask_frac=mask_frac, random_frac=random_frac, generator=generator)
 
 
 # ------------------------------------------------------------ span masking (SpanBERT)
@@ -323,9 +339,9 @@ def mask_spans(input_ids: torch.Tensor, mask_id: int, vocab_size: int,
             selected[r, start:start + n] = True
             unit[r, start:start + n] = r * length + start
     device = input_ids.device
-    return _replace(input_ids, selected.view_as(special).to(device),
-                    unit.view_as(special).to(device), mask_id, vocab_size, specials,
-                    mask_frac, random_frac, generator)
+    return replace_80_10_10(input_ids, selected.view_as(special).to(device), mask_id,
+                            vocab_size, specials, unit=unit.view_as(special).to(device),
+                            mask_frac=mask_frac, random_frac=random_frac, generator=generator)
 
 
 # ---------------------------------------------------------------- what happened where
@@ -382,14 +398,30 @@ class StaticMasking:
 
     ``StaticMasking(data, copies, mask_id=..., vocab_size=..., special_ids=...)``; swap it
     for :class:`DynamicMasking` with the same arguments (less ``copies``) to compare.
+    When batches are drawn at random rather than epoch by epoch, :meth:`by_visit` counts each
+    row's own passes instead: the ``v``-th time row ``r`` is drawn it gets copy ``v % copies``.
     """
 
     def __init__(self, input_ids: torch.Tensor, copies: int = 1, **kwargs):
         self.masks = static_masks(input_ids, copies, **kwargs)
+        self.visits: Counter[int] = Counter()
 
     def __call__(self, epoch: int, rows=slice(None)) -> tuple[torch.Tensor, torch.Tensor]:
         masked_ids, labels = self.masks[epoch % len(self.masks)]
         return masked_ids[rows], labels[rows]
+
+    def by_visit(self, rows: Sequence[int], input_ids: torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The masks of a batch of ``rows`` (as ``pretrain``'s ``masker`` takes them), each
+        row at its own visit count, cut to the batch's width ``input_ids.shape[1]``."""
+        masked, labels = [], []
+        for r in rows:
+            ids, lab = self(self.visits[r], [r])
+            self.visits[r] += 1
+            masked.append(ids)
+            labels.append(lab)
+        width = input_ids.shape[1]
+        return torch.cat(masked)[:, :width], torch.cat(labels)[:, :width]
 
 
 class DynamicMasking:

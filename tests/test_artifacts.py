@@ -187,7 +187,7 @@ def test_glove_until_flat_is_cached_by_recipe_and_matrix(cache_in, monkeypatch):
         artifacts.glove_until_flat(X, track=lambda v: 0.0)
 
 
-def test_chapter04_word2vec_is_cached_by_corpus_and_equals_a_fresh_run(cache_in, monkeypatch):
+def test_text8_word2vec_is_cached_by_corpus_and_equals_a_fresh_run(cache_in, monkeypatch):
     from lmcourse.data import WordCorpus
     from lmcourse.models import embeddings as E
 
@@ -195,7 +195,7 @@ def test_chapter04_word2vec_is_cached_by_corpus_and_equals_a_fresh_run(cache_in,
     documents = [[f"w{i}" for i in rng.integers(0, 12, 300)] for _ in range(2)]
     corpus = WordCorpus.from_documents(documents, min_count=5)
     settings = dict(seeds=(0, 1), epochs=2, dim=4, device="cpu")
-    first = artifacts.chapter04_word2vec(corpus, documents, **settings)
+    first = artifacts.text8_word2vec(corpus, documents, **settings)
     assert {k: len(v) for k, v in first.items()} == {
         "skip-gram (ours)": 1, "CBOW (ours)": 1, "gensim skip-gram": 2, "gensim CBOW": 2}
     fresh = E.train_word2vec(corpus, dim=4, window=5, negative=5, epochs=2, sample=1e-3)
@@ -208,13 +208,13 @@ def test_chapter04_word2vec_is_cached_by_corpus_and_equals_a_fresh_run(cache_in,
 
     monkeypatch.setattr(artifacts, "train_word2vec", no_training)
     monkeypatch.setattr(artifacts, "gensim_word2vec", no_training)
-    again = artifacts.chapter04_word2vec(corpus, documents, **settings)
+    again = artifacts.text8_word2vec(corpus, documents, **settings)
     for name, runs in first.items():
         for a, b in zip(runs, again[name], strict=True):
             np.testing.assert_array_equal(a.vectors, b.vectors)
     other = WordCorpus.from_documents([d[::-1] for d in documents], min_count=5)
     with pytest.raises(AssertionError, match="trained again"):
-        artifacts.chapter04_word2vec(other, documents, **settings)
+        artifacts.text8_word2vec(other, documents, **settings)
 
 
 def test_the_command_lists_the_artifacts_with_estimates(capsys):

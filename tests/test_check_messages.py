@@ -107,7 +107,7 @@ def test_every_check_failure_suppresses_its_context():
 
 
 @pytest.mark.slow
-def test_lab06_student_copy_fails_its_first_check_in_two_lines():
+def test_finetune_lab_student_copy_fails_its_first_check_in_two_lines():
     """Lab 06's student copy, generated from its solution and executed by nbclient up to its
     first check: the check cell's error output is the message and hint, not a traceback."""
     from nbclient import NotebookClient

@@ -26,6 +26,7 @@ from lmcourse.masking import (
     mask_whole_words,
     masking_kinds,
     masking_rates,
+    replace_80_10_10,
     sample_span_lengths,
     span_length_pmf,
     static_masks,
@@ -360,6 +361,39 @@ def test_static_masks_repeat_every_epoch_and_dynamic_ones_do_not(data):
     assert not torch.equal(dynamic(0)[1], dynamic(0)[1])
     spans = static_masks(data[:4], 2, masker=mask_spans, generator=gen(), **kw)
     assert len(spans) == 2 and not torch.equal(spans[0][1], spans[1][1])
+
+
+def test_replace_80_10_10_hits_the_rates_and_leaves_the_rest(data):
+    selected = (torch.rand(data.shape, generator=gen(3)) < 0.5) & ~torch.isin(
+        data, torch.tensor(SPECIALS))
+    masked, labels = replace_80_10_10(data, selected, MASK, V, SPECIALS, generator=gen())
+    n = int(selected.sum())
+    assert torch.equal(masked[~selected], data[~selected])  # unselected: untouched
+    assert torch.equal(labels != IGNORE_INDEX, selected)
+    assert torch.equal(labels[selected], data[selected])
+    kinds = masking_kinds(masked, labels, MASK)
+    for kind, p in ((MASKED, 0.8), (RANDOM, 0.1 * (1 - 1 / POOL)), (KEPT, 0.1 + 0.1 / POOL)):
+        assert within(int((kinds == kind).sum()), n, p), (kind, int((kinds == kind).sum()), n)
+    assert not torch.isin(masked[kinds == RANDOM], torch.tensor(SPECIALS)).any()
+    unit = torch.zeros_like(data).view(-1)  # one unit: every selected token decides alike
+    one = replace_80_10_10(data[:1], selected[:1], MASK, V, SPECIALS, unit=unit[:data.shape[1]],
+                           generator=gen())[0]
+    changed = one[selected[:1]] == MASK
+    assert changed.all() or not changed.any()
+    with pytest.raises(ValueError, match="selected must be a bool tensor shaped like"):
+        replace_80_10_10(data, selected.long(), MASK, V, SPECIALS)
+
+
+def test_static_masking_by_visit_counts_each_rows_own_passes(data):
+    kw = dict(mask_id=MASK, vocab_size=V, special_ids=SPECIALS)
+    static = StaticMasking(data[:4], 3, generator=gen(), **kw)
+    width = torch.zeros(2, 7)
+    first = static.by_visit([0, 2], width)
+    assert first[0].shape == (2, 7) and torch.equal(first[1], static(0, [0, 2])[1][:, :7])
+    static.by_visit([2], width)
+    assert torch.equal(static.by_visit([2, 0], width)[1],
+                       torch.stack([static(2, 2)[1], static(1, 0)[1]])[:, :7])
+    assert static.visits[2] == 3 and static.visits[0] == 2 and static.visits[1] == 0
 
 
 # ------------------------------------------------------------------- pictures

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lmcourse.course.references import pretraining_bench as pb
+from lmcourse.course.reference import bench_arms as pb
+from lmcourse.course.reference.report import bench_table, seed_values
+from lmcourse.models.compress import count_params
 from lmcourse.models.pretraining import BertForPreTraining
 
 
@@ -73,41 +75,49 @@ def test_electra_trains_at_the_masked_lm_s_flops():
 
 
 def test_deberta_arms_match_bert_s_parameters_and_differ_only_in_one_part():
-    bert = pb.n_params(BertForPreTraining(pb.bench_config()))
-    full = pb.n_params(pb.build_model("bench-deberta"))
+    bert = count_params(BertForPreTraining(pb.bench_config()))
+    full = count_params(pb.build_model("bench-deberta"))
     per_unit = 2 * (2 * pb.BENCH["hidden_size"] + 1)  # one feed-forward unit, both layers
     assert abs(full - bert) <= per_unit / 2 + 1
     no_emd = pb.build_model("bench-deberta-no-emd")
-    assert full - pb.n_params(no_emd) == pb.BENCH["max_len"] * pb.BENCH["hidden_size"]
+    assert full - count_params(no_emd) == pb.BENCH["max_len"] * pb.BENCH["hidden_size"]
     for name, terms in (("bench-deberta-no-c2p", ("c2c", "p2c")),
                         ("bench-deberta-no-p2c", ("c2c", "c2p"))):
         model = pb.build_model(name)
-        assert pb.n_params(model) == full
+        assert count_params(model) == full
         assert {layer.terms for layer in model.deberta.layer} == {terms}
         assert model.emd.layer is model.deberta.layer[-1]
 
 
-def test_the_static_masker_repeats_one_mask_or_cycles_through_ten():
+def test_the_static_masker_repeats_one_mask_or_cycles_through_ten(monkeypatch):
+    from lmcourse.course.reference import bench_arms
+
     pairs = pb.train_pairs("bench-static-40")[:4]
     ids = torch.full((2, pb.BENCH["max_len"]), 9)  # only the width is read
-    one, ten = pb.StaticMasker(pairs, 1, seed=0), pb.StaticMasker(pairs, 10, seed=0)
+    maskers = {}
+    for copies in (1, 10):
+        settings = dict(bench_arms._settings("bench-static10-40"),
+                        masking=f"static, {copies} copies")
+        monkeypatch.setattr(bench_arms, "_settings", lambda name, s=settings: s)
+        maskers[copies] = bench_arms._masker("bench-static10-40", pairs, seed=0)
+    one, ten = maskers[1], maskers[10]
     first = one([0, 1], ids)
     assert all(torch.equal(a, b) for a, b in zip(first, one([0, 1], ids), strict=True))
     seen = [ten([2], ids)[1] for _ in range(11)]
     assert not all(torch.equal(seen[0], s) for s in seen[1:10])  # ten different masks
     assert torch.equal(seen[0], seen[10])  # the eleventh visit is the first mask again
-    assert ten.visits[2] == 11 and ten.visits[0] == 0
+    assert ten.__self__.visits[2] == 11 and ten.__self__.visits[0] == 0
 
 
 @pytest.mark.parametrize("masking, copies", [("static, 1 copy", 1), ("static, 3 copies", 3),
                                              ("static, 10 copies", 10), ("static", 1)])
 def test_a_static_arm_gets_the_number_of_copies_its_masking_names(masking, copies, monkeypatch):
-    from lmcourse.course.references import bench_arms
+    from lmcourse.course.reference import bench_arms
 
     settings = dict(bench_arms._settings("bench-static10-40"), masking=masking)
     monkeypatch.setattr(bench_arms, "_settings", lambda name: settings)
     pairs = pb.train_pairs("bench-static-40")[:4]
-    assert len(bench_arms._masker("bench-static10-40", pairs, seed=0).masks.masks) == copies
+    assert len(bench_arms._masker("bench-static10-40", pairs, seed=0).__self__.masks) == copies
 
 
 def test_small_arms_train_on_the_first_pairs_only_and_sop_on_sop_pairs():
@@ -119,11 +129,11 @@ def test_small_arms_train_on_the_first_pairs_only_and_sop_on_sop_pairs():
 
 
 def test_the_tables_read_the_committed_runs():
-    table = pb.bench_table({"base": "bench-mlm", "NSP": "bench-nsp"},
+    table = bench_table({"base": "bench-mlm", "NSP": "bench-nsp"},
                            {"parameters": "params", "nsp_accuracy": "NSP"})
     lines = table.splitlines()
     assert len(lines) == 3 and lines[1].split()[-1] == "-"  # bench-mlm has no NSP head
-    values = pb.seed_values("bench-nsp", "nsp_accuracy")
+    values = seed_values("bench-nsp", "nsp_accuracy")
     mean = sum(values) / len(values)
     assert f"{mean:.3f}" in lines[2]
 

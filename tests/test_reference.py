@@ -14,8 +14,9 @@ import pytest
 import torch
 
 from lmcourse.course import reference as R
-from lmcourse.course import reference_runs as runs
-from lmcourse.course.references import lm_char  # noqa: F401  (registers the course's runs)
+from lmcourse.course.reference import lm_char
+from lmcourse.course.reference import scheduling as runs
+from lmcourse.course.reference.result import result_path
 
 
 @pytest.mark.parametrize("name", sorted(R.REFERENCES))
@@ -23,14 +24,31 @@ def test_committed_reference_matches_the_code(name):
     done = R.verify(name)
     print(f"{name}: " + "; ".join(done))
     result = R.load(name)
-    assert len(result["seeds"]) >= 3 and result["seeds"] == list(range(len(result["seeds"])))
-    for seed in map(str, result["seeds"]):
-        steps = [point[0] for point in result["curves"][seed]]
+    assert len(result.seeds) >= 3 and result.seeds == list(range(len(result.seeds)))
+    for seed in result.seeds:
+        steps = [point[0] for point in result.curves[seed]]
         assert steps == sorted(steps)
-        if "curve_x" not in result["recipe"]:  # a training curve: its x is the step
-            assert len(result["train_loss"][seed]) == steps[-1]
-    for key in ("recipe", "device", "torch", "wall_s", "curves", "metrics"):
-        assert key in result
+        if "curve_x" not in result.recipe:  # a training curve: its x is the step
+            assert len(result.train_loss[seed]) == steps[-1]
+    assert result.device and result.torch and result.wall_s > 0 and result.metrics
+
+
+@pytest.mark.parametrize("name", sorted(R.REFERENCES))
+def test_committed_result_round_trips_through_the_typed_result(name):
+    text = result_path(name).read_text()
+    result = R.load(name)
+    assert isinstance(result, R.ReferenceResult) and result.name == name
+    assert all(isinstance(s, int) for s in result.metrics)
+    assert json.dumps(result.to_json(), indent=1) + "\n" == text
+
+
+def test_a_result_with_an_unknown_field_is_refused(tiny):
+    result = R.load("tiny")
+    data = {**result.to_json(), "metric": {}}
+    with pytest.raises(ValueError, match=r"fields this version does not know: \['metric'\]"):
+        R.ReferenceResult.from_json(data)
+    with pytest.raises(KeyError, match="has no metric 'los'"):
+        result.values("los")
 
 
 def test_reference_folder_stays_small():
@@ -77,8 +95,9 @@ def test_a_fresh_reference_verifies(tiny):
     done = R.verify("tiny")
     assert done[0] == "recipe matches" and "first 3 steps reproduced" in done[1]
     result = R.load("tiny")
-    assert result["seeds"] == [0, 1, 2] and set(result["curves"]) == {"0", "1", "2"}
-    assert result["device"].startswith("cpu") and result["command"] == "make reference NAME=tiny"
+    assert result.seeds == [0, 1, 2] and set(result.curves) == {0, 1, 2}
+    assert result.device.startswith("cpu") and result.command == "make reference NAME=tiny"
+    assert result.code_hash and result.created  # a new run records its code and its date
 
 
 def test_a_changed_recipe_is_stale_and_names_the_command(tiny, monkeypatch):
@@ -90,9 +109,9 @@ def test_a_changed_recipe_is_stale_and_names_the_command(tiny, monkeypatch):
 
 def test_first_steps_that_do_not_reproduce_fail(tiny):
     _, folder = tiny
-    result = json.loads((folder / "result.json").read_text())
-    result["train_loss"]["0"][1] *= 1.01
-    (folder / "result.json").write_text(json.dumps(result))
+    result = R.load("tiny")
+    result.train_loss[0][1] *= 1.01
+    result.save()
     with pytest.raises(R.StaleReference, match="first 3 steps"):
         R.verify("tiny", metric=False)
 
@@ -103,9 +122,9 @@ def test_live_run_trains_the_first_steps_and_refuses_a_stale_reference(tiny, cap
     out = capsys.readouterr().out
     assert len(run.train_loss) == 4 and "first 3 losses" in out
     assert "nan s" not in out  # a run that reports no training time is timed here
-    result = json.loads((folder / "result.json").read_text())
-    result["train_loss"]["0"][2] *= 1.01
-    (folder / "result.json").write_text(json.dumps(result))
+    result = R.load("tiny")
+    result.train_loss[0][2] *= 1.01
+    result.save()
     with pytest.raises(R.StaleReference, match="make reference NAME=tiny"):
         R.live_run("tiny", 4, device=torch.device("cpu"))
 
@@ -120,9 +139,9 @@ def test_weights_that_do_not_give_the_metric_fail(tiny):
 
 def test_picked_seeds_are_refused(tiny):
     _, folder = tiny
-    result = json.loads((folder / "result.json").read_text())
-    result["seeds"] = [0, 2, 5]
-    (folder / "result.json").write_text(json.dumps(result))
+    result = R.load("tiny")
+    result.seeds = [0, 2, 5]
+    result.save()
     with pytest.raises(R.StaleReference, match="consecutive from 0"):
         R.verify("tiny", first_steps=False, metric=False)
 
@@ -187,7 +206,7 @@ def _expected(n_tokens, context, stride):
 
 @pytest.mark.parametrize("n_tokens", [129, 300, 517])
 def test_windowed_perplexity_scores_each_token_once_with_its_context(n_tokens):
-    from lmcourse.course.references.lm_char import windowed_perplexity
+    from lmcourse.course.reference.lm_char import windowed_perplexity
     ids = [0] * n_tokens
     got = windowed_perplexity(_PositionModel(), ids, context=128, stride=64)
     assert got == pytest.approx(_expected(n_tokens, 128, 64), rel=1e-6)
@@ -198,7 +217,7 @@ def test_windowed_perplexity_scores_each_token_once_with_its_context(n_tokens):
 
 
 def test_tuning_split_is_cut_from_the_training_text():
-    from lmcourse.course.references.lm_char import char_split
+    from lmcourse.course.reference.lm_char import char_split
     train, held_out, v = char_split("verdict")
     tune_train, tune_val, v2 = char_split("tuning")
     assert v == v2 and len(tune_val) == len(held_out)
@@ -218,7 +237,7 @@ def test_lm_char_references_are_matched_in_size_and_budget():
 def test_compare_and_crossover_read_every_reference(tiny):
     import matplotlib
     matplotlib.use("Agg")
-    from lmcourse.viz.reference import crossover_figure, x_values
+    from lmcourse.course.reference.figures import crossover_figure, x_values
 
     result = R.load("tiny")
     text = R.compare({"tiny": "tiny"}, metric="loss")
@@ -227,10 +246,10 @@ def test_compare_and_crossover_read_every_reference(tiny):
         x_values(result, 0, "flops")
     with pytest.raises(ValueError, match="x must be one of"):
         x_values(result, 0, "minutes")
-    assert x_values(result, 0, "step") == [p[0] for p in result["curves"]["0"]]
-    for seed in result["metrics"]:
-        result["metrics"][seed]["parameters"] = 3
-    result["recipe"].update(batch=2, bptt=5)
+    assert x_values(result, 0, "step") == [p[0] for p in result.curves[0]]
+    for seed in result.metrics:
+        result.metrics[seed]["parameters"] = 3
+    result.recipe.update(batch=2, bptt=5)
     assert x_values(result, 0, "flops")[:2] == [6 * 3 * 1 * 10, 6 * 3 * 2 * 10]
     fig = crossover_figure({"tiny": result}, {})
     assert len(fig.axes) == 2
@@ -238,8 +257,8 @@ def test_compare_and_crossover_read_every_reference(tiny):
 
 # ---- bilm-lee: chapter 05's data, its tuning split, the epoch re-cutting ------------------
 
-def test_bilm_lee_split_is_chapter_05s_and_tuning_stays_inside_training():
-    from lmcourse.course.references.bilm_lee import lee_windows
+def test_bilm_lee_split_is_the_lee_windows_and_tuning_stays_inside_training():
+    from lmcourse.course.reference.bilm_lee import lee_windows
     verdict_, tuning = lee_windows("verdict"), lee_windows("tuning")
     n = len(verdict_["windows"])
     assert verdict_["train"] == (0, int(0.9 * n)) and verdict_["held_out"] == (int(0.9 * n), n)
@@ -254,7 +273,7 @@ def test_bilm_lee_split_is_chapter_05s_and_tuning_stays_inside_training():
 
 
 def test_bilm_lee_epochs_recut_the_training_stream_only():
-    from lmcourse.course.references.bilm_lee import RECIPE, as_targets, epoch_batches, lee_windows
+    from lmcourse.course.reference.bilm_lee import RECIPE, as_targets, epoch_batches, lee_windows
     data = lee_windows("verdict")
     width = RECIPE["window"]
     stream = data["ids"][: data["train"][1] * width]
@@ -274,7 +293,7 @@ def test_bilm_lee_epochs_recut_the_training_stream_only():
 
 
 def test_bilm_lee_learning_rate_warms_up_then_decays():
-    from lmcourse.course.references.bilm_lee import RECIPE, learning_rate
+    from lmcourse.course.reference.bilm_lee import RECIPE, learning_rate
     lrs = [learning_rate(s, 1000, RECIPE) for s in range(1, 1001)]
     peak = RECIPE["warmup_steps"] - 1
     assert lrs[peak] == pytest.approx(RECIPE["lr"])
@@ -305,8 +324,8 @@ def test_select_takes_globs_keeps_order_and_names_a_miss():
 def test_expected_seconds_prefers_the_measured_wall_time(tiny):
     seconds, how = runs.expected_seconds("tiny")      # the fixture has run it
     assert how.startswith("measured cpu") or how.startswith("measured, cpu")
-    assert seconds == R.load("tiny")["wall_s"]
-    (tiny[1] / "result.json").unlink()
+    assert seconds == R.load("tiny").wall_s
+    result_path("tiny").unlink()
     seconds, how = runs.expected_seconds("tiny")
     assert how == "estimated" and seconds == R.REFERENCES["tiny"].seconds_per_seed * 3
 

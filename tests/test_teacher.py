@@ -7,6 +7,7 @@ import torch
 
 from lmcourse import finetune
 from lmcourse.course import teacher
+from lmcourse.models.distill import half_depth_student
 
 
 @pytest.fixture
@@ -49,20 +50,20 @@ def test_a_damaged_cache_file_is_retrained(small_data, tmp_path, monkeypatch, ca
 def test_half_depth_students_and_their_pool(small_data, tmp_path, monkeypatch):
     monkeypatch.setenv(teacher.CACHE_ENV, str(tmp_path))
     model = teacher.spoiler_teacher(small_data, steps=1, progress=False)
-    student = teacher.half_depth_student(model)
+    student = half_depth_student(model)
     layers = student.encoder.encoder.layer
     assert len(layers) == 3
     for j in range(3):
         for a, b in zip(layers[j].parameters(), model.encoder.encoder.layer[2 * j].parameters(),
                         strict=True):
             assert torch.equal(a, b)
-    random_student = teacher.half_depth_student(model, "random")
+    random_student = half_depth_student(model, "random")
     assert not torch.equal(random_student.encoder.encoder.layer[0].attention.self.query.weight,
                            layers[0].attention.self.query.weight)
     assert torch.equal(random_student.classifier.weight, model.classifier.weight)
     assert not any(p.requires_grad for p in student.encoder.embeddings.parameters())
     with pytest.raises(ValueError, match="every other"):
-        teacher.half_depth_student(model, "odd")
+        half_depth_student(model, "odd")
 
     (ids, mask, labels), logits = teacher.distillation_pool(small_data, model)
     assert int(labels.sum()) == 16 and len(labels) == 16 + 24  # 1.5 others per spoiler

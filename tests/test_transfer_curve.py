@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lmcourse.course.references import transfer_curve as tc
+from lmcourse.course.reference import transfer_curve as tc
 from lmcourse.data import corpora, load_polarity
 from lmcourse.metrics import roc_auc
 from lmcourse.models import logistic

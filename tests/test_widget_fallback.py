@@ -16,11 +16,11 @@ PNG_MAGIC = b"\x89PNG"
 
 
 def _widgets():
-    from lmcourse.tokenizers.display import segmentation_widget
     from lmcourse.viz import attention_widget, masking_widget
     from lmcourse.viz.embeddings import neighbours_widget
     from lmcourse.viz.gradient_flow import gradient_flow_widget
     from lmcourse.viz.temperature import temperature_widget
+    from lmcourse.viz.tokens import segmentation_widget
 
     rng = np.random.default_rng(0)
     words = ["king", "queen", "man", "woman", "cairo", "egypt", "rome", "italy"]

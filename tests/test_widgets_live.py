@@ -15,14 +15,14 @@ from headless import Browser, chromium_path, jupyter_lab  # noqa: E402
 SETUP = '''\
 import torch
 from lmcourse.course import reference
-from lmcourse.course.references.pretraining_corpus import reviews
-from lmcourse.course.references.tiny_bert import load_tiny_bert
+from lmcourse.data.sentences import minilm_review_corpus
+from lmcourse.models.pretraining import load_tiny_bert
 from lmcourse.models.pretraining import mlm_predictor
 from lmcourse.pretrained import load_hf_tokenizer
 from lmcourse.viz import masking_widget
 from lmcourse.viz.temperature import temperature_widget
 
-corpus = reviews().corpus
+corpus = minilm_review_corpus().corpus
 predict = mlm_predictor(load_tiny_bert(reference.load_weights("tiny-bert", 0)))
 pieces = ["[CLS]", *"the twist comes in the [MASK] chapter".split(), "[SEP]"]
 ids = torch.tensor([[corpus.pieces.index(p) for p in pieces]])

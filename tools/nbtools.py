@@ -2,6 +2,7 @@
 
     python -m tools.nbtools build chapters/01_backprop.py [...]   # .py twin -> executed .ipynb
     python -m tools.nbtools sync                                   # report twins out of sync
+    python -m tools.nbtools renames chapters/09_bert.py            # refactor: keep outputs
     python -m tools.nbtools student [--out _build/student]        # labs/*.ipynb + a zip
     python -m tools.nbtools student --check                        # exit 1 if one is stale
 
@@ -221,6 +222,27 @@ def copy_prose(twin: Path) -> int:
     return changed
 
 
+def copy_renames(twin: Path) -> int:
+    """Copy a twin's cells into its executed notebook, keeping every output, for a refactor
+    that renames or moves what the code imports and changes no output: same cells, same
+    types, same metadata, only sources differ. ``make test`` executes the notebook again
+    (nbval) and compares the outputs that are checked. Returns how many cells changed."""
+    twin = twin.resolve()
+    target = twin.with_suffix(".ipynb")
+    edited, executed = prepare(jupytext.read(twin)), nbformat.read(target, as_version=4)
+    layout = [[(c.cell_type, c.metadata.get("slideshow"), tuple(c.metadata.get("tags", ())))
+               for c in nb.cells] for nb in (edited, executed)]
+    if layout[0] != layout[1]:
+        raise ValueError(f"{twin.name}: cells were added, removed or retyped; only sources may "
+                         f"differ. Run `python -m tools.nbtools build {twin.name}` instead.")
+    changed = 0
+    for new, old in zip(edited.cells, executed.cells, strict=True):
+        if new.source.strip() != old.source.strip():
+            old.source, changed = new.source, changed + 1
+    _write_pair(executed, twin)
+    return changed
+
+
 def _cell_key(cell: nbformat.NotebookNode) -> tuple:
     """What a twin must agree on: type, source, and the metadata slides and the site read."""
     return (cell.cell_type, cell.source.strip(), cell.metadata.get("slideshow"),
@@ -347,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("sync", help="list notebooks out of sync with their twins")
     pr = sub.add_parser("prose", help="copy a twin's markdown into its notebook, keep outputs")
     pr.add_argument("twins", nargs="+", type=Path)
+    rn = sub.add_parser("renames", help="copy a twin's sources into its notebook, keep outputs "
+                        "(a refactor that changes no output)")
+    rn.add_argument("twins", nargs="+", type=Path)
     s = sub.add_parser("student", help="write the student copies labs/*.ipynb (and a zip)")
     s.add_argument("--out", type=Path, default=ROOT / "_build" / "student",
                    help="where the zip (and its copies) go")
@@ -366,6 +391,14 @@ def main(argv: list[str] | None = None) -> int:
             except ValueError as error:
                 parser.error(str(error))
             print(f"{twin.name}: {changed} markdown cell(s) copied, outputs kept")
+        return 0
+    if args.cmd == "renames":
+        for twin in args.twins:
+            try:
+                changed = copy_renames(twin)
+            except ValueError as error:
+                parser.error(str(error))
+            print(f"{twin.name}: {changed} cell(s) copied, outputs kept")
         return 0
     if args.cmd == "sync":
         problems = out_of_sync()

@@ -44,9 +44,9 @@ import lmcourse
 from lmcourse.checks import char_rnn as check
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
+from lmcourse.course.reference.figures import plot_reference
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.train import clip_gradients
-from lmcourse.viz.reference import plot_reference
 
 generator = lmcourse.seed_everything(0)
 torch.set_num_threads(1)  # tiny matrices: one CPU thread is faster than two that wait
@@ -106,7 +106,7 @@ def rnn_step(x, h, W_ih, W_hh, b_ih, b_hh):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.rnn_step(rnn_step)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -185,7 +185,7 @@ def train_step(params: dict, optimizer, X, Y, state, clip: float = 1.0):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.train_step(train_step, rnn_forward)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -220,7 +220,7 @@ def sample_token(logits: torch.Tensor, temperature: float,
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.sample_token(sample_token)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -274,7 +274,7 @@ plt.show()
 # training). To pass, your RNN must beat the **bigram**, a model that sees only the
 # previous character: an RNN that does not has not learned to use its state.
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 val_ppl, ngram_ppl = check.beats_bigram(rnn_forward, params, train_ids, val_ids, V)
 
 # %% slideshow={"slide_type": "-"}

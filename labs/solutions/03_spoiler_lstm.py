@@ -175,7 +175,7 @@ def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, to
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.pad_batch(pad_batch, pad_id=PAD)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -232,7 +232,7 @@ class SpoilerLSTM(nn.Module):
         # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.spoiler_model(SpoilerLSTM, pad_id=PAD)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -260,7 +260,7 @@ def positive_weight(labels: torch.Tensor) -> float:
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.positive_weight(positive_weight)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -291,7 +291,7 @@ def f1(labels: torch.Tensor, predictions: torch.Tensor) -> float:
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.f1(f1)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -347,10 +347,10 @@ def roc_auc(labels: torch.Tensor, scores: torch.Tensor) -> float:
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.roc_curve(roc_curve)
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.roc_auc(roc_auc)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -532,7 +532,7 @@ plt.show()
 # baseline by at least 0.1 in both; the bag-of-words row, with a bootstrap interval of the
 # AUC difference, says whether word order and context bought anything on this data.
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 results = check.beats_baselines(predict, val, test, baselines={"bag of words": bag_of_words})
 
 # %% [markdown] slideshow={"slide_type": "slide"}

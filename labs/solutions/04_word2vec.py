@@ -82,7 +82,7 @@ def skipgram_pairs(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.skipgram_pairs(skipgram_pairs)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -116,7 +116,7 @@ def ns_loss(v: torch.Tensor, u_pos: torch.Tensor, u_neg: torch.Tensor) -> torch.
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.ns_loss(ns_loss)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -147,7 +147,7 @@ def train_step(emb_in: nn.Embedding, emb_out: nn.Embedding, centers: torch.Tenso
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.train_step(train_step)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -160,7 +160,7 @@ check.train_step(train_step)
 # `skipgram_pairs`, draws 3 uniform negatives per pair, and trains with your `train_step`
 # and `torch.optim.SparseAdam` for a few seconds.
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.learns_clusters(skipgram_pairs, train_step)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -185,7 +185,7 @@ def noise_distribution(counts: np.ndarray) -> np.ndarray:
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.noise_distribution(noise_distribution)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -212,7 +212,7 @@ def discard_probability(counts: np.ndarray, t: float) -> np.ndarray:
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.discard_probability(discard_probability)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -299,7 +299,7 @@ plt.show()
 # skip-gram puts them next to each other. The check measures, for each month, the share of
 # the other months among its 10 nearest neighbours (by cosine, over the whole vocabulary).
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 share = check.months_close(emb_in.weight, corpus.words)
 
 # %% slideshow={"slide_type": "-"}

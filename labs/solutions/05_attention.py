@@ -83,7 +83,7 @@ def attention(q, k, v, mask=None):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.attention(attention)
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -127,7 +127,7 @@ def causal_mask(T):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.masks(padding_mask, causal_mask)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -149,7 +149,7 @@ check.masks(padding_mask, causal_mask)
 # scores, `[:, None, None, :]` when there is also a heads axis. (This lab never masks *all*
 # the keys of a query; chapter 06 explains what happens then.)
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.masked_attention(attention)
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -200,7 +200,7 @@ def merge_heads(x):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.heads(split_heads, merge_heads)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -250,7 +250,7 @@ class MultiHeadAttention(nn.Module):
         # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.multi_head_attention(MultiHeadAttention)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -271,7 +271,7 @@ def causal_self_attention(mha, x):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.causal_self_attention(causal_self_attention, MultiHeadAttention)
 
 # %% [markdown] slideshow={"slide_type": "slide"}

@@ -58,7 +58,7 @@ import lmcourse
 from lmcourse import finetune, metrics
 from lmcourse.checks import finetune as check
 from lmcourse.course import reference
-from lmcourse.course.references.transfer_curve import SPOILER_RECIPE, finetune_steps, label_order
+from lmcourse.course.reference.transfer_curve import SPOILER_RECIPE, finetune_steps, label_order
 from lmcourse.data import Vocab, tokenize
 
 # %% slideshow={"slide_type": "-"}
@@ -201,7 +201,7 @@ class SpoilerClassifier(nn.Module):
         # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.classifier(SpoilerClassifier)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -254,7 +254,7 @@ def configure(model: nn.Module, total_steps: int, lr: float = 5e-5, warmup: floa
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.configure(configure)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -296,7 +296,7 @@ def train_step(model: nn.Module, batch, optimizer, scheduler, clip: float = 1.0,
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.train_step(train_step)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -329,7 +329,7 @@ def predict_proba(model: nn.Module, input_ids: torch.Tensor, attention_mask: tor
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.predict_proba(predict_proba)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -445,7 +445,7 @@ def predict(texts: list[str]) -> torch.Tensor:
     return torch.tensor([scored[t] for t in texts])
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 results = check.beats_baseline(
     predict, val, test, baselines, target="bag of words", beyond_interval=True,
     parts={"in-distribution": lambda r: not heldout_phrasing(r),
@@ -470,7 +470,7 @@ print(f"reference spoiler-curve, seed 0, the same {N_LABELS} labels (ROC-AUC on 
       f"{ref['device'].split(',')[0]}):")
 for key, name in (("minilm_finetuned", "MiniLM fine-tuned"), ("bag_of_words", "bag of words"),
                   ("bilstm", "BiLSTM"), ("minilm_features", "MiniLM features + regression")):
-    runs = [ref["metrics"][str(s)][f"{key}@{N_LABELS}"] for s in ref["seeds"]]
+    runs = [ref.metrics[s][f"{key}@{N_LABELS}"] for s in ref.seeds]
     print(f"  {name:<30} seed 0: {runs[0]:.3f}   all {len(runs)} seeds: "
           f"{metrics.mean_spread(runs)}")
 test_texts, test_labels = distinct_sentences(test)

@@ -58,9 +58,9 @@ from tqdm.auto import tqdm
 import lmcourse
 from lmcourse import finetune
 from lmcourse.checks import distill as check
-from lmcourse.course.references.distill_transfer import transfer_split
-from lmcourse.course.references.transfer_curve import spoiler_task
-from lmcourse.course.teacher import few_label_teacher, spoiler_data
+from lmcourse.course.reference.distill_transfer import transfer_split
+from lmcourse.course.reference.transfer_curve import few_label_teacher, spoiler_task
+from lmcourse.course.teacher import spoiler_data
 from lmcourse.data.goodreads import distinct_sentences
 from lmcourse.models.compress import count_params, latency_seconds
 from lmcourse.models.distill import init_student_from_teacher, train_student
@@ -131,7 +131,7 @@ def softmax_t(logits: torch.Tensor, T: float = 1.0) -> torch.Tensor:
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.softmax_t(softmax_t)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -216,7 +216,7 @@ def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.distillation_loss(distillation_loss)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -269,7 +269,7 @@ def combined_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.combined_loss(combined_loss)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -357,7 +357,7 @@ def distill_step(student: nn.Module, teacher: nn.Module, batch, optimizer, sched
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.distill_step(distill_step)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -459,7 +459,7 @@ def student_predict(texts: list[str]) -> torch.Tensor:
     return finetune.predict_texts(student, tokenizer, texts, MAX_LEN)
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 aucs = check.keeps_teacher_quality(
     student_predict, teacher_predict, list(zip(eval_texts, eval_labels, strict=True)),
     baselines={"student before distillation": lambda texts: [before[t] for t in texts],

@@ -1,4 +1,4 @@
-"""Auto-checks for lab 05 (scaled dot-product attention, masks and multi-head attention).
+"""Auto-checks for scaled dot-product attention, masks and multi-head attention.
 
 Every check computes the right answer itself, with :mod:`lmcourse.models.attention` or
 ``torch.nn.MultiheadAttention`` in float64, and when the student's answer differs it

@@ -1,4 +1,4 @@
-"""Lab 01 auto-checks: a scalar autograd engine, checked against PyTorch.
+"""Auto-checks for a scalar autograd engine, checked against PyTorch.
 
 The lab's engine is any class with the micrograd-style contract of
 ``lmcourse.autograd.Value``. Each check passes with the measured figure or fails with a
@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from lmcourse.checks import attempt, close, expect, fail, passed
-from lmcourse.checks.autograd_training import autograd_training  # noqa: F401  (lab 01's exercise 4)
+from lmcourse.checks.autograd_training import autograd_training  # noqa: F401  (re-exported)
 
 # The lab's engine is any class with the micrograd-style contract of
 # ``lmcourse.autograd.Value``: ``Value(data)`` has ``.data``, ``.grad``, ``._parents``
@@ -203,7 +203,7 @@ def _local_case(name: str, Value: Any, what: str, build: Callable[..., Any],
 
 
 def autograd_ops(Value: Any) -> None:
-    """Lab 01, exercise 1: each operation's ``_backward`` applies its local derivative."""
+    """Each operation's ``_backward`` applies its local derivative."""
 
     name = "local derivatives"
     a, b, x, k = 2.0, -3.0, 0.8, 3
@@ -242,7 +242,7 @@ def autograd_ops(Value: Any) -> None:
 
 
 def autograd_topological_order(topological_order: Callable[[Any], Any], Value: Any) -> None:
-    """Lab 01, exercise 2: every node once, each after all of its parents."""
+    """Topological order: every node once, each after all of its parents."""
     name = "topological order"
     single = Value(3.0)
     got = attempt(name, topological_order, single)
@@ -286,7 +286,7 @@ def autograd_topological_order(topological_order: Callable[[Any], Any], Value: A
 
 
 def autograd_backward(Value: Any) -> None:
-    """Lab 01, exercise 3: ``backward`` = reset, z^ω = 1, then reverse topological order."""
+    """``backward`` = reset, z^ω = 1, then reverse topological order."""
     name = "backward"
     xs0 = [0.5, -1.5]
 
@@ -334,7 +334,7 @@ def autograd_backward(Value: Any) -> None:
 
 def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
                            tol: float = 1e-9) -> None:
-    """Lab 01, final check: ``n`` random expressions, values and grads vs torch.autograd."""
+    """Final check: ``n`` random expressions, values and grads vs torch.autograd."""
 
     name = "random expressions vs torch"
     rng = random.Random(seed)
@@ -360,7 +360,7 @@ def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
 
 
 def autograd_worked_example(Value: Any) -> None:
-    """Lab 01, sanity check: f(x, y) = (x + y) x y² at (1, 2), by hand and by torch."""
+    """Sanity check: f(x, y) = (x + y) x y² at (1, 2), by hand and by torch."""
     name = "worked example"
     x0, y0 = 1.0, 2.0
 

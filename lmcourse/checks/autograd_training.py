@@ -1,4 +1,4 @@
-"""Auto-checks for lab 01's training exercise: gradient descent written with ``Value``.
+"""Auto-checks for training with the autograd engine: gradient descent written with ``Value``.
 
 The check trains a tanh neuron with the student's loop and with a reference loop and,
 when they differ, replays the typical mistakes (stepping up the gradient, a loss graph
@@ -48,7 +48,7 @@ def _descend(Value: Any, lr: float, steps: int, *, stale: bool = False
 
 def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
                       steps: int = 40) -> None:
-    """Lab 01, exercise 4: ``train(params, loss_fn, lr, steps)`` is gradient descent.
+    """``train(params, loss_fn, lr, steps)`` is gradient descent.
 
     Each step builds a fresh graph with ``loss_fn()``, calls ``backward`` and moves every
     parameter against its gradient, ``p.data -= lr * p.grad``; it returns the loss of each

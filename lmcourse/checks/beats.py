@@ -1,8 +1,8 @@
-"""Quality checks that end a lab. Lab 06: does the fine-tuned model beat the baselines trained
+"""Quality checks that end a lab: does a fine-tuned model beat the baselines trained
 on the same sentences (:mod:`lmcourse.models.baselines`)? A baseline may be trained with
 several seeds; the target is then the mean of their ROC-AUCs, or, with
 ``beyond_interval=True``, every one of them beyond the 95% paired bootstrap interval of the
-difference. Lab 07: does the distilled student keep enough of its teacher's ROC-AUC?"""
+difference. After distillation: does the student keep enough of its teacher's ROC-AUC?"""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def beats_baseline(predict: Predict, validation: Sentences, test: Sentences,
     return rows
 
 
-# ---- the last check of lab 07: the distilled student against its teacher -------------------
+# ---- the distilled student against its teacher ---------------------------------------------
 
 def _scores(name: str, who: str, predict: Predict, texts: list[str]) -> np.ndarray:
     raw = as_float_tensor(attempt(name, predict, texts))

@@ -1,6 +1,6 @@
-"""Auto-checks for lab 08 (byte-pair encoding: pair counts, one merge, training, encoding).
+"""Auto-checks for byte-pair encoding: pair counts, one merge, training, encoding.
 
-Every check computes the right answer with :mod:`lmcourse.tokenizers.bpe` (chapter 08's
+Every check computes the right answer with :mod:`lmcourse.tokenizers.bpe` (the course's
 reference, which equals Hugging Face ``tokenizers`` under its tie rule) and, when the
 student's answer differs, compares it with the answers of the usual mistakes: counting a
 pair once per word instead of once per occurrence times the word's count, pairs across

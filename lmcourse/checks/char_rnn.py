@@ -1,4 +1,4 @@
-"""Auto-checks for lab 02 (a character-level RNN trained with truncated BPTT).
+"""Auto-checks for a character-level RNN trained with truncated BPTT.
 
 The lab's RNN step uses PyTorch's layout (the one ``nn.RNN`` and
 :func:`lmcourse.models.rnn.rnn_step` use), rows of a minibatch being examples,

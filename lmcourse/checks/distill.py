@@ -1,4 +1,4 @@
-"""Auto-checks for lab 07 (distilling the fine-tuned MiniLM into a smaller student).
+"""Auto-checks for distilling the fine-tuned MiniLM into a smaller student.
 
 The temperature softmax, the distillation loss and the combined loss are compared with
 :mod:`lmcourse.models.distill` on fixed random logits (float64), and on extreme logits

@@ -1,4 +1,4 @@
-"""Auto-checks for lab 06 (fine-tuning MiniLM, a pre-trained BERT, to find spoilers).
+"""Auto-checks for fine-tuning MiniLM, a pre-trained BERT, to find spoilers.
 
 The classification head, ``configure`` (AdamW with a linear warm-up and decay),
 ``train_step`` and ``predict_proba`` are each compared with :mod:`lmcourse.finetune` on a
@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from lmcourse import finetune
 from lmcourse.checks import as_float_tensor, attempt, close, expect, fail, passed, same
-from lmcourse.checks.beats import beats_baseline  # the last check of lab 06
+from lmcourse.checks.beats import beats_baseline  # the last check: against the baselines
 from lmcourse.models.bert import BertConfig, BertModel
 
 __all__ = ["beats_baseline", "classifier",

@@ -1,4 +1,4 @@
-"""Auto-checks for lab 03 (a BiLSTM that finds spoiler sentences in book reviews).
+"""Auto-checks for a BiLSTM that finds spoiler sentences in book reviews.
 
 The lab's pieces and what each check compares them with:
 

@@ -1,4 +1,4 @@
-"""Auto-checks for lab 04 (word2vec with negative sampling).
+"""Auto-checks for word2vec with negative sampling.
 
 Each check runs the student's function on a small case whose answer it computes itself
 (plain loops for the pairs, PyTorch's ``logsigmoid`` and autograd for the loss and the
@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmcourse.checks import attempt, expect, fail, passed
-from lmcourse.checks.word2vec_sampling import (  # noqa: F401  (lab 04's exercises 4 and 5)
+from lmcourse.checks.word2vec_sampling import (  # noqa: F401  (the sampling exercises)
     discard_probability,
     noise_distribution,
 )

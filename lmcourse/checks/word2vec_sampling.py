@@ -1,4 +1,4 @@
-"""Auto-checks for lab 04, exercises 4 and 5: the noise distribution of negative sampling
+"""Auto-checks for word2vec's sampling: the noise distribution of negative sampling
 and the discard probability of frequent-word subsampling (Mikolov et al., 2013).
 
 Each check computes the answer on a small Zipf-like vocabulary and, when the student's

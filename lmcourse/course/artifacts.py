@@ -1,13 +1,11 @@
 """Named artifacts: results several notebooks read, each computed by ONE function.
 
-An artifact is a run too slow for a notebook's budget: lab 06's recipe fine-tuned on every
-label (the spoiler teacher) and on 256 labels (lab 07's teacher), chapter 04's GloVe trained
-until its loss is flat (three seeds), chapter 4b's word2vec runs (ours and gensim's), which
-chapter 4c evaluates. (Lab 06's BiLSTM baselines learn from its 256
-labelled sentences, in seconds; chapter 09's tiny BERT is a reference run:
-``lmcourse.course.references.pretraining_bench``.) The function
-that computes it is the one the notebook's cell calls
-(``artifacts.chapter04_glove(X, words)``) and the one ``make teacher``
+An artifact is a run too slow for a notebook's budget: MiniLM fine-tuned for spoiler detection
+on every label (the spoiler teacher) and on 256 labels (the few-label teacher), GloVe on text8
+trained until its loss is flat (three seeds), and the word2vec runs on text8 (ours and
+gensim's). (Runs that compare methods over seeds are reference runs instead:
+:mod:`lmcourse.course.reference`.) The function that computes an artifact is the one the
+notebook's cell calls (``artifacts.text8_glove(X, words)``) and the one ``make teacher``
 (``python -m lmcourse.course.artifacts``) calls beforehand, with the same inputs; both go
 through the course cache (:mod:`lmcourse.course.cache`), so the notebook reads what
 ``make teacher`` wrote, and computes it itself, saying so, when it is missing.
@@ -38,11 +36,12 @@ import lmcourse
 from lmcourse.course import teacher
 from lmcourse.course.cache import cache_dir, cached_tensors, keeps_rng
 from lmcourse.course.keys import digest
+from lmcourse.course.reference import transfer_curve
 from lmcourse.data.words import WordCorpus
 from lmcourse.models.embeddings.glove import WORDSIM, train_glove, wordsim_score
 from lmcourse.models.embeddings.word2vec import Trained, gensim_word2vec, train_word2vec
 
-__all__ = ["ARTIFACTS", "Artifact", "chapter04_glove", "chapter04_word2vec",
+__all__ = ["ARTIFACTS", "Artifact", "text8_glove", "text8_word2vec",
            "check_first_steps", "glove_until_flat", "spoiler_teacher"]
 
 spoiler_teacher = teacher.spoiler_teacher  # registered below, with the others
@@ -72,7 +71,7 @@ GLOVE_ESTIMATE = "about 30 s per seed on a 2-core CPU"
 # AdaGrad's step; "flat": less than 1% per epoch; x_max = 10, the value of GloVe's own demo
 # script for text8 (the paper's 100 was set for billions of words: chapter 04 prints how few
 # of our counts reach either)
-CHAPTER04_GLOVE = dict(lr=0.2, tol=0.01, x_max=10.0)
+TEXT8_GLOVE = dict(lr=0.2, tol=0.01, x_max=10.0)
 _GLOVE_STORED = ("vectors", "context_vectors", "losses", "seconds", "tracked")
 
 
@@ -114,14 +113,14 @@ def glove_until_flat(X: sp.spmatrix, seeds: Sequence[int] = (0, 1, 2), dim: int 
     return runs
 
 
-def chapter04_glove(X: sp.spmatrix, words: Sequence[str], seeds: Sequence[int] = (0, 1, 2),
+def text8_glove(X: sp.spmatrix, words: Sequence[str], seeds: Sequence[int] = (0, 1, 2),
                     dim: int = 100, device: torch.device | str | None = None,
                     progress: bool = True) -> list[Trained]:
     """Chapter 04's GloVe on its co-occurrence matrix ``X`` (rows in the order of ``words``):
     x_max = 10, AdaGrad at 0.2 on minibatches of 16,384 pairs, until an epoch lowers the loss
     by less than 1% (at most 60 epochs, 100 on a GPU), WordSim-353 measured after every
     epoch."""
-    return glove_until_flat(X, seeds=seeds, dim=dim, **CHAPTER04_GLOVE,
+    return glove_until_flat(X, seeds=seeds, dim=dim, **TEXT8_GLOVE,
                             max_epochs=lmcourse.budget(cpu=60, gpu=100),
                             device=lmcourse.device() if device is None else device,
                             track=wordsim_score(words), track_name=WORDSIM, progress=progress,
@@ -132,14 +131,14 @@ def chapter04_glove(X: sp.spmatrix, words: Sequence[str], seeds: Sequence[int] =
 
 WORD2VEC_ESTIMATE = "about 45 s on a 2-core CPU"
 #: the settings ours and gensim's share (chapter 4b): d, window L, K negatives, subsampling t
-CHAPTER04_WORD2VEC = dict(dim=100, window=5, negative=5, sample=1e-3)
+TEXT8_WORD2VEC = dict(dim=100, window=5, negative=5, sample=1e-3)
 #: (name, ours?, skip-gram?, initial learning rate: the C tool's defaults)
 WORD2VEC_RUNS = (("skip-gram (ours)", True, True, 0.025), ("CBOW (ours)", True, False, 0.05),
                  ("gensim skip-gram", False, True, 0.025), ("gensim CBOW", False, False, 0.05))
 _WORD2VEC_STORED = ("vectors", "context_vectors", "losses", "seconds")
 
 
-def chapter04_word2vec(corpus: WordCorpus, documents: Sequence[Sequence[str]],
+def text8_word2vec(corpus: WordCorpus, documents: Sequence[Sequence[str]],
                        seeds: Sequence[int] = (0, 1, 2), epochs: int | None = None,
                        dim: int = 100, device: torch.device | str | None = None
                        ) -> dict[str, list[Trained]]:
@@ -151,7 +150,7 @@ def chapter04_word2vec(corpus: WordCorpus, documents: Sequence[Sequence[str]],
     dev = lmcourse.device() if device is None else torch.device(device)
     epochs = lmcourse.budget(cpu=5, gpu=10) if epochs is None else epochs
     clock = time.perf_counter if dev.type == "cuda" else time.process_time
-    settings = dict(CHAPTER04_WORD2VEC, dim=dim, epochs=epochs)
+    settings = dict(TEXT8_WORD2VEC, dim=dim, epochs=epochs)
     plan = [(name, ours, sg, lr, seed) for name, ours, sg, lr in WORD2VEC_RUNS
             for seed in (seeds[:1] if ours else seeds)]
 
@@ -178,7 +177,7 @@ def chapter04_word2vec(corpus: WordCorpus, documents: Sequence[Sequence[str]],
                       f"{name}|{seed}|seconds": torch.tensor([seconds], dtype=torch.float64)}
         return state
 
-    recipe = {"recipe": "chapter04-word2vec-v1", "corpus": digest([corpus.words, corpus.docs]),
+    recipe = {"recipe": "text8-word2vec-v1", "corpus": digest([corpus.words, corpus.docs]),
               "runs": [list(p) for p in plan], **settings}
     keys = {f"{name}|{seed}|{field}" for name, *_, seed in plan for field in _WORD2VEC_STORED}
     state = cached_tensors("word2vec", recipe, run_all, keys=keys, device=dev,
@@ -203,7 +202,7 @@ def word2vec_first_epoch(runs: dict[str, list[Trained]], corpus: WordCorpus,
     epochs = lmcourse.budget(cpu=5, gpu=10) if epochs is None else epochs
     _, _, sg, lr = WORD2VEC_RUNS[0]
     live = train_word2vec(corpus, sg=sg, lr=lr, seed=0, device=dev, epochs=epochs,
-                          stop_after=1, **dict(CHAPTER04_WORD2VEC, dim=dim))
+                          stop_after=1, **dict(TEXT8_WORD2VEC, dim=dim))
     return live.losses, runs[WORD2VEC_RUNS[0][0]][0].losses, "our skip-gram, seed 0 (epochs)"
 
 
@@ -250,7 +249,7 @@ def _teacher_inputs(tiny: bool) -> dict:
 def _few_label_inputs(tiny: bool) -> dict:
     if not tiny:
         return dict(progress=True)
-    from lmcourse.course.references.transfer_curve import SPOILER_RECIPE
+    from lmcourse.course.reference.transfer_curve import SPOILER_RECIPE
 
     short = dict(SPOILER_RECIPE["finetune"], min_steps=3, max_steps=3)
     return dict(n_labels=16, recipe=dict(SPOILER_RECIPE, finetune=short), progress=False)
@@ -258,7 +257,7 @@ def _few_label_inputs(tiny: bool) -> dict:
 
 def _few_label_first_steps(model, n_labels=256, seed=0, recipe=None, progress=True
                            ) -> tuple[list[float], list[float], str]:
-    from lmcourse.course.references import transfer_curve as tc
+    from lmcourse.course.reference import transfer_curve as tc
 
     recipe = tc.SPOILER_RECIPE if recipe is None else recipe
     task = tc.spoiler_task()
@@ -277,7 +276,7 @@ def _teacher_first_steps(model, data, steps, progress) -> tuple[list[float], lis
 
 
 @functools.cache
-def _chapter04_corpus(tiny: bool) -> tuple[WordCorpus, list[list[str]]]:
+def _text8_corpus(tiny: bool) -> tuple[WordCorpus, list[list[str]]]:
     """Chapter 04's corpus (text8, words seen at least 5 times) and its documents, or a
     small Zipf-distributed one for the unit tests."""
     from lmcourse.data import load_corpus, tokenize
@@ -291,16 +290,16 @@ def _chapter04_corpus(tiny: bool) -> tuple[WordCorpus, list[list[str]]]:
 
 
 @functools.cache
-def _chapter04_data(tiny: bool) -> tuple[sp.spmatrix, list[str]]:
+def _text8_cooccurrence(tiny: bool) -> tuple[sp.spmatrix, list[str]]:
     from lmcourse.models.embeddings import cooccurrence
 
-    corpus, _ = _chapter04_corpus(tiny)
+    corpus, _ = _text8_corpus(tiny)
     window = 2 if tiny else 5
     return cooccurrence(corpus.docs, len(corpus), window, weighting="harmonic"), corpus.words
 
 
 def _word2vec_inputs(tiny: bool) -> dict:
-    corpus, documents = _chapter04_corpus(tiny)
+    corpus, documents = _text8_corpus(tiny)
     return dict(corpus=corpus, documents=documents,
                 **(dict(seeds=(0, 1), epochs=2, dim=8) if tiny else {}))
 
@@ -311,15 +310,15 @@ def _word2vec_first_steps(runs, corpus, documents, seeds=(0, 1, 2), epochs=None,
 
 
 def _glove_inputs(tiny: bool) -> dict:
-    X, words = _chapter04_data(tiny)
+    X, words = _text8_cooccurrence(tiny)
     return dict(X=X, words=words, dim=6 if tiny else 100, progress=not tiny,
                 **({"seeds": (0,)} if tiny else {}))
 
 
 def _glove_first_steps(runs, X, words, seeds=(0, 1, 2), dim=100, device=None, progress=True
                        ) -> tuple[list[float], list[float], str]:
-    live = train_glove(X, dim=dim, epochs=2, lr=CHAPTER04_GLOVE["lr"],
-                       x_max=CHAPTER04_GLOVE["x_max"], seed=seeds[0],
+    live = train_glove(X, dim=dim, epochs=2, lr=TEXT8_GLOVE["lr"],
+                       x_max=TEXT8_GLOVE["x_max"], seed=seeds[0],
                        device=lmcourse.device() if device is None else device)
     return live.losses, runs[0].losses, f"GloVe seed {seeds[0]}"
 
@@ -327,12 +326,13 @@ def _glove_first_steps(runs, X, words, seeds=(0, 1, 2), dim=100, device=None, pr
 ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
     Artifact("spoiler-teacher", teacher.WHAT, teacher.ESTIMATE, spoiler_teacher,
              _teacher_inputs, _teacher_first_steps),
-    Artifact("few-label-teacher", teacher.FEW_LABEL_WHAT, teacher.FEW_LABEL_ESTIMATE,
-             teacher.few_label_teacher, _few_label_inputs, _few_label_first_steps),
-    Artifact("chapter04-glove", "chapter 04's GloVe until its loss is flat (3 seeds)",
-             GLOVE_ESTIMATE, chapter04_glove, _glove_inputs, _glove_first_steps),
-    Artifact("chapter04-word2vec", "chapter 4b's skip-gram and CBOW, ours (1 seed) and "
-             "gensim's (3 seeds)", WORD2VEC_ESTIMATE, chapter04_word2vec, _word2vec_inputs,
+    Artifact("few-label-teacher", transfer_curve.FEW_LABEL_WHAT,
+             transfer_curve.FEW_LABEL_ESTIMATE, transfer_curve.few_label_teacher,
+             _few_label_inputs, _few_label_first_steps),
+    Artifact("text8-glove", "chapter 04's GloVe until its loss is flat (3 seeds)",
+             GLOVE_ESTIMATE, text8_glove, _glove_inputs, _glove_first_steps),
+    Artifact("text8-word2vec", "chapter 4b's skip-gram and CBOW, ours (1 seed) and "
+             "gensim's (3 seeds)", WORD2VEC_ESTIMATE, text8_word2vec, _word2vec_inputs,
              _word2vec_first_steps),
 )}
 

@@ -27,8 +27,8 @@ from lmcourse.metrics import roc_auc
 from lmcourse.models.bert import BertModel
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
-__all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "distillation_pool", "few_label_teacher",
-           "half_depth_student", "spoiler_data", "spoiler_teacher", "teacher_first_steps"]
+__all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "distillation_pool",
+           "spoiler_data", "spoiler_teacher", "teacher_first_steps"]
 
 WHAT = "lab 06's recipe fine-tuned on every label (the spoiler teacher)"
 ESTIMATE = "about 45 s on a 2-core CPU"
@@ -97,7 +97,7 @@ def _teacher_state(data: SpoilerData, steps: int, progress: bool, retrain: bool
                    ) -> dict[str, torch.Tensor]:
     """The cached state dict of the fine-tuned model, with ``losses`` (one per step)."""
     weights = minilm_path() / "model.safetensors"
-    recipe = {"recipe": "lab06-v2", "seed": 0, "max_len": data.max_len,
+    recipe = {"recipe": "spoiler-teacher-v2", "seed": 0, "max_len": data.max_len,
               **_fit_settings(steps), "data": digest(data.train),
               "minilm": digest(weights if weights.exists() else minilm_path())}
     device = lmcourse.device()
@@ -129,42 +129,6 @@ def spoiler_teacher(data: SpoilerData | None = None, steps: int | None = None,
     return model.eval()
 
 
-FEW_LABEL_WHAT = "lab 06's model: MiniLM fine-tuned on 256 labelled sentences (lab 07's teacher)"
-FEW_LABEL_ESTIMATE = "about 45 s on a 2-core CPU"
-
-
-@keeps_rng
-def few_label_teacher(n_labels: int = 256, seed: int = 0, recipe: dict | None = None,
-                      progress: bool = True) -> finetune.SequenceClassifier:
-    """Lab 06's model: MiniLM fine-tuned by lab 06's recipe on the first ``n_labels``
-    distinct training sentences of ``spoiler-curve``'s order for ``seed`` (the teacher of
-    ``distill-transfer``'s seed ``seed``), on the course device in eval mode, cached. Its
-    per-step training losses are ``model.losses``."""
-    from lmcourse.course.references import transfer_curve as tc
-
-    recipe = tc.SPOILER_RECIPE if recipe is None else recipe
-    task = tc.spoiler_task()
-    chosen = tc.label_order(task.train_labels, seed)[:n_labels]
-    texts, labels = [task.train_texts[i] for i in chosen], task.train_labels[chosen]
-    device = lmcourse.device()
-    weights = minilm_path() / "model.safetensors"
-    key = {"recipe": "few-label-teacher-v1", "seed": seed, "max_len": recipe["max_len"],
-           "finetune": recipe["finetune"], "texts": digest(texts), "labels": digest(labels),
-           "minilm": digest(weights if weights.exists() else minilm_path())}
-
-    def train() -> dict[str, torch.Tensor]:
-        model, losses = tc.finetune_minilm(texts, labels, recipe, seed, device)
-        return {**model.state_dict(), "losses": torch.tensor(losses, dtype=torch.float64)}
-
-    state = cached_tensors("few-label-teacher", key, train, keys={"losses"},
-                           what=FEW_LABEL_WHAT, estimate=FEW_LABEL_ESTIMATE, device=device)
-    model = finetune.SequenceClassifier(BertModel.from_pretrained(minilm_path()))
-    model.freeze_embeddings()
-    model.load_state_dict({k: v for k, v in state.items() if k != "losses"})
-    model.losses = state["losses"].tolist()
-    return model.to(device).eval()
-
-
 @keeps_rng
 def teacher_first_steps(data: SpoilerData, first: int, steps: int | None = None
                         ) -> list[float]:
@@ -181,26 +145,7 @@ def teacher_first_steps(data: SpoilerData, first: int, steps: int | None = None
                         optimizer=optimizer, scheduler=scheduler, progress=False).losses
 
 
-# ---- students of the teacher (chapter 12, lab 07, the benchmarks) -----------------------------
-
-def half_depth_student(teacher: finetune.SequenceClassifier, init: str = "every other"
-                       ) -> finetune.SequenceClassifier:
-    """A student with half the teacher's layers (DistilBERT's shape): layers copied from
-    every other teacher layer (``init="every other"``) or drawn at random (``"random"``);
-    word and position embeddings and the classifier copied from the teacher, embeddings
-    frozen as in lab 06; no token types, no pooler."""
-    from lmcourse.models.distill import init_student_from_teacher
-
-    if init not in ("every other", "random"):
-        raise ValueError(f"init must be 'every other' or 'random', got {init!r}")
-    encoder = init_student_from_teacher(teacher.encoder)
-    if init == "random":
-        encoder.encoder.load_state_dict(BertModel(encoder.config).encoder.state_dict())
-    student = finetune.SequenceClassifier(encoder)
-    student.classifier.load_state_dict(teacher.classifier.state_dict())
-    student.freeze_embeddings()
-    return student.to(next(teacher.parameters()).device)
-
+# ---- what a student learns from -------------------------------------------------------------
 
 @torch.no_grad()
 def distillation_pool(data: SpoilerData, teacher: torch.nn.Module, others_per_spoiler: float = 1.5,

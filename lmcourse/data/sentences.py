@@ -10,6 +10,7 @@ from 0. ``decode`` maps compact ids back to the pieces.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -167,3 +168,13 @@ def review_sentences(tokenize: Callable[[str], list[str]],
     return ReviewSentences(corpus, SentenceCorpus(corpus.documents[:n_train], corpus.pieces),
                            SentenceCorpus(corpus.documents[n_train:], corpus.pieces),
                            train_reviews, test_reviews)
+
+
+@functools.cache
+def minilm_review_corpus() -> ReviewSentences:
+    """The course sample's review sentences as all-MiniLM-L6-v2's WordPiece pieces, in one
+    compact vocabulary, split into training and test reviews by review id: the corpus the
+    tiny BERTs are pre-trained and scored on. Built once per process."""
+    from lmcourse.pretrained import load_hf_tokenizer
+
+    return review_sentences(load_hf_tokenizer().tokenize)

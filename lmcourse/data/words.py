@@ -1,4 +1,4 @@
-"""A corpus as arrays of word ids, the input of every word-embedding method (chapter 04)."""
+"""A corpus as arrays of word ids, the input of every word-embedding method."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""The strongest simple baselines for sentence classification (labs 03 and 06, chapter 09).
+"""The strongest simple baselines for sentence classification.
 
 A pre-trained model's score means something only beside what a model without
 pre-training reaches on the same split:
 
 * **bag of words**: logistic regression on word counts, ``P(y=1) = sigmoid(v . c(x) + b)``,
   with the rare class weighted by ``n_-/n_+``;
-* **BiLSTM**: lab 03's recipe, word embeddings learned from scratch, a bidirectional LSTM
+* **BiLSTM**: word embeddings learned from scratch, a bidirectional LSTM
   and a linear layer on its final states.
 
 Both take ``(text, label, review_id)`` rows, as :func:`lmcourse.data.goodreads.sentences`
@@ -30,7 +30,7 @@ __all__ = ["BagOfWordsPairClassifier", "BiLSTMRun", "Sentences", "bag_of_words_b
            "bag_of_words_pair_accuracy", "bilstm_baseline", "train_bilstm",
            "untrained_bilstm"]
 
-Sentences = Sequence[tuple[str, int, str]]  # (text, label, review_id), as in lab 03
+Sentences = Sequence[tuple[str, int, str]]  # (text, label, review_id)
 
 
 def _vocab(train: Sentences) -> Vocab:
@@ -86,7 +86,7 @@ def bag_of_words_baseline(train: Sentences, steps: int = 100, lr: float = 0.05
 
 
 class _BiLSTM(nn.Module):
-    """Lab 03's model: embedding, packed bidirectional LSTM, ``[h_T^fwd ; h_1^bwd]``, a logit."""
+    """The BiLSTM: embedding, packed bidirectional LSTM, ``[h_T^fwd ; h_1^bwd]``, a logit."""
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, pad_id: int):
         super().__init__()
@@ -110,7 +110,7 @@ def _padded(vocab: Vocab, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Ten
 
 @dataclass
 class BiLSTMRun:
-    """A BiLSTM trained by lab 03's recipe: the model, the vocabulary it reads, and the
+    """A trained BiLSTM baseline: the model, the vocabulary it reads, and the
     training loss of every minibatch."""
 
     model: _BiLSTM
@@ -128,7 +128,7 @@ class BiLSTMRun:
 
 def untrained_bilstm(train: Sentences, embed_dim: int = 32, hidden_size: int = 32,
                      seed: int = 0) -> BiLSTMRun:
-    """Lab 03's BiLSTM over ``train``'s vocabulary, its initial weights drawn right after
+    """The BiLSTM classifier over ``train``'s vocabulary, its initial weights drawn right after
     ``manual_seed(seed)`` (the caller's generator left alone)."""
     vocab = _vocab(train)
     with torch.random.fork_rng(devices=[]):
@@ -140,7 +140,7 @@ def untrained_bilstm(train: Sentences, embed_dim: int = 32, hidden_size: int = 3
 def train_bilstm(train: Sentences, epochs: int = 2, embed_dim: int = 32, hidden_size: int = 32,
                  batch_size: int = 64, lr: float = 3e-3, seed: int = 0,
                  stop_after: int | None = None) -> BiLSTMRun:
-    """Lab 03's recipe on the CPU: :func:`untrained_bilstm` trained with Adam on the
+    """The BiLSTM baseline on the CPU: :func:`untrained_bilstm` trained with Adam on the
     weighted binary cross-entropy, ``epochs`` shuffled passes in minibatches of 64.
     ``stop_after`` ends the run after that many minibatches: the first steps of the full
     run, exactly."""
@@ -178,7 +178,7 @@ class BagOfWordsPairClassifier(nn.Module):
     """A sentence-pair classifier that ignores word order: each sentence is the mean of its
     pieces' learned vectors (a bag of words), ``a`` and ``b``, and a small MLP reads
     ``[a, b, a * b, |a - b|]``. It can tell *what* two sentences are about, never in which
-    order their words, or they, come (chapter 10's test of NSP and SOP)."""
+    order their words, or they, come (the bag-of-words test of NSP and SOP)."""
 
     def __init__(self, vocab_size: int, dim: int = 32, hidden: int = 64):
         super().__init__()

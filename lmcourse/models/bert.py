@@ -4,11 +4,11 @@ Devlin et al. (2019). The input of token ``t`` at position ``i`` in segment ``s`
 
     x_i = LayerNorm(E_tok[t] + E_pos[i] + E_seg[s])
 
-then ``L`` post-norm encoder layers (chapter 07) with GELU feed-forward blocks; the pooler
+then ``L`` post-norm transformer encoder layers with GELU feed-forward blocks; the pooler
 is ``tanh(W h_[CLS] + b)``. Parameter names are those of Hugging Face's ``BertModel``, so
 a local checkpoint loads as is (:meth:`BertModel.from_pretrained`).
 
-Two options of the config cover the descendants chapter 10 and 12 discuss: ALBERT's
+Options of the config cover two of BERT's descendants: ALBERT's
 factorised embeddings (``embedding_size`` < ``hidden_size``, then one ``E x H``
 projection) and cross-layer sharing (``share_layers``: one layer applied ``L`` times), and
 DistilBERT's missing segment embeddings (``type_vocab_size=0``) and pooler (``pooler=False``).

@@ -1,4 +1,4 @@
-"""Making a trained model smaller and faster (chapter 13).
+"""Making a trained model smaller and faster.
 
 Four families, each a function that returns a *new* model and leaves its input untouched:
 
@@ -16,7 +16,7 @@ Four families, each a function that returns a *new* model and leaves its input u
 * **Low rank**: ``W (out × in) ≈ U_r Σ_r V_r^T``, the truncated SVD, stored as two Linear
   layers ``in → r → out``: ``r (in + out)`` numbers instead of ``in · out``.
 
-Cross-layer sharing (ALBERT, chapter 10) is the fifth: ``BertConfig(share_layers=True)``.
+Cross-layer sharing (ALBERT) is the fifth: ``BertConfig(share_layers=True)``.
 """
 
 from __future__ import annotations

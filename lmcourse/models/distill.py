@@ -32,12 +32,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmcourse import progress_bar
+from lmcourse.finetune import SequenceClassifier
 from lmcourse.models.bert import BertModel
 
 __all__ = [
     "DistilBertLoss", "attention_loss", "combined_loss", "cosine_embedding_loss",
     "distilbert_loss", "distillation_loss", "embedding_loss", "hidden_loss",
-    "init_student_from_teacher", "layer_map", "prediction_loss", "soft_target_grad_norms",
+    "half_depth_student", "init_student_from_teacher", "layer_map", "prediction_loss",
+    "soft_target_grad_norms",
     "softmax_t", "train_student",
 ]
 
@@ -281,3 +283,22 @@ def train_student(student: nn.Module, data: tuple[torch.Tensor, torch.Tensor, to
         losses.append(loss.item())
     student.eval()
     return losses
+
+
+# ---- DistilBERT's student of a fine-tuned classifier --------------------------------------
+
+def half_depth_student(teacher: SequenceClassifier, init: str = "every other"
+                       ) -> SequenceClassifier:
+    """A student with half the teacher's layers (DistilBERT's shape): layers copied from
+    every other teacher layer (``init="every other"``) or drawn at random (``"random"``);
+    word and position embeddings and the classifier copied from the teacher, embeddings
+    frozen; no token types, no pooler."""
+    if init not in ("every other", "random"):
+        raise ValueError(f"init must be 'every other' or 'random', got {init!r}")
+    encoder = init_student_from_teacher(teacher.encoder)
+    if init == "random":
+        encoder.encoder.load_state_dict(BertModel(encoder.config).encoder.state_dict())
+    student = SequenceClassifier(encoder)
+    student.classifier.load_state_dict(teacher.classifier.state_dict())
+    student.freeze_embeddings()
+    return student.to(next(teacher.parameters()).device)

@@ -15,7 +15,7 @@ Representations (2L+1 vectors per token, stored as L+1 layers of width 2d):
 ELMo: ``ELMo_k = gamma * sum_j softmax(s)_j h_{k,j}``.
 
 The LSTMs are ``torch.nn.LSTM`` (with its ``proj_size`` for the paper's projected LSTM):
-chapter 03 showed our ``lmcourse.models.gated.LSTM`` computes the same function, but its
+our ``lmcourse.models.gated.LSTM`` computes the same function, but its
 Python loop over time steps is too slow to train a biLM inside a notebook's budget.
 """
 

@@ -1,4 +1,4 @@
-"""The feature-based use of BERT (chapter 09): frozen layers as features for a small model.
+"""The feature-based use of BERT: frozen layers as features for a small model.
 
 Instead of fine-tuning every weight, Devlin et al. (2019, section 5.3) also *extract*
 BERT's hidden states and train only a task model on top: their best choice for named

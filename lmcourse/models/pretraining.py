@@ -35,6 +35,7 @@ from lmcourse.masking import mask_tokens
 from lmcourse.models.bert import BertConfig, BertModel
 
 __all__ = ["BertForPreTraining", "MaskedLMBench", "MaskedLMHead", "PretrainingHistory",
+           "load_tiny_bert", "tiny_bert",
            "collate_pairs", "evaluate_pretraining", "masked_token_baselines", "mlm_predictor",
            "nsp_pairs", "pair_batches", "pair_inputs", "pretrain", "pretraining_loss",
            "sop_pairs", "warmup_then_decay"]
@@ -438,3 +439,31 @@ class MaskedLMBench:
         fitted on the training sentences, on the same masked positions."""
         return masked_token_baselines(self.data.train.sentences(), self.eval_ids,
                                       self.eval_labels, self.data.corpus.special_ids)
+
+
+# ---- the tiny BERT ---------------------------------------------------------------------------
+
+def tiny_bert(vocab_size: int, hidden_size: int = 128, num_hidden_layers: int = 2,
+              num_attention_heads: int = 4, intermediate_size: int = 512, max_len: int = 64
+              ) -> BertForPreTraining:
+    """A BERT small enough to pre-train on a CPU: two layers of width 128, four heads, pairs
+    of up to 64 pieces, no dropout; randomly initialised, with the MLM and NSP heads."""
+    return BertForPreTraining(BertConfig(
+        vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
+        num_attention_heads=num_attention_heads, intermediate_size=intermediate_size,
+        max_position_embeddings=max_len, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0))
+
+
+def load_tiny_bert(state: dict[str, torch.Tensor], num_attention_heads: int = 4
+                   ) -> BertForPreTraining:
+    """A :func:`tiny_bert` holding stored weights, in evaluation mode (float32, CPU). The
+    sizes are read off the weights' shapes; the number of heads cannot be, so it is an
+    argument."""
+    rows, width = state["bert.embeddings.word_embeddings.weight"].shape
+    layers = len({k.split(".")[3] for k in state if k.startswith("bert.encoder.layer.")})
+    model = tiny_bert(rows, width, layers, num_attention_heads,
+                      state["bert.encoder.layer.0.intermediate.dense.weight"].shape[0],
+                      max_len=state["bert.embeddings.position_embeddings.weight"].shape[0])
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    return model.eval()

@@ -1,4 +1,4 @@
-"""Probing a frozen biLM (chapter 05): which layer, and which direction, knows what?
+"""Probing a frozen biLM: which layer, and which direction, knows what?
 
 A **probe** is a small classifier fitted on frozen representations; if a linear probe
 predicts a property well above the **majority-class** floor, the property can be read off

@@ -25,7 +25,7 @@ import math
 import torch
 from torch import nn
 
-from lmcourse.sampling import generate  # noqa: F401  (chapter 02 imports it from here)
+from lmcourse.sampling import generate  # noqa: F401  (re-exported beside the RNN LM)
 from lmcourse.train import lm_loss
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""SpanBERT's span-boundary objective (SBO, chapter 10).
+"""SpanBERT's span-boundary objective (SBO).
 
 Span masking (``lmcourse.masking.mask_spans``) hides whole spans ``x_s .. x_e``. The SBO
 asks the model to rebuild each hidden token from the two tokens *just outside* its span

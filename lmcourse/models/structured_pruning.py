@@ -1,4 +1,4 @@
-"""Structured pruning (chapter 13): cut whole heads and feed-forward units out of the weight
+"""Structured pruning: cut whole heads and feed-forward units out of the weight
 matrices, so that the model gets smaller *and* faster.
 
 In one BERT layer with ``A`` heads of width ``d``:

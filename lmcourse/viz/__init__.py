@@ -5,23 +5,23 @@ widget's cell menu (``rnn`` here, ``lstm`` and ``gru`` from :mod:`lmcourse.viz.g
 is the same whichever chapter imports it first.
 """
 from lmcourse.viz import gates as _gates  # noqa: F401  (registers the LSTM and GRU cells)
-from lmcourse.viz.attention_heads import (  # noqa: F401  (chapter 06)
+from lmcourse.viz.attention_heads import (  # noqa: F401
     attention_widget,
     plot_attention,
     plot_heads_grid,
 )
-from lmcourse.viz.embeddings import (  # noqa: F401  (chapter 04)
+from lmcourse.viz.embeddings import (  # noqa: F401
     neighbours_widget,
     plot_neighbours,
     plot_projection,
 )
-from lmcourse.viz.gradient_flow import (  # noqa: F401  (chapter 02)
+from lmcourse.viz.gradient_flow import (  # noqa: F401
     gradient_flow,
     gradient_flow_widget,
     plot_gradient_flow,
 )
-from lmcourse.viz.graph import draw_dag, draw_graph  # noqa: F401  (chapter 01)
-from lmcourse.viz.masking import (  # noqa: F401  (chapters 09, 10)
+from lmcourse.viz.graph import draw_dag, draw_graph  # noqa: F401
+from lmcourse.viz.masking import (  # noqa: F401
     masking_figure,
     masking_widget,
     plot_masking,

@@ -1,4 +1,4 @@
-"""The encoder–decoder transformer drawn as boxes and arrows (chapter 07), matplotlib only.
+"""The encoder–decoder transformer drawn as boxes and arrows, matplotlib only.
 
 The encoder (left) is a stack of ``N`` layers of self-attention and feed-forward blocks;
 the decoder (right) adds, between its masked self-attention and its feed-forward block,

@@ -1,4 +1,4 @@
-r"""The LSTM and GRU cells drawn as boxes and arrows (chapter 03), matplotlib only.
+r"""The LSTM and GRU cells drawn as boxes and arrows, matplotlib only.
 
 Both drawings follow the equations of :mod:`lmcourse.models.gated` and the convention
 of Olah's "Understanding LSTM Networks": yellow boxes are layers with weights (a

@@ -1,6 +1,6 @@
-"""Pictures for gated cells (chapter 03): gradient highways and gate activations.
+"""Pictures for gated cells: gradient highways and gate activations.
 
-The gradient-flow experiment of chapter 02 (:mod:`lmcourse.viz.gradient_flow`) runs a
+The gradient-flow experiment of :mod:`lmcourse.viz.gradient_flow` runs a
 random recurrent chain whose input is already projected, ``x_t`` of size ``H``, and
 whose recurrent matrix ``W`` has spectral radius ``rho``. Here the same experiment
 gets an LSTM and a GRU, registered as ``"lstm"`` and ``"gru"``:

@@ -14,7 +14,7 @@ while before it vanishes. A saturating ``tanh`` multiplies in slopes ``phi' <= 1
 so shrinks the gradient further. :func:`gradient_flow` measures the norms with autograd.
 
 Other recurrent cells plug in through :data:`CELLS` (name -> builder): a builder takes
-the recurrent matrix and a nonlinearity and returns a :class:`Cell`. Chapter 03 adds
+the recurrent matrix and a nonlinearity and returns a :class:`Cell`. :mod:`lmcourse.viz.gates` adds
 ``"lstm"`` and ``"gru"`` there; the widget offers every registered cell.
 """
 

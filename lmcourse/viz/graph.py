@@ -1,4 +1,4 @@
-"""Drawing computation graphs (chapter 01) with matplotlib only.
+"""Drawing computation graphs with matplotlib only.
 
 Nodes are laid out in layers, left to right: a node with no parents sits in layer 0,
 every other node one layer right of its deepest parent. So every arrow points right,
@@ -183,7 +183,7 @@ def draw_graph(root: Any, ax: Axes | None = None, grad: bool = True, fmt: str = 
 
 def draw_unrolled_rnn(steps: int = 4, ax: Axes | None = None, backward: bool = True,
                       fontsize: float = 10) -> Axes:
-    """The RNN language model unrolled over ``steps`` time steps (chapter 02).
+    """The RNN language model unrolled over ``steps`` time steps.
 
     Column ``t`` holds the input ``x_t`` (bottom), the state ``h_t``, the scores
     ``o_t`` and the loss ``L_t`` (top); ``h_{t-1} -> h_t`` is the recurrence through

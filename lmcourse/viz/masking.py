@@ -1,5 +1,5 @@
 """Masked-language-model masking as pictures: one sentence as a row of coloured tokens, the
-rates measured over many draws beside their targets, and a widget (chapter 09 and 10).
+rates measured over many draws beside their targets, and a widget.
 
 Colours: grey = not selected, blue = replaced by ``[MASK]``, orange = replaced by a random
 token (shown), green = selected but kept. A thick frame marks every position the model must

@@ -1,4 +1,4 @@
-"""Chapter 13's picture: size and latency against quality, with the Pareto front.
+"""Model compression: size and latency against quality, with the Pareto front.
 
 A model is on the **Pareto front** of cost against quality when no other model is both
 cheaper and better: sorted by cost, it is better than every cheaper model.

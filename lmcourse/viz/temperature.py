@@ -1,4 +1,4 @@
-"""Soft targets as a picture (chapter 12): a teacher's logits through a temperature softmax,
+"""Soft targets as a picture: a teacher's logits through a temperature softmax,
 the entropy of the result, and the size of the distillation gradient with and without T².
 
 ``temperature_widget`` carries a static figure as its fallback (what a page without a kernel

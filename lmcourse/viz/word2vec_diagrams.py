@@ -1,4 +1,4 @@
-r"""word2vec's two architectures drawn as boxes and arrows (chapter 04), matplotlib only.
+r"""word2vec's two architectures drawn as boxes and arrows, matplotlib only.
 
 * **skip-gram**: the center word's input vector $v_c$ predicts every word of its window,
   each through $\sigma(u_o^\top v_c)$, against $K$ noise words $\sigma(-u_k^\top v_c)$;

@@ -1,7 +1,7 @@
-"""Word embeddings (chapter 04): from counting to predicting, each method a few lines.
+"""Word embeddings: from counting to predicting, each method a few lines.
 
 Every method turns a corpus (:class:`lmcourse.data.WordCorpus`: documents as arrays of word
-ids) into a matrix with one row per word. The package reads in the chapter's order:
+ids) into a matrix with one row per word. The modules, from counting to predicting:
 
 * :mod:`~lmcourse.models.embeddings.counts`: one-hot, co-occurrence, TF-IDF, PPMI + SVD;
 * :mod:`~lmcourse.models.embeddings.word2vec`: skip-gram and CBOW with negative sampling;

@@ -1,4 +1,4 @@
-"""Word vectors by counting (chapter 04): one-hot vectors, the word-context co-occurrence
+"""Word vectors by counting: one-hot vectors, the word-context co-occurrence
 matrix ``X`` of a symmetric window, TF-IDF word-document weights, and positive pointwise
 mutual information (PPMI) of ``X`` compressed with a truncated SVD.
 

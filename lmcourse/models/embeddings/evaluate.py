@@ -1,4 +1,4 @@
-"""Using and judging word vectors (chapter 04): cosine nearest neighbours, 3CosAdd
+"""Using and judging word vectors: cosine nearest neighbours, 3CosAdd
 analogies, word similarity (Spearman rho) and analogy accuracy on the test sets gensim
 ships, and the overlap of nearest neighbours between two embeddings.
 """

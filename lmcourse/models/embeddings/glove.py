@@ -1,4 +1,4 @@
-"""GloVe (chapter 04): a weighted least-squares fit of ``w_i . w~_j + b_i + b~_j`` to
+"""GloVe: a weighted least-squares fit of ``w_i . w~_j + b_i + b~_j`` to
 ``log X_ij`` over the nonzero co-occurrence counts, trained with AdaGrad (Pennington et al.,
 2014).
 """
@@ -71,7 +71,7 @@ def train_glove(X: sp.spmatrix, dim: int = 100, epochs: int = 10, lr: float = 0.
     in ``(-0.5/d, 0.5/d)``, biases at 0; the result is ``W + W~``, the paper's choice.
     ``callback(epoch, vectors)``, if given, sees ``W + W~`` after every epoch;
     ``track(vectors)``, if given, is measured on them after every epoch into
-    ``Trained.tracked`` (chapter 04 tracks WordSim-353 with :func:`wordsim_score`).
+    ``Trained.tracked`` (e.g. WordSim-353 with :func:`wordsim_score`).
 
     With ``tol``, training stops at the first epoch whose loss is less than ``tol`` below
     the previous one, relatively (``1 - J_t / J_{t-1} < tol``: the loss is flat), and
@@ -116,14 +116,14 @@ def train_glove(X: sp.spmatrix, dim: int = 100, epochs: int = 10, lr: float = 0.
                    time.perf_counter() - start, params[1].cpu().numpy(), tracked)
 
 
-# ---- what chapter 04 measures after every epoch -------------------------------------------
+# ---- a score to measure after every epoch -------------------------------------------------
 
 WORDSIM = "WordSim-353 Spearman rho, Porter stems"
 
 
 def wordsim_score(words: Sequence[str]) -> Callable[[np.ndarray], float]:
     """``score(vectors)``: the WordSim-353 Spearman correlation of ``vectors`` (rows in the
-    order of ``words``), words matched by their Porter stems as chapter 04 does."""
+    order of ``words``), words matched by their Porter stems."""
     from gensim.parsing.porter import PorterStemmer
 
     pairs, stem = load_word_pairs("wordsim353.tsv"), PorterStemmer().stem

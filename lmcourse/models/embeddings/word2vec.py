@@ -1,4 +1,4 @@
-"""word2vec (chapter 04): skip-gram and CBOW with negative sampling, trained on minibatches
+"""word2vec: skip-gram and CBOW with negative sampling, trained on minibatches
 of (center, context) examples, with the unigram^0.75 noise distribution and the
 subsampling of frequent words of Mikolov et al. (2013b).
 """

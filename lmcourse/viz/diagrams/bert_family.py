@@ -1,4 +1,4 @@
-"""Drawings of chapters 09–12: BERT's inputs and heads, ELECTRA, ALBERT, DeBERTa,
+"""Drawings of the BERT family: BERT's inputs and heads, ELECTRA, ALBERT, DeBERTa,
 DistilBERT's initialisation and TinyBERT's layer map (see :mod:`lmcourse.viz.diagrams`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Drawings of chapters 02, 05 and 06: truncated BPTT, ELMo, Bahdanau attention and
+"""Drawings of sequence models: truncated BPTT, ELMo, Bahdanau attention and
 multi-head attention (see :mod:`lmcourse.viz.diagrams`)."""
 
 from __future__ import annotations

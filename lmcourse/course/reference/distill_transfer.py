@@ -30,8 +30,8 @@ import time
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, no_weights, reference
-from lmcourse.course.references.transfer_curve import (
+from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.transfer_curve import (
     SPOILER_RECIPE,
     finetune_minilm,
     label_order,
@@ -91,8 +91,7 @@ def _student(teacher, texts: list[str], hard: torch.Tensor, soft: torch.Tensor |
     import torch.nn.functional as F
 
     from lmcourse import finetune
-    from lmcourse.course.teacher import half_depth_student
-    from lmcourse.models.distill import combined_loss, train_student
+    from lmcourse.models.distill import combined_loss, half_depth_student, train_student
 
     tokenizer, _ = minilm_files()
     ids, mask = finetune.encode(tokenizer, texts, recipe["max_len"])
@@ -155,8 +154,7 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
     return SeedRun(curve, teacher_losses, metrics)
 
 
-
-reference(Reference(
+DISTILL_TRANSFER = Reference(
     name="distill-transfer",
     title="distillation on a transfer set: a MiniLM teacher fine-tuned on 256 labels "
           "labels 2,048 more sentences for a half-depth student",
@@ -166,4 +164,4 @@ reference(Reference(
     baselines=lambda recipe: majority_auc(spoiler_task()),
     seconds_per_seed=160.0,
     keep_weights=(),
-))
+)

@@ -23,7 +23,7 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, no_weights, reference
+from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
 
 RECIPE = {
     "model": "all-MiniLM-L6-v2 (6 layers, width 384, 22.7M parameters), lmcourse.models.heads",
@@ -159,12 +159,12 @@ def _train(task: str):
 TITLES = {"qa": "extractive QA (head c): who dies, who betrays, who killed",
           "tags": "token tagging (head d): person and place names",
           "pairs": "sentence pairs (head a): the same plot fact or not"}
-HEAD_REFS = {task: reference(Reference(
+HEAD_REFS = {task: Reference(
     name=f"bert-heads-{task}", title=f"MiniLM fine-tuned, {TITLES[task]}",
     recipe={**RECIPE, "task": task, **TASKS[task]}, train=_train(task),
     evaluate=no_weights(f"bert-heads-{task}", " (MiniLM is 90 MB)"),
     baselines=lambda recipe, task=task: dict(baselines(task)),
     seconds_per_seed=0.5 * TASKS[task]["steps"] + 20, keep_weights=(),
     notes=["names and places in the test examples never occur in the training examples",
-           "seconds are training time only (evaluation excluded)"]))
+           "seconds are training time only (evaluation excluded)"])
     for task in TASKS}

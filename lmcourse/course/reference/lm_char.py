@@ -24,7 +24,8 @@ from functools import cache
 import torch
 from torch import nn
 
-from lmcourse.course.reference import Reference, SeedRun, reference
+from lmcourse.course.reference.recipe import Reference, SeedRun
+from lmcourse.course.reference.result import ReferenceResult, load
 from lmcourse.data import Vocab, load_corpus
 from lmcourse.data.batching import lm_batches
 from lmcourse.models.gated import GatedLM
@@ -247,24 +248,24 @@ def baselines(recipe: dict) -> dict[str, float]:
     return dict(_kneser_ney("verdict"))
 
 
-def _register(name: str, seconds_per_seed: float) -> Reference:
+def _char_reference(name: str, seconds_per_seed: float) -> Reference:
     def train_named(recipe, seed, device, progress=True, stop_after=None):
         return train(recipe, seed, device, progress, stop_after, name=name)
 
-    return reference(Reference(
+    return Reference(
         name=name, title=TITLES[name], recipe=RECIPES[name], train=train_named,
         evaluate=evaluate, baselines=baselines, seconds_per_seed=seconds_per_seed,
         first_steps=25, tolerance=2e-3,
         notes=["settings chosen on the tuning split (end of the training text), never on "
                "the held-out text", "seconds are training time only (held-out evaluation "
                "excluded), on the device named", "train_flops = 6 x parameters x tokens"],
-    ))
+    )
 
 
-LM_CHAR_RNN = _register("lm-char-rnn", 1000.0)
-LM_CHAR_LSTM = _register("lm-char-lstm", 1000.0)
-LM_CHAR_TRANSFORMER = _register("lm-char-transformer", 1550.0)
-LM_CHAR_GRU = _register("lm-char-gru", 1000.0)
+LM_CHAR_RNN = _char_reference("lm-char-rnn", 1000.0)
+LM_CHAR_LSTM = _char_reference("lm-char-lstm", 1000.0)
+LM_CHAR_TRANSFORMER = _char_reference("lm-char-transformer", 1550.0)
+LM_CHAR_GRU = _char_reference("lm-char-gru", 1000.0)
 
 NETWORKS = {"RNN": "lm-char-rnn", "LSTM": "lm-char-lstm", "GRU": "lm-char-gru",
             "transformer": "lm-char-transformer"}
@@ -272,19 +273,19 @@ KN_LINES = {"kn3": "3-gram KN", "kn5": "5-gram KN", "kn6": "6-gram KN"}
 
 
 def show_crossover(networks: dict[str, str] | None = None,
-                   baselines: dict[str, str] | None = None) -> dict[str, dict]:
-    """Chapters 02 and 07's figure and table, from the committed references: each network's
+                   baselines: dict[str, str] | None = None) -> dict[str, ReferenceResult]:
+    """The character networks' crossover, from the committed references: each network's
     held-out perplexity against training time and compute with the Kneser–Ney lines
-    (:func:`lmcourse.viz.reference.crossover_figure`), then :func:`reference.compare`.
-    Returns the loaded results by label."""
+    (:func:`~lmcourse.course.reference.figures.crossover_figure`), then
+    :func:`~lmcourse.course.reference.report.compare`. Returns the loaded results by label."""
     import matplotlib.pyplot as plt
 
-    from lmcourse.course import reference as ref_runs
-    from lmcourse.viz.reference import crossover_figure
+    from lmcourse.course.reference.figures import crossover_figure
+    from lmcourse.course.reference.report import compare
 
     networks, baselines = networks or NETWORKS, baselines or KN_LINES
-    results = {label: ref_runs.load(name) for label, name in networks.items()}
+    results = {label: load(name) for label, name in networks.items()}
     crossover_figure(results, baselines)
     plt.show()
-    print(ref_runs.compare(networks, baselines=baselines))
+    print(compare(networks, baselines=baselines))
     return results

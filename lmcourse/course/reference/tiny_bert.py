@@ -1,10 +1,10 @@
-"""Reference ``tiny-bert``: chapter 09's model and recipe, run long enough to learn context.
+"""Reference ``tiny-bert``: the tiny BERT's recipe, run long enough to learn context.
 
-Two layers of width 128, MLM + NSP on pairs of up to 64 pieces, batches of 32, lr 2e-3:
-chapter 09's own recipe, 3,000 steps instead of 600 (the notebook's CPU minute stops just
-before the held-out loss falls). Scored on held-out masked-token accuracy beside the
-n-gram guesses fitted on the training sentences; seed 0's weights are kept for the chapter's
-fill-in-the-blank and attention maps.
+Two layers of width 128, MLM + NSP on pairs of up to 64 pieces, batches of 32, lr 2e-3: the
+recipe a notebook trains live for 600 steps, run for 3,000 (a CPU minute stops just before
+the held-out loss falls). Scored on held-out masked-token accuracy beside the n-gram guesses
+fitted on the training sentences; seed 0's weights are kept for fill-in-the-blank and
+attention maps.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, reference
-from lmcourse.course.references.pretraining_corpus import CORPUS, n_params, reviews
+from lmcourse.course.reference.pretraining_eval import CORPUS, reviews
+from lmcourse.course.reference.recipe import Reference, SeedRun
+from lmcourse.models.compress import count_params
+from lmcourse.models.pretraining import load_tiny_bert, tiny_bert
 
 TINY_BERT = {
     "corpus": CORPUS, "pairs": "NSP pairs of consecutive sentences (chapter 09's nsp_pairs)",
@@ -47,15 +49,10 @@ def tiny_bert_eval_batch():
 
 
 def tiny_bert_model():
-    from lmcourse.models.bert import BertConfig
-    from lmcourse.models.pretraining import BertForPreTraining
-
+    """The recipe's :func:`~lmcourse.models.pretraining.tiny_bert` on the review corpus."""
     r = TINY_BERT
-    return BertForPreTraining(BertConfig(
-        vocab_size=len(reviews().corpus), hidden_size=r["hidden_size"],
-        num_hidden_layers=r["num_hidden_layers"], num_attention_heads=r["num_attention_heads"],
-        intermediate_size=r["intermediate_size"], max_position_embeddings=r["max_len"],
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    return tiny_bert(len(reviews().corpus), r["hidden_size"], r["num_hidden_layers"],
+                     r["num_attention_heads"], r["intermediate_size"], r["max_len"])
 
 
 def _tiny_bert_scores(model) -> dict[str, float]:
@@ -68,8 +65,8 @@ def _tiny_bert_scores(model) -> dict[str, float]:
 
 def train_tiny_bert(recipe: dict, seed: int, device: torch.device, progress: bool = True,
                     stop_after: int | None = None) -> SeedRun:
-    """Chapter 09's tiny BERT for ``recipe['steps']``; the curve is held-out masked-token
-    accuracy (higher is better) every ``eval_every`` steps."""
+    """The tiny BERT for ``recipe['steps']``; the curve is held-out masked-token accuracy
+    (higher is better) every ``eval_every`` steps."""
     import lmcourse
     from lmcourse.models.pretraining import nsp_pairs, pretrain
 
@@ -100,7 +97,7 @@ def train_tiny_bert(recipe: dict, seed: int, device: torch.device, progress: boo
     metrics: dict[str, float] = {}
     if stop_after is None:
         metrics = _tiny_bert_scores(model)
-    metrics.update(parameters=n_params(model.bert), train_seconds=round(history.seconds, 1),
+    metrics.update(parameters=count_params(model.bert), train_seconds=round(history.seconds, 1),
                    tokens_per_s=round(history.tokens_per_second))
     return SeedRun(curve=curve, train_loss=[m + n for m, n in zip(history.mlm, history.nsp,
                                                                   strict=True)],
@@ -108,15 +105,9 @@ def train_tiny_bert(recipe: dict, seed: int, device: torch.device, progress: boo
                                            for k, v in model.state_dict().items()})
 
 
-def load_tiny_bert(state: dict[str, torch.Tensor]):
-    """Chapter 09's tiny BERT with stored weights, in evaluation mode (float32, CPU)."""
-    model = tiny_bert_model()
-    model.load_state_dict({k: v.float() for k, v in state.items()})
-    return model.eval()
-
-
 def evaluate_tiny_bert(recipe: dict, state: dict[str, torch.Tensor]) -> tuple[str, float]:
-    return "masked_accuracy", _tiny_bert_scores(load_tiny_bert(state))["masked_accuracy"]
+    model = load_tiny_bert(state, recipe["num_attention_heads"])
+    return "masked_accuracy", _tiny_bert_scores(model)["masked_accuracy"]
 
 
 @cache
@@ -131,10 +122,10 @@ def tiny_bert_baselines(recipe: dict | None = None) -> dict[str, float]:
 
 
 
-TINY_BERT_REF = reference(Reference(
+TINY_BERT_REF = Reference(
     name="tiny-bert", title="chapter 09's tiny BERT, 3,000 steps, vs the n-gram guesses",
     recipe=TINY_BERT, train=train_tiny_bert, evaluate=evaluate_tiny_bert,
     baselines=lambda recipe: dict(tiny_bert_baselines()), seconds_per_seed=240.0,
     first_steps=25, tolerance=2e-3, keep_weights=(0,),
     notes=["chapter 09's model and recipe; only the number of steps differs (600 -> 3,000)",
-           "seconds are training time only (held-out evaluation excluded)"]))
+           "seconds are training time only (held-out evaluation excluded)"])

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from lmcourse.course.reference.result import ReferenceResult
+
 __all__ = ["crossover_figure", "plot_crossover", "plot_learning_curve", "plot_reference",
            "x_values"]
 
@@ -22,44 +24,44 @@ X_LABELS = {"seconds": "training seconds (log scale)", "step": "training step (l
             "flops": "training compute, 6 x parameters x tokens (FLOPs, log)"}
 
 
-def x_values(result: Mapping, seed: int | str, x: str) -> list[float]:
+def x_values(result: ReferenceResult, seed: int | str, x: str) -> list[float]:
     """The x coordinates of seed ``seed``'s curve: its steps, its training seconds, or its
     training compute ``6 N D`` with ``D = step x batch x bptt`` tokens."""
     if x not in X_LABELS:
         raise ValueError(f"x must be one of {sorted(X_LABELS)}, got {x!r}")
-    curve = result["curves"][str(seed)]
+    curve = result.curves[int(seed)]
     if x == "flops":
-        recipe, n = result["recipe"], result["metrics"][str(seed)].get("parameters")
+        recipe, n = result.recipe, result.metrics[int(seed)].get("parameters")
         if n is None:
-            raise ValueError(f"reference {result['name']} has no parameter count: refresh it "
-                             f"with `{result['command']}`")
+            raise ValueError(f"reference {result.name} has no parameter count: refresh it "
+                             f"with `{result.command}`")
         return [6 * n * p[0] * recipe["batch"] * recipe["bptt"] for p in curve]
     return [p[1 if x == "seconds" else 0] for p in curve]
 
 
-def _baseline_lines(ax, result: Mapping, baselines: Mapping[str, str]) -> None:
-    """One grey horizontal line per baseline (``{key in result['baselines']: label}``)."""
+def _baseline_lines(ax, result: ReferenceResult, baselines: Mapping[str, str]) -> None:
+    """One grey horizontal line per baseline (``{key in result.baselines: label}``)."""
     styles = iter([":", "-.", "--", (0, (1, 3)), (0, (5, 2, 1, 2))])
     for key, name in baselines.items():
-        level = result["baselines"][key]
+        level = result.baselines[key]
         ax.axhline(level, color="0.4", lw=1, linestyle=next(styles), label=f"{name} ({level:.2f})")
 
 
-def plot_reference(ax, result: Mapping, live: Sequence[Sequence[float]] | None = None,
+def plot_reference(ax, result: ReferenceResult, live: Sequence[Sequence[float]] | None = None,
                    live_label: str = "this run, on your machine",
                    baselines: Mapping[str, str] | None = None, x: str = "seconds",
                    metric: str = "held-out perplexity", color: str = "C0",
                    label: str | None = None):
     """Draw ``result``'s seed curves, ``live`` (``[step, seconds, metric]`` points) and
-    ``baselines`` (``{key in result['baselines']: label}``) on ``ax``; ``x`` is ``"seconds"``
+    ``baselines`` (``{key in result.baselines: label}``) on ``ax``; ``x`` is ``"seconds"``
     (training time), ``"step"`` or ``"flops"`` (``6 N D``). Returns ``ax``."""
-    seeds = result["seeds"]
-    minutes = result["wall_s"] / len(seeds) / 60
+    seeds = result.seeds
+    minutes = result.minutes_per_seed
     if label is None:
         label = (f"reference: {len(seeds)} seeds x {minutes:.0f} min "
-                 f"({result['device'].split(',')[0]}), `{result['command']}`")
+                 f"({result.device_kind}), `{result.command}`")
     for k, seed in enumerate(seeds):
-        curve = result["curves"][str(seed)]
+        curve = result.curves[int(seed)]
         ax.plot(x_values(result, seed, x), [p[2] for p in curve], color=color, lw=1,
                 alpha=0.8, label=label if k == 0 else None)
     if live:
@@ -77,7 +79,7 @@ def plot_reference(ax, result: Mapping, live: Sequence[Sequence[float]] | None =
     return ax
 
 
-def plot_crossover(ax, results: Mapping[str, Mapping], baselines: Mapping[str, str],
+def plot_crossover(ax, results: Mapping[str, ReferenceResult], baselines: Mapping[str, str],
                    x: str = "seconds", metric: str = "held-out perplexity"):
     """Draw several references (``{label: result}``) and the ``baselines`` of the first on
     one set of axes, marking each seed's first point below each baseline with a dot: where
@@ -86,12 +88,12 @@ def plot_crossover(ax, results: Mapping[str, Mapping], baselines: Mapping[str, s
     _baseline_lines(ax, first, baselines)
     for k, (label, result) in enumerate(results.items()):
         color = f"C{k}"
-        for i, seed in enumerate(result["seeds"]):
-            curve, xs = result["curves"][str(seed)], x_values(result, seed, x)
+        for i, seed in enumerate(result.seeds):
+            curve, xs = result.curves[int(seed)], x_values(result, seed, x)
             ax.plot(xs, [p[2] for p in curve], color=color, lw=1, alpha=0.8,
                     label=label if i == 0 else None)
             for key in baselines:
-                level = first["baselines"][key]
+                level = first.baselines[key]
                 hit = next((j for j, p in enumerate(curve) if p[2] < level), None)
                 if hit is not None:
                     ax.plot(xs[hit], curve[hit][2], "o", color=color, ms=4)
@@ -136,7 +138,7 @@ def plain_log_ticks(axis) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-def crossover_figure(results: Mapping[str, Mapping], baselines: Mapping[str, str],
+def crossover_figure(results: Mapping[str, ReferenceResult], baselines: Mapping[str, str],
                      title: str = "Where each network crosses each n-gram"):
     """Two panels of :func:`plot_crossover`: against training seconds (on the device the
     references name) and against training compute ``6 N D``. Returns the figure."""
@@ -145,7 +147,7 @@ def crossover_figure(results: Mapping[str, Mapping], baselines: Mapping[str, str
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     plot_crossover(ax1, results, baselines, x="seconds")
     plot_crossover(ax2, results, baselines, x="flops")
-    device = next(iter(results.values()))["device"].split(",")[0]
+    device = next(iter(results.values())).device_kind
     ax1.set_title(f"against training time ({device})", fontsize=9)
     ax2.set_title("against training compute", fontsize=9)
     ax2.set_ylabel("")

@@ -3,21 +3,22 @@
 Picks references by name or glob (``bench-*``), estimates their time from the committed
 runs' measured wall time, and runs them ``JOBS`` at a time, each in its own process with one
 torch thread (on a 2-core CPU two processes of one thread are much faster than one of two),
-longest first. One reference is :func:`lmcourse.course.reference.run`.
+longest first. One reference is :func:`lmcourse.course.reference.running.run`.
 """
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from lmcourse.course.reference import REFERENCES, ROOT, _registered, reference_dir, run, verify
+from lmcourse.course.reference.registry import REFERENCES, get
+from lmcourse.course.reference.result import ROOT, load, result_path
+from lmcourse.course.reference.running import run, verify
 
 __all__ = ["expected_seconds", "main", "run_parallel", "schedule", "select"]
 
@@ -25,8 +26,6 @@ __all__ = ["expected_seconds", "main", "run_parallel", "schedule", "select"]
 def select(patterns: list[str]) -> list[str]:
     """The registered references matching ``patterns`` (names or shell globs such as
     ``bench-*``), in registry order; every reference when ``patterns`` is empty."""
-    from lmcourse.course import references  # noqa: F401
-
     known = sorted(REFERENCES)
     if not patterns:
         return known
@@ -43,11 +42,10 @@ def select(patterns: list[str]) -> list[str]:
 def expected_seconds(name: str) -> tuple[float, str]:
     """How long ``make reference NAME=name`` takes: the committed run's measured wall time
     when there is one (and which device measured it), else the declared estimate."""
-    ref = _registered(name)
-    path = reference_dir() / name / "result.json"
-    if path.exists():
-        result = json.loads(path.read_text())
-        return float(result["wall_s"]), f"measured, {result['device'].split(',')[0]}"
+    ref = get(name)
+    if result_path(name).exists():
+        result = load(name)
+        return float(result.wall_s), f"measured, {result.device_kind}"
     return ref.seconds_per_seed * len(ref.seeds), "estimated"
 
 
@@ -86,7 +84,7 @@ def run_parallel(names: list[str], jobs: int, log_dir: Path | None = None) -> in
     def one(name: str) -> None:
         tick = time.perf_counter()
         with open(log_dir / f"{name}.log", "w") as log:
-            code = subprocess.call([sys.executable, "-m", "lmcourse.course.reference_runs", name],
+            code = subprocess.call([sys.executable, "-m", "lmcourse.course.reference", name],
                                    stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
         (done if code == 0 else failed).append(name)
         status = "ok" if code == 0 else f"FAILED (exit {code}; see {log_dir / name}.log)"
@@ -137,9 +135,3 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:
         run(n, progress=os.environ.get("TQDM_DISABLE", "") not in ("1", "true"))
     return 0
-
-
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -24,7 +24,7 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, reference
+from lmcourse.course.reference.recipe import Reference, SeedRun
 from lmcourse.data import Vocab, load_corpus, tokenize
 from lmcourse.models.elmo import BiLM, bilm_losses, encode_chars, evaluate_bilm
 from lmcourse.models.ngram import NGramLM
@@ -219,11 +219,11 @@ def baselines(recipe: dict) -> dict[str, float]:
     return dict(_kneser_ney("verdict"))
 
 
-BILM_LEE = reference(Reference(
+BILM_LEE = Reference(
     name="bilm-lee", title="chapter 05's biLM on the Lee words vs Kneser-Ney word n-grams",
     recipe=RECIPE, train=train, evaluate=evaluate, baselines=baselines,
     seconds_per_seed=600.0, first_steps=25, tolerance=2e-3, keep_weights=(0, 1, 2),
     notes=["settings chosen on the tuning split (last 10% of the training windows), never "
            "on the held-out windows", "the averaged (EMA) weights are evaluated and stored",
            "seconds are training time only (held-out evaluation excluded)"],
-))
+)

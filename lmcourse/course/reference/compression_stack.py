@@ -30,7 +30,7 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, no_weights, reference
+from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
 
 RECIPE = {
     "teacher": "chapter 13's spoiler teacher (MiniLM fine-tuned by lab 06's recipe; the course "
@@ -127,7 +127,6 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
     teacher only (the first-steps check)."""
     import copy
 
-    from lmcourse.course.teacher import half_depth_student
     from lmcourse.metrics import bootstrap_auc_difference, roc_auc
     from lmcourse.models.compress import (
         count_params,
@@ -135,6 +134,7 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
         quantize_int8,
         serialized_bytes,
     )
+    from lmcourse.models.distill import half_depth_student
 
     *_, labels = _setup()
     teacher = _setup()[1].to(device)
@@ -194,9 +194,9 @@ def baselines(recipe: dict | None = None) -> dict[str, float]:
 
 
 
-COMPRESSION_STACK = reference(Reference(
+COMPRESSION_STACK = Reference(
     name="compression-stack",
     title="structured pruning, low rank and the distil-prune-quantize stack, each recovered "
           "by distillation",
     recipe=RECIPE, train=train, evaluate=no_weights("compression-stack"),
-    baselines=lambda recipe: dict(baselines()), seconds_per_seed=180.0, keep_weights=()))
+    baselines=lambda recipe: dict(baselines()), seconds_per_seed=180.0, keep_weights=())

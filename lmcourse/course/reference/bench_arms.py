@@ -6,7 +6,7 @@ one thing (``ARMS``): static masking over 40 epochs, NSP, SOP, ALBERT's factoris
 embeddings (E = 32) and layer sharing, a large batch at equal pairs, span masking and the
 boundary objective, ELECTRA at equal training FLOPs, DeBERTa and its ablations. Every arm is
 scored on the same held-out masked positions and by the spoiler probe
-(``pretraining_corpus``), beside the n-gram guesses and a bag of words.
+(``pretraining_eval``), beside the n-gram guesses and a bag of words.
 """
 
 from __future__ import annotations
@@ -16,20 +16,19 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, reference
-from lmcourse.course.references.bench_masking import StaticMasker
-from lmcourse.course.references.pretraining_corpus import (
+from lmcourse.course.reference.pretraining_eval import (
     BENCH_MAX_LEN,
     CORPUS,
     bench,
     dev_batch,
     encoder_of,
-    n_params,
     probe_auc,
     probe_data,
     reviews,
     sop_eval_batch,
 )
+from lmcourse.course.reference.recipe import Reference, SeedRun
+from lmcourse.models.compress import count_params
 
 BENCH = {
     "corpus": CORPUS, "pairs": "NSP pairs of consecutive sentences (chapter 09's nsp_pairs)",
@@ -178,9 +177,9 @@ def deberta_intermediate() -> int:
     def count(config_or_width) -> int:
         with torch.device("meta"):  # sizes only: no weights drawn, the RNG is untouched
             if isinstance(config_or_width, int):
-                return n_params(_deberta(config_or_width, ["c2c", "c2p", "p2c"],
+                return count_params(_deberta(config_or_width, ["c2c", "c2p", "p2c"],
                                          "shares the last layer"))
-            return n_params(BertForPreTraining(config_or_width))
+            return count_params(BertForPreTraining(config_or_width))
 
     target = count(bench_config())
     return min(range(128, 257), key=lambda i: abs(count(i) - target))
@@ -240,12 +239,17 @@ def electra_steps() -> int:
 # ---- masking -----------------------------------------------------------------------------
 
 def _masker(name: str, pairs: list, seed: int):
-    from lmcourse.masking import mask_spans
+    from lmcourse.masking import StaticMasking, mask_spans
+    from lmcourse.models.pretraining import collate_pairs
 
     s, c = _settings(name), reviews().corpus
     if s["masking"].startswith("static"):
         copies = re.search(r"(\d+) cop", s["masking"])  # "static, 10 copies"; "static": one
-        return StaticMasker(pairs, int(copies.group(1)) if copies else 1, seed)
+        ids = collate_pairs(pairs, c.cls_id, c.sep_id, c.pad_id, BENCH_MAX_LEN)["input_ids"]
+        masks = StaticMasking(ids, int(copies.group(1)) if copies else 1, mask_id=c.mask_id,
+                              vocab_size=len(c), special_ids=c.special_ids,
+                              generator=torch.Generator().manual_seed(seed))
+        return masks.by_visit
     if s["masking"].startswith("span"):  # whole words, as SpanBERT: a "##" piece continues one
         rng = torch.Generator().manual_seed(seed)
         continues = torch.tensor([piece.startswith("##") for piece in c.pieces])
@@ -283,7 +287,7 @@ def _train_bench(name: str, recipe: dict, seed: int, device: torch.device,
         metrics = {**_scores(name, model), "probe_auc": probe_auc(encoder_of(model))}
         if probe_curve:
             metrics["probe_curve"] = probe_curve
-    metrics.update(parameters=n_params(model), train_seconds=round(history.seconds, 1),
+    metrics.update(parameters=count_params(model), train_seconds=round(history.seconds, 1),
                    tokens_per_s=round(history.tokens_per_second))
     if name == "bench-mlm":  # ELECTRA's yardstick
         metrics["train_flops"] = step_flops(name) * len(history.mlm)
@@ -381,8 +385,8 @@ def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool
         metrics = {"probe_auc": curve[-1][2], "generator_mlm_loss":
                    round(b.score(generator)["MLM loss"], 4),
                    "replaced_share": round(sum(history.replaced[-100:]) / 100, 4)}
-    metrics.update(parameters=n_params(discriminator),
-                   generator_parameters=n_params(generator), steps=steps,
+    metrics.update(parameters=count_params(discriminator),
+                   generator_parameters=count_params(generator), steps=steps,
                    train_seconds=round(history.seconds, 1),
                    tokens_per_s=round(history.tokens / max(history.seconds, 1e-9)),
                    train_flops=step_flops("bench-electra") * len(history.mlm))
@@ -435,7 +439,7 @@ def _arm_reference(name: str) -> Reference:
         def train(recipe, seed, device, progress=True, stop_after=None, name=name):
             return _train_bench(name, recipe, seed, device, progress, stop_after)
     steps = recipe["steps"] if isinstance(recipe["steps"], int) else BENCH["steps"]
-    return reference(Reference(
+    return Reference(
         name=name, title=f"bench: {title}", recipe=recipe, train=train,
         evaluate=_evaluate_arm(name),
         baselines=lambda recipe, name=name: dict(bench_baselines(name)),
@@ -444,7 +448,7 @@ def _arm_reference(name: str) -> Reference:
         notes=["one change against bench-mlm (DeBERTa's ablations: against bench-deberta)",
                "seconds are training time only (held-out evaluation excluded)", LR_TUNING]
         + ([ALBERT_TUNING] if "embedding_size" in changes else [])
-        + ([BATCH_TUNING] if "warmup" in changes else [])))
+        + ([BATCH_TUNING] if "warmup" in changes else []))
 
 
 BENCH_REFS = {name: _arm_reference(name) for name in ARMS}

@@ -22,8 +22,8 @@ import time
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, no_weights, reference
-from lmcourse.course.references.tinybert_stages import _setup, baselines
+from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.tinybert_stages import _setup, baselines
 
 RECIPE = {
     "teacher": "chapter 12's spoiler teacher (the course artifact)",
@@ -62,8 +62,7 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
           stop_after: int | None = None) -> SeedRun:
     """Seed ``seed`` of both students; ``stop_after``: the first steps of the cosine arm
     only (the first-steps check)."""
-    from lmcourse.course.teacher import half_depth_student
-    from lmcourse.models.distill import train_student
+    from lmcourse.models.distill import half_depth_student, train_student
 
     data, teacher, pool, _, _, texts, labels = _setup()
     teacher.to(device)
@@ -86,8 +85,8 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
 
 
 
-DISTILBERT_COSINE = reference(Reference(
+DISTILBERT_COSINE = Reference(
     name="distilbert-cosine",
     title="DistilBERT's cosine loss on the hidden vectors, with and without",
     recipe=RECIPE, train=train, evaluate=no_weights("distilbert-cosine"),
-    baselines=lambda recipe: dict(baselines()), seconds_per_seed=60.0, keep_weights=()))
+    baselines=lambda recipe: dict(baselines()), seconds_per_seed=60.0, keep_weights=())

@@ -1,10 +1,11 @@
-"""The corpus, the fixed held-out masks and the spoiler probe that every pre-training reference
-of chapters 09-11 is scored on (``tiny_bert``, ``bench_arms``).
+"""The fixed held-out masks and the spoiler probe that every pre-training reference is scored
+on (``tiny_bert``, ``bench_arms``).
 
-The corpus is the course's Goodreads sample: its review sentences as MiniLM's WordPiece pieces
-in a compact vocabulary, split into training and test reviews by review id. Held-out masked
-positions are drawn once (seed 123), so every model is scored on the same blanks; downstream
-quality is a logistic-regression probe on mean-pooled sentence vectors for spoiler detection.
+The corpus is :func:`lmcourse.data.sentences.minilm_review_corpus` (the Goodreads sample's
+review sentences as MiniLM's WordPiece pieces, train / test split by review id). Held-out
+masked positions are drawn once (seed 123), so every model is scored on the same blanks;
+downstream quality is a logistic-regression probe on mean-pooled sentence vectors for spoiler
+detection.
 """
 
 from __future__ import annotations
@@ -13,25 +14,18 @@ from functools import cache
 
 import torch
 
+from lmcourse.data.sentences import minilm_review_corpus as reviews
+
 CORPUS = ("the course's Goodreads sample (data/goodreads_sample.jsonl.gz), review sentences "
           "as all-MiniLM-L6-v2 WordPiece pieces in a compact vocabulary (chapter 09's "
           "review_sentences); train / test reviews split by review id")
-BENCH_MAX_LEN = 32  # pieces per pair on chapters 10-11's bench
-PROBE_SENTENCES = 4000  # training sentences the spoiler probe is fitted on (chapter 10's)
-
-
-@cache
-def reviews():
-    """Chapter 09's corpus: the review sentences, tokenized with MiniLM's WordPiece."""
-    from lmcourse.data.sentences import review_sentences
-    from lmcourse.pretrained import load_hf_tokenizer
-
-    return review_sentences(load_hf_tokenizer().tokenize)
+BENCH_MAX_LEN = 32  # pieces per pair on the bench
+PROBE_SENTENCES = 4000  # training sentences the spoiler probe is fitted on
 
 
 @cache
 def bench():
-    """Chapter 10's ``MaskedLMBench``: training pairs and the fixed held-out masks."""
+    """The bench's ``MaskedLMBench``: training pairs and the fixed held-out masks."""
     from lmcourse.models.pretraining import MaskedLMBench
 
     return MaskedLMBench.build(reviews(), max_len=BENCH_MAX_LEN, n_eval=1000)
@@ -65,11 +59,6 @@ def dev_batch():
     return batch, ids, labels
 
 
-def n_params(model: torch.nn.Module) -> int:
-    """Parameters, tied or shared ones counted once."""
-    return sum(p.numel() for p in model.parameters())
-
-
 @cache
 def probe_data():
     from lmcourse.data.goodreads import sentences
@@ -89,7 +78,7 @@ def probe_data():
 
 def probe_auc(encoder: torch.nn.Module) -> float:
     """Spoiler-probe ROC-AUC on the test reviews' sentences: logistic regression on the
-    mean-pooled final states, fitted on 4,000 training sentences (chapter 10's probe)."""
+    mean-pooled final states, fitted on 4,000 training sentences."""
     from lmcourse.metrics import roc_auc
     from lmcourse.models.elmo import probe_scores
 

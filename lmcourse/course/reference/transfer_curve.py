@@ -34,7 +34,9 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference import Reference, SeedRun, reference
+from lmcourse.course.cache import keeps_rng
+from lmcourse.course.reference.recipe import Reference, SeedRun
+from lmcourse.course.reference.result import ReferenceResult
 from lmcourse.data.goodreads import distinct_sentences
 from lmcourse.metrics import roc_auc
 from lmcourse.models.logistic import LAMBDAS, bag_of_words_classifier, cross_validate
@@ -263,13 +265,12 @@ def train_curve(task: Task, recipe: dict, seed: int, device: torch.device,
     return SeedRun(curve, first_losses, metrics)
 
 
-def curve_values(result: dict, method: str, part: str = "") -> dict[int, list[float]]:
+def curve_values(result: ReferenceResult, method: str, part: str = "") -> dict[int, list[float]]:
     """``{n labels: [test ROC-AUC of each seed]}`` of ``method`` read from a committed
     result (``part``: ``""`` for the whole test set, or ``"heldout"``, ``"same_phrasing"``)."""
     suffix = f"/{part}" if part else ""
-    sizes = [int(point[0]) for point in result["curves"][str(result["seeds"][0])]]
-    return {n: [result["metrics"][str(s)][f"{method}@{n}{suffix}"] for s in result["seeds"]]
-            for n in sizes}
+    sizes = [int(point[0]) for point in result.curves[result.seeds[0]]]
+    return {n: result.values(f"{method}@{n}{suffix}") for n in sizes}
 
 
 def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:
@@ -280,7 +281,7 @@ def majority_auc(task: Task) -> dict[str, float]:
     return {"majority": roc_auc(task.test_labels.tolist(), [0.0] * len(task.test_texts))}
 
 
-reference(Reference(
+SPOILER_CURVE = Reference(
     name="spoiler-curve",
     title="learning curve on spoiler sentences: bag of words, BiLSTM, MiniLM features and "
           "fine-tuned MiniLM from 16 labels to all",
@@ -293,9 +294,9 @@ reference(Reference(
     keep_weights=(),
     notes=["the bag of words and the MiniLM-features regression choose their penalty by "
            "cross-validation on the n labels, never on the validation or test sentences"],
-))
+)
 
-reference(Reference(
+POLARITY_CURVE = Reference(
     name="polarity-curve",
     title="learning curve on real English (Pang & Lee sentence polarity, 200 sentences)",
     recipe=POLARITY_RECIPE,
@@ -306,4 +307,47 @@ reference(Reference(
     seconds_per_seed=60.0,
     seeds=(0, 1, 2, 3, 4),
     keep_weights=(),
-))
+)
+
+
+# ---- the few-label teacher: the curve's model at 256 labels, cached ---------------------------
+
+FEW_LABEL_WHAT = "lab 06's model: MiniLM fine-tuned on 256 labelled sentences (lab 07's teacher)"
+FEW_LABEL_ESTIMATE = "about 45 s on a 2-core CPU"
+
+
+@keeps_rng
+def few_label_teacher(n_labels: int = 256, seed: int = 0, recipe: dict | None = None,
+                      progress: bool = True) -> torch.nn.Module:
+    """MiniLM fine-tuned by ``spoiler-curve``'s recipe on the first ``n_labels`` distinct
+    training sentences of its order for ``seed`` (the teacher of ``distill-transfer``'s seed
+    ``seed``), on the course device in eval mode, cached. Its per-step training losses are
+    ``model.losses``."""
+    import lmcourse
+    from lmcourse import finetune
+    from lmcourse.course.cache import cached_tensors
+    from lmcourse.course.keys import digest
+    from lmcourse.models.bert import BertModel
+    from lmcourse.pretrained import minilm_path
+
+    recipe = SPOILER_RECIPE if recipe is None else recipe
+    task = spoiler_task()
+    chosen = label_order(task.train_labels, seed)[:n_labels]
+    texts, labels = [task.train_texts[i] for i in chosen], task.train_labels[chosen]
+    device = lmcourse.device()
+    weights = minilm_path() / "model.safetensors"
+    key = {"recipe": "few-label-teacher-v1", "seed": seed, "max_len": recipe["max_len"],
+           "finetune": recipe["finetune"], "texts": digest(texts), "labels": digest(labels),
+           "minilm": digest(weights if weights.exists() else minilm_path())}
+
+    def train() -> dict[str, torch.Tensor]:
+        model, losses = finetune_minilm(texts, labels, recipe, seed, device)
+        return {**model.state_dict(), "losses": torch.tensor(losses, dtype=torch.float64)}
+
+    state = cached_tensors("few-label-teacher", key, train, keys={"losses"},
+                           what=FEW_LABEL_WHAT, estimate=FEW_LABEL_ESTIMATE, device=device)
+    model = finetune.SequenceClassifier(BertModel.from_pretrained(minilm_path()))
+    model.freeze_embeddings()
+    model.load_state_dict({k: v for k, v in state.items() if k != "losses"})
+    model.losses = state["losses"].tolist()
+    return model.to(device).eval()

@@ -28,7 +28,7 @@ from functools import cache
 import torch
 import torch.nn.functional as F
 
-from lmcourse.course.reference import Reference, SeedRun, no_weights, reference
+from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
 
 RECIPE = {
     "task_teacher": "chapter 12's spoiler teacher (MiniLM fine-tuned by lab 06's recipe on "
@@ -111,8 +111,7 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
           stop_after: int | None = None) -> SeedRun:
     """Seed ``seed`` of the four students; ``stop_after``: the first general-distillation
     steps only (the first-steps check)."""
-    from lmcourse.course.teacher import half_depth_student
-    from lmcourse.models.distill import train_student
+    from lmcourse.models.distill import half_depth_student, train_student
 
     data, teacher, pool, logits, general, texts, labels = _setup()
     teacher.to(device)
@@ -167,9 +166,9 @@ def baselines(recipe: dict | None = None) -> dict[str, float]:
 
 
 
-TINYBERT_STAGES = reference(Reference(
+TINYBERT_STAGES = Reference(
     name="tinybert-stages",
     title="TinyBERT's general + task distillation vs task distillation alone, labels alone "
           "and every-other-layer initialisation",
     recipe=RECIPE, train=train, evaluate=no_weights("tinybert-stages"),
-    baselines=lambda recipe: dict(baselines()), seconds_per_seed=240.0, keep_weights=()))
+    baselines=lambda recipe: dict(baselines()), seconds_per_seed=240.0, keep_weights=())

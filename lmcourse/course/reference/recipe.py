@@ -1,0 +1,65 @@
+"""What a reference run is: a recipe, a function that trains one seed, a function that scores
+stored weights, and the baselines it is printed beside (:class:`Reference`).
+
+A notebook's live run must fit a CPU minute; some effects need more (a network overtaking a
+Kneser–Ney n-gram, pre-training beating a bag of words). Such a comparison is declared as a
+:class:`Reference` in one of this package's modules and listed in
+:mod:`lmcourse.course.reference.registry`; ``make reference NAME`` runs it to its real budget
+over seeds 0, 1, 2 (consecutive, never picked) and writes ``reference/<name>/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+__all__ = ["Reference", "SeedRun", "StaleReference", "no_weights"]
+
+
+class StaleReference(AssertionError):
+    """A committed reference no longer matches the code that produced it."""
+
+
+@dataclass
+class SeedRun:
+    """What one seed's run produced: the held-out curve, every step's training loss, the
+    final metrics, and (optionally) the weights a notebook needs."""
+
+    curve: list[list[float]]              # [step, training seconds, held-out metric]
+    train_loss: list[float]
+    metrics: dict[str, float]
+    state: dict[str, torch.Tensor] | None = None
+
+
+@dataclass
+class Reference:
+    """A reference run: ``train(recipe, seed, device, progress, stop_after)`` trains one seed
+    (``stop_after`` steps only, for the first-steps check), ``evaluate(recipe, state)`` scores
+    stored weights on the held-out split and returns ``(metric name, value)``."""
+
+    name: str
+    title: str
+    recipe: dict
+    train: Callable[..., SeedRun]
+    evaluate: Callable[[dict, dict[str, torch.Tensor]], tuple[str, float]]
+    baselines: Callable[[dict], dict[str, float]]
+    seconds_per_seed: float          # on the 2-core CPU the course is budgeted for
+    first_steps: int = 25
+    tolerance: float = 2e-3          # relative, on the first steps' training losses
+    seeds: tuple[int, ...] = (0, 1, 2)
+    keep_weights: tuple[int, ...] = (0,)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def command(self) -> str:
+        return f"make reference NAME={self.name}"
+
+
+def no_weights(name: str, why: str = "") -> Callable[[dict, dict], tuple[str, float]]:
+    """The ``evaluate`` of a reference that keeps no weights (``keep_weights=()``): never
+    called by ``verify``; if called anyway, it says so."""
+    def evaluate(recipe: dict, state: dict) -> tuple[str, float]:
+        raise NotImplementedError(f"{name} keeps no weights{why}")
+    return evaluate

@@ -1,0 +1,57 @@
+"""Every reference run the course has, in one list a reader can see.
+
+A new reference is declared as a :class:`~lmcourse.course.reference.recipe.Reference` in a
+module of this package and added to :data:`REFERENCES` here; nothing registers itself by
+being imported. ``make reference LIST=1`` prints them with their measured times.
+"""
+
+from __future__ import annotations
+
+from lmcourse.course.reference import (
+    bench_arms,
+    bert_heads,
+    bilm_lee,
+    compression_stack,
+    distilbert_cosine,
+    distill_transfer,
+    lm_char,
+    tiny_bert,
+    tinybert_stages,
+    transfer_curve,
+)
+from lmcourse.course.reference.recipe import Reference
+
+__all__ = ["REFERENCES", "get"]
+
+_ALL: list[Reference] = [
+    # character language models against Kneser–Ney n-grams
+    lm_char.LM_CHAR_RNN, lm_char.LM_CHAR_LSTM, lm_char.LM_CHAR_GRU, lm_char.LM_CHAR_TRANSFORMER,
+    # the biLM on the Lee words against word n-grams
+    bilm_lee.BILM_LEE,
+    # pre-training: the tiny BERT, then the bench's arms (one change each)
+    tiny_bert.TINY_BERT_REF, *bench_arms.BENCH_REFS.values(),
+    # fine-tuning: learning curves and BERT's task heads
+    transfer_curve.SPOILER_CURVE, transfer_curve.POLARITY_CURVE,
+    *bert_heads.HEAD_REFS.values(),
+    # distillation and compression
+    distill_transfer.DISTILL_TRANSFER, distilbert_cosine.DISTILBERT_COSINE,
+    tinybert_stages.TINYBERT_STAGES, compression_stack.COMPRESSION_STACK,
+]
+
+
+def _by_name(references: list[Reference]) -> dict[str, Reference]:
+    names = [r.name for r in references]
+    doubled = sorted({n for n in names if names.count(n) > 1})
+    if doubled:
+        raise ValueError(f"references listed twice: {doubled}")
+    return {r.name: r for r in references}
+
+
+REFERENCES: dict[str, Reference] = _by_name(_ALL)
+
+
+def get(name: str) -> Reference:
+    """The reference called ``name``; a ``KeyError`` listing the known ones otherwise."""
+    if name not in REFERENCES:
+        raise KeyError(f"no reference run named {name!r}; known: {sorted(REFERENCES)}")
+    return REFERENCES[name]

@@ -1,0 +1,147 @@
+"""What a reference run leaves behind, read and written in one place: :class:`ReferenceResult`.
+
+``reference/<name>/result.json`` holds a run's recipe, the device and torch version it ran on,
+its seeds, every seed's held-out curve (``[step, training seconds, metric]`` points), every
+step's training loss, the final metrics by name, the baselines' figures on the same split,
+and, from this version on, a hash of the code that produced it and when it was made. In the
+file, seeds are JSON keys (``"0"``); in a :class:`ReferenceResult` they are ``int``. Files
+written before ``code_hash`` and ``created`` existed load with both ``None``.
+
+This module is the only reader of ``result.json`` (a test checks): notebooks, benchmarks and
+tests call :func:`load` and read attributes, so a renamed field fails where it is read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import statistics
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+__all__ = ["ReferenceResult", "load", "load_weights", "reference_dir", "result_path",
+           "write_atomic"]
+
+ROOT = Path(__file__).resolve().parents[3]
+Curve = list[list[float]]  # [step, training seconds, held-out metric]
+
+
+def reference_dir() -> Path:
+    """``reference/`` at the top of the course (``$LMCOURSE_REFERENCE_DIR`` moves it)."""
+    return Path(os.environ.get("LMCOURSE_REFERENCE_DIR") or ROOT / "reference")
+
+
+def result_path(name: str) -> Path:
+    return reference_dir() / name / "result.json"
+
+
+def write_atomic(path: Path, write: Callable[[str], None]) -> None:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place:
+    a reader never sees half a file and an interrupted run leaves the old one intact."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+@dataclass
+class ReferenceResult:
+    """One committed reference run (see the module's docstring for the fields)."""
+
+    name: str
+    title: str
+    recipe: dict[str, Any]
+    device: str
+    torch: str
+    wall_s: float
+    seeds: list[int]
+    curves: dict[int, Curve]
+    train_loss: dict[int, list[float]]
+    metrics: dict[int, dict[str, Any]]
+    baselines: dict[str, float]
+    first_steps: int
+    tolerance: float
+    notes: list[str] = field(default_factory=list)
+    command: str = ""
+    code_hash: str | None = None
+    created: str | None = None
+
+    def values(self, metric: str) -> list[Any]:
+        """``metric`` of every seed, in seed order (``KeyError`` naming the run if a seed
+        lacks it)."""
+        try:
+            return [self.metrics[s][metric] for s in self.seeds]
+        except KeyError:
+            known = sorted(self.metrics[self.seeds[0]])
+            raise KeyError(f"reference {self.name} has no metric {metric!r}; "
+                           f"it has {known}") from None
+
+    def mean(self, metric: str) -> float:
+        return statistics.mean(self.values(metric))
+
+    @property
+    def minutes_per_seed(self) -> float:
+        return self.wall_s / len(self.seeds) / 60
+
+    @property
+    def device_kind(self) -> str:
+        """The device without its details (``"cpu: <model>"`` or ``"cuda: <name>"``)."""
+        return self.device.split(",")[0]
+
+    # -- the file ---------------------------------------------------------------------------
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ReferenceResult:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"reference {data.get('name')!r}: result.json has fields this "
+                             f"version does not know: {unknown}")
+        by_seed = {"curves", "train_loss", "metrics"}
+        return cls(**{k: ({int(s): v for s, v in value.items()} if k in by_seed else value)
+                      for k, value in data.items()})
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        for k in ("curves", "train_loss", "metrics"):
+            data[k] = {str(s): v for s, v in data[k].items()}
+        for k in ("code_hash", "created"):  # files from before these fields stay byte-equal
+            if data[k] is None:
+                del data[k]
+        return data
+
+    def save(self, folder: Path | None = None) -> Path:
+        """Write ``result.json`` atomically (into ``folder``, default the run's own)."""
+        path = (folder or reference_dir() / self.name) / "result.json"
+        text = json.dumps(self.to_json(), indent=1) + "\n"
+        write_atomic(path, lambda tmp: Path(tmp).write_text(text))
+        return path
+
+
+def load(name: str) -> ReferenceResult:
+    """The committed ``reference/<name>/result.json``; a clear error if it is missing."""
+    path = result_path(name)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: run `make reference NAME={name}` "
+                                "(see README, 'Reference runs')")
+    return ReferenceResult.from_json(json.loads(path.read_text()))
+
+
+def load_weights(name: str, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Seed ``seed``'s committed weights (fp16 on disk, returned as float32)."""
+    from safetensors.torch import load_file
+
+    path = reference_dir() / name / f"seed{seed}.safetensors"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: run `make reference NAME={name}`")
+    return {k: v.float() for k, v in load_file(path).items()}

@@ -1,0 +1,164 @@
+"""Running a reference run to its budget, replaying its first steps live, and verifying it.
+
+``make reference NAME`` calls :func:`run`: every seed of the recipe, then
+``reference/<name>/result.json`` (a :class:`~lmcourse.course.reference.result.ReferenceResult`)
+and ``seed0.safetensors`` (seed 0's weights in fp16) where a notebook needs the model.
+
+``make test`` verifies each committed reference cheaply (:func:`verify`): the recipe in the
+file equals the code's recipe; re-training the first steps reproduces the committed losses
+within the stated tolerance; the committed weights give the committed metric. A stale
+reference fails with the command that refreshes it. A notebook's live part is
+:func:`live_run`: the first steps of seed 0 trained in front of the student, checked against
+the committed ones.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import time
+
+import torch
+
+from lmcourse.course.keys import digest
+from lmcourse.course.reference.recipe import Reference, SeedRun, StaleReference
+from lmcourse.course.reference.registry import get
+from lmcourse.course.reference.result import (
+    ReferenceResult,
+    load,
+    load_weights,
+    reference_dir,
+    write_atomic,
+)
+
+__all__ = ["code_hash", "live_run", "run", "verify"]
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"cuda: {torch.cuda.get_device_name(device)}"
+    from lmcourse.course.speed import cpu_model
+
+    return f"cpu: {cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads"
+
+
+def code_hash(ref: Reference) -> str:
+    """A hash of the source of the module that declares ``ref``'s training function."""
+    import inspect
+    import sys
+
+    return digest(inspect.getsource(sys.modules[ref.train.__module__]))[:16]
+
+
+def run(name: str, seeds: tuple[int, ...] | None = None, progress: bool = True,
+        device: torch.device | None = None) -> ReferenceResult:
+    """Run reference ``name`` to its full budget over its seeds and write its folder."""
+    from safetensors.torch import save_file
+
+    import lmcourse
+
+    ref = get(name)
+    seeds = ref.seeds if seeds is None else seeds
+    device = lmcourse.device() if device is None else device
+    estimate = ref.seconds_per_seed * len(seeds)
+    print(f"== reference {name}: {ref.title}\n   {len(seeds)} seeds, about "
+          f"{estimate / 60:.0f} min on a 2-core CPU (a GPU takes minutes); device {device}",
+          flush=True)
+    folder = reference_dir() / name
+    start, runs = time.perf_counter(), {}
+    for seed in seeds:
+        tick = time.perf_counter()
+        runs[seed] = ref.train(ref.recipe, seed=seed, device=device, progress=progress)
+        print(f"   seed {seed}: {runs[seed].metrics} ({time.perf_counter() - tick:.0f} s)",
+              flush=True)
+    for seed in ref.keep_weights:
+        if seed in runs and runs[seed].state is not None:
+            state = {k: v.detach().cpu().half().contiguous() for k, v in runs[seed].state.items()}
+            write_atomic(folder / f"seed{seed}.safetensors",
+                         lambda tmp, s=state: save_file(s, tmp, metadata={"reference": name}))
+            metric, value = ref.evaluate(ref.recipe, state)
+            runs[seed].metrics[f"{metric}_stored_weights"] = value
+    result = ReferenceResult(
+        name=name, title=ref.title, recipe=ref.recipe, device=_device_name(device),
+        torch=torch.__version__, wall_s=round(time.perf_counter() - start, 1),
+        seeds=list(seeds), curves={s: r.curve for s, r in runs.items()},
+        train_loss={s: [round(x, 6) for x in r.train_loss] for s, r in runs.items()},
+        metrics={s: r.metrics for s, r in runs.items()}, baselines=ref.baselines(ref.recipe),
+        first_steps=ref.first_steps, tolerance=ref.tolerance, notes=ref.notes,
+        command=ref.command, code_hash=code_hash(ref),
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    result.save(folder)
+    print(f"   wrote {folder} ({result.wall_s / 60:.1f} min)", flush=True)
+    return result
+
+
+def live_run(name: str, steps: int, device: torch.device | None = None) -> SeedRun:
+    """A notebook's live part: train the first ``steps`` steps of reference ``name``'s seed 0
+    here (on the recipe's full schedule), check that its first ``first_steps`` training
+    losses repeat the committed ones, print one line, and return the run (its ``curve``
+    holds the held-out points it reached). Raises :class:`StaleReference` when they differ
+    beyond the reference's tolerance."""
+    import lmcourse
+
+    ref, result = get(name), load(name)
+    device = lmcourse.device() if device is None else device
+    start = time.perf_counter()
+    run = ref.train(ref.recipe, seed=0, device=device, progress=False, stop_after=steps)
+    seconds = run.metrics.get("train_seconds", time.perf_counter() - start)
+    committed = result.train_loss[0][:min(ref.first_steps, steps)]
+    worst = max(abs(a - b) / abs(b) for a, b in zip(run.train_loss, committed, strict=False))
+    total = ref.recipe.get("steps")
+    of = f" of {total:,}" if isinstance(total, int) else ""
+    print(f"live run of {name}: {len(run.train_loss)}{of} steps in "
+          f"{seconds:.1f} s on {device}; its first "
+          f"{len(committed)} losses vs the reference: largest relative difference {worst:.1e} "
+          f"(tolerance {ref.tolerance:g}) -> "
+          f"{'reproduced' if worst <= ref.tolerance else 'NOT reproduced'}")
+    if not worst <= ref.tolerance:
+        raise StaleReference(f"reference {name}: the first steps trained here differ from the "
+                             f"committed ones by {worst:.1e}; refresh it with `{ref.command}`")
+    return run
+
+
+def _canonical(obj):
+    return json.loads(json.dumps(obj))
+
+
+def verify(name: str, first_steps: bool = True, metric: bool = True) -> list[str]:
+    """Check committed reference ``name`` against the code; return what was checked, or
+    raise :class:`StaleReference` naming the command that refreshes it."""
+    ref, result = get(name), load(name)
+    done = []
+    if _canonical(ref.recipe) != result.recipe:
+        changed = sorted(k for k in set(ref.recipe) | set(result.recipe)
+                         if _canonical(ref.recipe).get(k) != result.recipe.get(k))
+        raise StaleReference(f"reference {name}: the code's recipe differs from the committed "
+                             f"one in {changed}; refresh it with `{ref.command}`")
+    done.append("recipe matches")
+    if len(result.seeds) < 3 or result.seeds != list(range(len(result.seeds))):
+        raise StaleReference(f"reference {name}: seeds must be consecutive from 0, at least 3; "
+                             f"got {result.seeds}")
+    if first_steps:
+        run0 = ref.train(ref.recipe, seed=0, device=torch.device("cpu"), progress=False,
+                         stop_after=ref.first_steps)
+        committed = result.train_loss[0][:ref.first_steps]
+        worst = max(abs(a - b) / abs(b) for a, b in zip(run0.train_loss, committed, strict=False))
+        if len(run0.train_loss) < len(committed) or not worst <= ref.tolerance:
+            raise StaleReference(
+                f"reference {name}: re-training the first {ref.first_steps} steps of seed 0 "
+                f"gives losses up to {worst:.2e} (relative) away from the committed ones, "
+                f"over the tolerance {ref.tolerance:g}; refresh it with `{ref.command}`")
+        done.append(f"first {ref.first_steps} steps reproduced (worst relative difference "
+                    f"{worst:.1e} <= {ref.tolerance:g})")
+    if metric:
+        for seed in ref.keep_weights:
+            name_, value = ref.evaluate(ref.recipe, load_weights(name, seed))
+            stored = result.metrics[seed][f"{name_}_stored_weights"]
+            if not math.isclose(value, stored, rel_tol=1e-3):
+                raise StaleReference(
+                    f"reference {name}: seed {seed}'s committed weights give {name_} "
+                    f"{value:.4f}, the file says {stored:.4f}; refresh it with `{ref.command}`")
+            done.append(f"seed {seed}'s weights give {name_} {value:.4f} (file: {stored:.4f})")
+    return done
