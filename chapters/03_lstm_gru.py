@@ -773,7 +773,7 @@ worst = max(abs(a - b) / b for a, b in zip(live.train_loss, committed, strict=Tr
 print(f"first {len(live.train_loss)} steps of seed 0, live vs committed: largest relative "
       f"difference {worst:.1e} (tolerance {ref['tolerance']:g}) -> "
       f"{'reproduced' if worst <= ref['tolerance'] else 'NOT reproduced'}")
-print(f"reference trained on {ref['device']}, torch {ref['torch']}")
+print(f"reference trained on {ref.device}, torch {ref.torch}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The three cells' reference curves, your 25 steps, and the n-gram baselines on one set of

@@ -644,8 +644,8 @@ stack_rows = {"MiniLM, half the heads and units": ("pruned", "pruned_recovered")
               "student (3 layers)": (None, "student"),
               "student, half the heads and units": (None, "student_pruned"),
               "student, pruned + int8": (None, "student_pruned_int8")}
-print(f"teacher {stack['baselines']['teacher']:.3f} (live: {teacher_auc:.3f}); bag of words "
-      f"{stack['baselines']['bag_of_words']:.3f} (live: {bow_auc:.3f})")
+print(f"teacher {stack.baselines['teacher']:.3f} (live: {teacher_auc:.3f}); bag of words "
+      f"{stack.baselines['bag_of_words']:.3f} (live: {bow_auc:.3f})")
 print(f"{'model (reference, 3 seeds)':<36} {'one-shot':>15} {'recovered':>15} "
       f"{'minus teacher, intervals':>26}")
 for name, (before, after) in stack_rows.items():
@@ -1075,7 +1075,7 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # cut, back = ([stack.metrics[s][key] for s in stack.seeds]
 #              for key in ("low_rank", "low_rank_recovered"))
 # print(f"MiniLM, rank 96 (reference): ROC-AUC one-shot {mean_spread(cut)}, recovered "
-#       f"{mean_spread(back)}; teacher {stack['baselines']['teacher']:.3f}")
+#       f"{mean_spread(back)}; teacher {stack.baselines['teacher']:.3f}")
 # assert min(back) > max(cut)
 # ```
 #

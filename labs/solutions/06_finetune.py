@@ -467,7 +467,7 @@ results = check.beats_baseline(
 ref = reference.load("spoiler-curve")
 print(f"reference spoiler-curve, seed 0, the same {N_LABELS} labels (ROC-AUC on the "
       f"{len(distinct_sentences(test)[0]):,} distinct test sentences, each once; "
-      f"{ref['device'].split(',')[0]}):")
+      f"{ref.device.split(',')[0]}):")
 for key, name in (("minilm_finetuned", "MiniLM fine-tuned"), ("bag_of_words", "bag of words"),
                   ("bilstm", "BiLSTM"), ("minilm_features", "MiniLM features + regression")):
     runs = [ref.metrics[s][f"{key}@{N_LABELS}"] for s in ref.seeds]
@@ -479,8 +479,8 @@ print(f"  your run on the same distinct sentences: MiniLM fine-tuned "
       f"{metrics.roc_auc(test_labels, bag_of_words(test_texts)):.3f}")
 with_all = len(distinct_texts)
 print(f"with all {with_all:,} labels: MiniLM fine-tuned "
-      f"{ref['metrics']['0'][f'minilm_finetuned@{with_all}']:.3f}, bag of words "
-      f"{ref['metrics']['0'][f'bag_of_words@{with_all}']:.3f}")
+      f"{ref.metrics[0][f'minilm_finetuned@{with_all}']:.3f}, bag of words "
+      f"{ref.metrics[0][f'bag_of_words@{with_all}']:.3f}")
 
 # %% slideshow={"slide_type": "-"}
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))

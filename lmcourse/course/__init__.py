@@ -1,4 +1,4 @@
-"""The course's harness, kept apart from the concepts the chapters teach.
+"""The course's harness, kept apart from the concepts the course teaches.
 
 Model code (``lmcourse.models``, ``lmcourse.tokenizers``, ``lmcourse.autograd`` ...) never
 imports this package; the harness imports the models. It holds:

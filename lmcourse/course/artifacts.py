@@ -65,12 +65,12 @@ def check_first_steps(live: Sequence[float], cached: Sequence[float], what: str,
     return gap
 
 
-# ---- chapter 04's GloVe, until its loss is flat ----------------------------------------------
+# ---- GloVe on text8, until its loss is flat --------------------------------------------------
 
 GLOVE_ESTIMATE = "about 30 s per seed on a 2-core CPU"
 # AdaGrad's step; "flat": less than 1% per epoch; x_max = 10, the value of GloVe's own demo
-# script for text8 (the paper's 100 was set for billions of words: chapter 04 prints how few
-# of our counts reach either)
+# script for text8 (the paper's 100 was set for billions of words: few of text8's counts
+# reach either)
 TEXT8_GLOVE = dict(lr=0.2, tol=0.01, x_max=10.0)
 _GLOVE_STORED = ("vectors", "context_vectors", "losses", "seconds", "tracked")
 
@@ -116,7 +116,7 @@ def glove_until_flat(X: sp.spmatrix, seeds: Sequence[int] = (0, 1, 2), dim: int 
 def text8_glove(X: sp.spmatrix, words: Sequence[str], seeds: Sequence[int] = (0, 1, 2),
                     dim: int = 100, device: torch.device | str | None = None,
                     progress: bool = True) -> list[Trained]:
-    """Chapter 04's GloVe on its co-occurrence matrix ``X`` (rows in the order of ``words``):
+    """GloVe on text8's co-occurrence matrix ``X`` (rows in the order of ``words``):
     x_max = 10, AdaGrad at 0.2 on minibatches of 16,384 pairs, until an epoch lowers the loss
     by less than 1% (at most 60 epochs, 100 on a GPU), WordSim-353 measured after every
     epoch."""
@@ -127,10 +127,10 @@ def text8_glove(X: sp.spmatrix, words: Sequence[str], seeds: Sequence[int] = (0,
                             what="chapter 04's GloVe until flat")
 
 
-# ---- chapter 4b's word2vec runs, which chapter 4c evaluates ---------------------------------
+# ---- word2vec on text8: our skip-gram and CBOW beside gensim's -------------------------------
 
 WORD2VEC_ESTIMATE = "about 45 s on a 2-core CPU"
-#: the settings ours and gensim's share (chapter 4b): d, window L, K negatives, subsampling t
+#: the settings ours and gensim's share: d, window L, K negatives, subsampling t
 TEXT8_WORD2VEC = dict(dim=100, window=5, negative=5, sample=1e-3)
 #: (name, ours?, skip-gram?, initial learning rate: the C tool's defaults)
 WORD2VEC_RUNS = (("skip-gram (ours)", True, True, 0.025), ("CBOW (ours)", True, False, 0.05),
@@ -142,7 +142,7 @@ def text8_word2vec(corpus: WordCorpus, documents: Sequence[Sequence[str]],
                        seeds: Sequence[int] = (0, 1, 2), epochs: int | None = None,
                        dim: int = 100, device: torch.device | str | None = None
                        ) -> dict[str, list[Trained]]:
-    """Chapter 4b's word2vec runs, by name: our skip-gram and CBOW (seed ``seeds[0]``) and
+    """The word2vec runs on text8, by name: our skip-gram and CBOW (seed ``seeds[0]``) and
     gensim's (every seed, one worker), with the same settings (window 5, K = 5, t = 1e-3,
     5 epochs, 10 on a GPU) from ``documents`` (gensim) and ``corpus``, built from them with
     min_count 5 (ours). ``seconds``: CPU seconds of each training call (wall seconds on a GPU),
@@ -277,7 +277,7 @@ def _teacher_first_steps(model, data, steps, progress) -> tuple[list[float], lis
 
 @functools.cache
 def _text8_corpus(tiny: bool) -> tuple[WordCorpus, list[list[str]]]:
-    """Chapter 04's corpus (text8, words seen at least 5 times) and its documents, or a
+    """The text8 corpus (words seen at least 5 times) and its documents, or a
     small Zipf-distributed one for the unit tests."""
     from lmcourse.data import load_corpus, tokenize
 

@@ -1,8 +1,8 @@
 """The course cache: results a notebook only reads, computed once per recipe.
 
-Some runs are too slow to repeat inside a notebook's budget but cheap to keep: lab 06's
-fine-tuned teacher, its BiLSTM baselines, chapter 04's GloVe trained until its loss is flat,
-chapter 09's tiny BERT (:mod:`lmcourse.course.artifacts` lists them). Each is a safetensors
+Some runs are too slow to repeat inside a notebook's budget but cheap to keep: MiniLM
+fine-tuned as a spoiler teacher, its BiLSTM baselines, GloVe on text8 trained until its loss
+is flat, the tiny BERT (:mod:`lmcourse.course.artifacts` lists them). Each is a safetensors
 file (tensors only, nothing executable) named ``<name>-<key>.safetensors``, where the key
 (:func:`lmcourse.course.keys.recipe_key`) hashes the data, the initial weights, every
 setting, the torch version and the device: a changed recipe is another file, never a stale

@@ -1,6 +1,6 @@
 """The claims ledger: every verdict a notebook prints is also recorded.
 
-A chapter that compares a result with a baseline (a network with the best n-gram, one
+A notebook that compares a result with a baseline (a network with the best n-gram, one
 cell with another, a distilled student with its labels-only twin) ends the comparison
 with one call::
 
@@ -38,7 +38,7 @@ of the committed, executed notebooks into ``benchmarks/claims.json`` and the sit
   lies above 0 (ahead), below 0 (behind) or contains it (no difference).
 
 A comparison that is not against a number (a qualitative check, a threshold decided by
-the chapter) passes ``verdict=`` explicitly; the record says ``rule: "stated"``.
+the notebook) passes ``verdict=`` explicitly; the record says ``rule: "stated"``.
 """
 
 from __future__ import annotations

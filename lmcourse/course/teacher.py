@@ -1,8 +1,9 @@
-"""The spoiler teacher of chapters 12-13 and lab 07: MiniLM fine-tuned by lab 06's recipe.
+"""The spoiler teacher of distillation and compression: MiniLM fine-tuned on every label.
 
-Lab 06 fine-tunes the pre-trained MiniLM (6 layers, width 384) on 256 labelled spoiler
-sentences: frozen embeddings, balanced batches of 16, AdamW at 1e-4 with 10% linear warm-up
-then linear decay. The teacher is the same recipe on **every** training sentence, 200 steps
+The course's fine-tuning recipe trains the pre-trained MiniLM (6 layers, width 384) on
+labelled spoiler sentences (256 in the few-label setting): frozen embeddings, balanced
+batches of 16, AdamW at 1e-4 with 10% linear warm-up then linear decay. The teacher is the
+same recipe on **every** training sentence, 200 steps
 on a CPU (600 on a GPU). Distillation and compression start from that model, so it is trained
 once and kept in the course cache (:mod:`lmcourse.course.cache`), under a key that hashes
 the recipe, the data and the MiniLM weights; it is one of the registered artifacts
@@ -38,7 +39,7 @@ MAX_LEN = 32
 
 @dataclass
 class SpoilerData:
-    """Lab 03's sentence split (reviews hashed into train / validation / test), each part a
+    """The spoiler sentences split by review (hashed into train / validation / test), each a
     list of ``(sentence, label, review_id)``, and MiniLM's tokenizer."""
 
     train: list[tuple[str, int, str]]
@@ -116,7 +117,7 @@ def _teacher_state(data: SpoilerData, steps: int, progress: bool, retrain: bool
 def spoiler_teacher(data: SpoilerData | None = None, steps: int | None = None,
                     progress: bool = True, retrain: bool = False
                     ) -> finetune.SequenceClassifier:
-    """MiniLM fine-tuned on ``data``'s training sentences (lab 06's recipe), on the course
+    """MiniLM fine-tuned on ``data``'s training sentences (the recipe above), on the course
     device in eval mode. Loaded from the cache when the same recipe was trained before;
     otherwise trained (about 45 s on a 2-core CPU) and cached. The caller's random
     generators are left as they were."""
@@ -155,7 +156,7 @@ def distillation_pool(data: SpoilerData, teacher: torch.nn.Module, others_per_sp
     ``others_per_spoiler`` times as many other training sentences, encoded, with the
     teacher's logits for each: ``((input_ids, mask, labels), logits)``. The logits are
     computed once per teacher (its weights are part of the cache key) and kept in the course
-    cache, so chapters 12-13 and the benchmarks share them."""
+    cache, so the distillation and compression notebooks and the benchmarks share them."""
     spoilers = [row for row in data.train if row[1]]
     order = torch.randperm(len(data.train), generator=torch.Generator().manual_seed(seed))
     others = [data.train[i] for i in order.tolist() if not data.train[i][1]]

@@ -11,7 +11,7 @@ The package, module by module:
 - ``running``: :func:`run` (``make reference NAME``), :func:`live_run` (a notebook's first
   steps, checked against the committed ones), :func:`verify` (``make test``);
 - ``scheduling``: the command line, several runs at once, longest first;
-- ``report`` and ``figures``: the lines, tables and figures chapters print from the files;
+- ``report`` and ``figures``: the lines, tables and figures notebooks print from the files;
 - one module per family of runs, each declaring its recipes and training functions:
   ``lm_char``, ``bilm_lee``, ``tiny_bert``, ``bench_arms`` (with ``pretraining_eval``, the
   fixed held-out masks and probe they are scored on), ``transfer_curve``, ``bert_heads``,

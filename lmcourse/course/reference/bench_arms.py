@@ -1,4 +1,4 @@
-"""References ``bench-*``: chapters 10-11's bench, one arm per change a paper made.
+"""References ``bench-*``: the pre-training bench, one arm per change a paper made.
 
 The bench is a tiny BERT (2 layers of width 64, pairs of up to 32 pieces) with RoBERTa's
 recipe (dynamic masking, MLM only), 4,000 steps of 32 pairs, three seeds; each arm changes
@@ -42,9 +42,10 @@ BENCH = {
     "eval_every": 250,
 }
 
-# How the bench's learning rate was chosen: chapter 09's 2e-3 left ALBERT's arm at the two-sided
-# bigram's level, so dev_scores(arm, lr=x) for x = 2e-3, 3e-3, 4e-3, 6e-3 (seed 0, development
-# masks) on bench-mlm and bench-albert; 3e-3 has bench-mlm's lowest development loss.
+# How the bench's learning rate was chosen: the tiny BERT's 2e-3 (``tiny_bert``) left ALBERT's
+# arm at the two-sided bigram's level, so dev_scores(arm, lr=x) for x = 2e-3, 3e-3, 4e-3, 6e-3
+# (seed 0, development masks) on bench-mlm and bench-albert; 3e-3 has bench-mlm's lowest
+# development loss.
 LR_TUNING = ("learning rate on development masks, seed 0, x = 2e-3 / 3e-3 / 4e-3 / 6e-3: "
              "bench-mlm loss 0.690 / 0.567 / 0.569 / 0.611 (accuracy 0.878 / 0.895 / 0.898 / "
              "0.885); bench-albert loss 1.304 / 1.005 / 0.997 / 1.075 (accuracy 0.752 / 0.810 "
@@ -126,7 +127,7 @@ ALBERT_TUNING = ("E = 16, 3 seeds, at the first bench's lr 2e-3: masked accuracy
                  "/ 0.620, held-out MLM loss 2.02 / 1.96 / 2.04 (below the two-sided bigram's "
                  "0.736); E = 32 chosen")
 SMALL_PAIRS = 3200
-KEEP_WEIGHTS = ("bench-deberta",)  # chapter 11 fine-tunes its encoder (SiFT)
+KEEP_WEIGHTS = ("bench-deberta",)  # kept so its encoder can be fine-tuned (SiFT)
 
 
 def _settings(name: str) -> dict:

@@ -1,18 +1,18 @@
-"""Reference ``bilm-lee``: chapter 05's biLM trained until it passes the Kneser–Ney trigram.
+"""Reference ``bilm-lee``: a biLM on the Lee words trained until it passes the Kneser–Ney trigram.
 
-Chapter 05 trains a small biLM on the words of the Lee corpus for a CPU minute and it ends
-far above a Kneser–Ney word trigram counted on the same windows. This reference trains the
-same ``BiLM`` (character CNN -> two LSTM layers per direction -> one softmax shared by both
-directions over the 2,000 most frequent words and ``<unk>``) on the same split, to a real
-budget, with the regularisation a corpus of 54,000 training words needs: dropout 0.5,
-windows cut at a fresh random offset every epoch (so the model does not see the same 24
-words together every time), a cosine learning-rate decay, and an exponential moving
-average of the weights (the averaged weights are the ones evaluated and kept).
+A small biLM trained on the words of the Lee corpus for a CPU minute (a notebook's live
+run) ends far above a Kneser–Ney word trigram counted on the same windows. This reference
+trains the same ``BiLM`` (character CNN -> two LSTM layers per direction -> one softmax
+shared by both directions over the 2,000 most frequent words and ``<unk>``) on the same
+split, to a real budget, with the regularisation a corpus of 54,000 training words needs:
+dropout 0.5, windows cut at a fresh random offset every epoch (so the model does not see
+the same 24 words together every time), a cosine learning-rate decay, and an exponential
+moving average of the weights (the averaged weights are the ones evaluated and kept).
 
 The settings were chosen on a **tuning split** (the last 10% of the training windows),
 never on the validation windows the verdict reads; ``TUNING`` says how. The weights of all
-three seeds are kept: chapter 05 reads its representations, probes and scalar mix from
-them, over the three seeds.
+three seeds are kept, so the biLM's representations, probes and scalar mix can be read
+from them over the three seeds.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ TUNING = [
 
 @cache
 def lee_windows(part: str = "verdict") -> dict:
-    """Chapter 05's data: the Lee tokens and their ``Vocab`` (numbered by frequency), the
+    """The biLM's data: the Lee tokens and their ``Vocab`` (numbered by frequency), the
     character table of every word type, the token stream cut into 24-word windows, and
     their targets (words beyond the softmax's 2,000 as ``<unk>``, id 0).
 
@@ -121,7 +121,7 @@ def held_out_batches(data: dict, batch: int = 32) -> list[tuple[torch.Tensor, to
 
 def held_out_perplexities(model: BiLM, data: dict) -> tuple[float, float]:
     """(forward, backward) perplexity on the held-out windows, each window read alone
-    (chapter 05's ``evaluate_bilm``, weighted by words)."""
+    (:func:`lmcourse.models.elmo.evaluate_bilm`, weighted by words)."""
     return evaluate_bilm(model, held_out_batches(data))
 
 

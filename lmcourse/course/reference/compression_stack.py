@@ -2,25 +2,27 @@
 short recovery fine-tune, and the proposal's pipeline (distil → prune → quantize) stacked,
 three seeds.
 
-Chapter 13's teacher (MiniLM fine-tuned on the spoiler labels) is compressed six ways;
-a seed changes the batches that score the heads and units, the recovery batches and the
-student's initial draw:
+The spoiler teacher (MiniLM fine-tuned on the spoiler labels, :mod:`lmcourse.course.teacher`)
+is compressed six ways; a seed changes the batches that score the heads and units, the
+recovery batches and the student's initial draw:
 
 - ``pruned``: structured pruning, half of the heads (36 of 72) and half of the feed-forward
-  units (4,608 of 9,216) cut out of the matrices, the least important first by Michel et al.'s gate
-  importance (8 batches of 32 training sentences); ``pruned_recovered``: then 200 steps of
-  distillation from the teacher's logits;
+  units (4,608 of 9,216) cut out of the matrices, the least important first by Michel et
+  al.'s gate importance (8 batches of 32 training sentences); ``pruned_recovered``: then
+  200 steps of distillation from the teacher's logits;
 - ``low_rank``: every feed-forward matrix replaced by its rank-96 SVD factors;
   ``low_rank_recovered``: then the same recovery;
-- ``student``: chapter 12's half-depth student (every other teacher layer) distilled for 400
-  steps; ``student_pruned``: the student structurally pruned the same way and recovered;
-  ``student_pruned_int8``: that, with dynamic int8 Linear layers.
+- ``student``: the half-depth student (:func:`lmcourse.models.distill.half_depth_student`,
+  every other teacher layer) distilled for 400 steps; ``student_pruned``: the student
+  structurally pruned the same way and recovered; ``student_pruned_int8``: that, with
+  dynamic int8 Linear layers.
 
-Recovery and distillation use chapter 12's loss ``α T² KL + β CE`` (``T = 2``) on the
-distillation pool. Every model is scored by ROC-AUC on all 2,300 distinct test sentences,
-with a paired bootstrap interval of its difference from the teacher; latency depends only
-on the shapes, so chapter 13 times each shape live on the reader's machine. The curve has
-one point per trained model: [steps trained so far in the seed, seconds, its ROC-AUC].
+Recovery and distillation use the distillation loss ``α T² KL + β CE`` (``T = 2``,
+:func:`lmcourse.models.distill.combined_loss`) on the distillation pool. Every model is
+scored by ROC-AUC on all 2,300 distinct test sentences, with a paired bootstrap interval
+of its difference from the teacher; latency depends only on the shapes, so each shape is
+timed live on the reader's machine instead. The curve has one point per trained model:
+[steps trained so far in the seed, seconds, its ROC-AUC].
 """
 
 from __future__ import annotations

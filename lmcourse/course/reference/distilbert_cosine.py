@@ -2,11 +2,13 @@
 student without it, three seeds.
 
 DistilBERT's triple loss adds ``L_cos = 1 - cos(h^S, h^T)`` over the last hidden vectors
-to the soft-target loss and the task loss. Chapter 12's half-depth student (every other
-teacher layer, the same width, so no projection is needed) is distilled from the spoiler
-teacher twice per seed, on the same batches:
+to the soft-target loss and the task loss. The half-depth student
+(:func:`lmcourse.models.distill.half_depth_student`: every other teacher layer, the same
+width, so no projection is needed) is distilled from the spoiler teacher twice per seed, on
+the same batches:
 
-- ``distillation``: ``α T² L_d + β L_s`` (``T = 2``, ``α = β = 0.5``), chapter 12's loss;
+- ``distillation``: ``α T² L_d + β L_s`` (``T = 2``, ``α = β = 0.5``), the distillation
+  loss (:func:`lmcourse.models.distill.combined_loss`);
 - ``distillation_cosine``: the same plus ``γ L_cos`` over the real tokens, ``γ = 0.25``
   (the released training command weighs the cosine half as much as the masked LM, whose
   place ``L_s`` takes here).

@@ -1,18 +1,20 @@
 """Reference ``distill-transfer``: distillation where it pays, a teacher labelling sentences
 nobody labelled.
 
-Chapter 12 distils a teacher that was fine-tuned on every label into a student trained on
-the same sentences; the student can then learn nothing the labels did not already say, and
-a bag of words is as good as both. DistilBERT and TinyBERT distil on a **transfer set**:
+A teacher fine-tuned on every label (:mod:`lmcourse.course.teacher`), distilled into a
+student trained on the same sentences, teaches it nothing the labels did not already say,
+and a bag of words is as good as both. DistilBERT and TinyBERT distil on a **transfer set**:
 text the teacher labels for the student, far more than the task's labelled data. This
 reference builds that regime on the spoiler sample, for each seed:
 
 1. 256 labelled training sentences, drawn as ``spoiler-curve`` draws them;
-2. the **teacher**: MiniLM fine-tuned on those 256 by lab 06's recipe (160 steps);
+2. the **teacher**: MiniLM fine-tuned on those 256 by ``spoiler-curve``'s recipe (160 steps);
 3. the **transfer set**: 2,048 other distinct training sentences whose labels are never
    read; the teacher's logits stand in for them;
-4. **students** of the same shape (half the teacher's layers, chapter 12's recipe),
-   trained for the same number of steps of 16 (120, lab 07's CPU budget, and 300):
+4. **students** of the same shape (half the teacher's layers,
+   :func:`lmcourse.models.distill.half_depth_student`, trained by
+   :func:`~lmcourse.models.distill.train_student`), for the same number of steps of 16
+   (120, a live run's CPU budget, and 300):
    *labels only* on the 256, and *distilled* on the 256 + 2,048 with
    ``alpha T^2 L_d + beta L_s`` (``T = 2``, ``alpha = beta = 0.5``; ``L_s`` against the
    true label where there is one, the teacher's choice elsewhere); each pair twice, with
@@ -68,7 +70,7 @@ def transfer_split(labels: torch.Tensor, recipe: dict = RECIPE, seed: int = 0
                    ) -> tuple[torch.Tensor, torch.Tensor]:
     """Indices of the labelled training sentences (the first ``recipe["labels"]`` of
     ``spoiler-curve``'s order) and of the transfer set (``recipe["transfer"]`` of the rest,
-    drawn at random): the same for the reference's seed ``seed`` and for lab 07."""
+    drawn at random): the same for the reference's seed ``seed`` and for a live run."""
     order = label_order(labels, seed)
     rest = order[recipe["labels"]:]
     g = torch.Generator().manual_seed(20_000 + seed)

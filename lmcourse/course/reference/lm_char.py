@@ -1,14 +1,14 @@
 """References ``lm-char-*``: character language models trained until they pass Kneser–Ney.
 
-Chapters 02, 03 and 07 train character language models on the Lee corpus for a CPU minute,
+The notebooks train character language models on the Lee corpus for a CPU minute,
 which is not enough for a network to pass a 5- or 6-gram. These references train the same
 kinds of model on the same split (the Lee corpus lowercased, one token per character, the
 last 10% held out) to a real budget, at **equal parameter counts** (about 1.9 M):
 
-- ``lm-char-rnn``: chapter 02's tanh RNN, two layers of 768 units;
-- ``lm-char-lstm`` and ``lm-char-gru``: chapter 03's ``GatedLM``, two
+- ``lm-char-rnn``: a tanh RNN, two layers of 768 units;
+- ``lm-char-lstm`` and ``lm-char-gru``: the gated ``GatedLM``, two
   layers of 384 (448 for the GRU);
-- ``lm-char-transformer``: chapter 07's ``TransformerLM``, four pre-norm layers of 192.
+- ``lm-char-transformer``: a ``TransformerLM``, four pre-norm layers of 192.
 
 All see batches of 32 x 128 characters for the same number of steps, with Adam, a short
 warm-up and a cosine decay, gradient clipping and dropout. The settings were chosen on a
@@ -86,7 +86,8 @@ TITLES = {
 
 @cache
 def char_split(part: str = "verdict") -> tuple[list[int], list[int], int]:
-    """(training ids, held-out ids, vocabulary size): chapter 03's split of the Lee text.
+    """(training ids, held-out ids, vocabulary size): the lowercased Lee text, one id per
+    character, its last 10% held out.
 
     ``part="tuning"`` cuts a tuning split out of the *training* text instead (its last
     stretch, as long as the held-out text), for choosing settings without the verdict's text.

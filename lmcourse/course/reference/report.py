@@ -1,4 +1,4 @@
-"""Reading committed reference runs into the lines and tables the chapters print.
+"""Reading committed reference runs into the lines and tables the notebooks print.
 
 :func:`describe` says what one run shows (final metric over the seeds, when each seed's curve
 first went below each baseline); :func:`compare` puts several runs in one table; the

@@ -4,20 +4,22 @@ TinyBERT (Jiao et al., 2020) trains its student twice. **General distillation**:
 unlabelled text, a *pre-trained* (not fine-tuned) teacher's embeddings, hidden states and
 attention maps are imitated layer by layer (:func:`lmcourse.models.distill.layer_map`).
 **Task-specific distillation**: the *fine-tuned* teacher's layers and its predictions on
-the task's data. The reference trains chapter 12's half-depth student (3 layers of MiniLM's
-width, fresh random layers, the teacher's embeddings frozen, as ``half_depth_student(...,
+the task's data. The reference trains the half-depth student (3 layers of MiniLM's width,
+fresh random layers, the teacher's embeddings frozen, as ``half_depth_student(...,
 "random")``) four ways, each seed:
 
 - ``two_stage``: general distillation from all-MiniLM-L6-v2 on the training sentences
-  (labels unused), then task distillation from chapter 12's spoiler teacher;
+  (labels unused), then task distillation from the spoiler teacher
+  (:mod:`lmcourse.course.teacher`);
 - ``one_stage``: task distillation only, the same steps as the second stage;
 - ``labels_only``: cross-entropy on the labels, the same steps;
-- ``every_other``: chapter 12's stand-in for general distillation, every other teacher
-  layer copied, then the same task distillation.
+- ``every_other``: a stand-in for general distillation (DistilBERT's start), every other
+  teacher layer copied, then the same task distillation.
 
 Task distillation is the paper's: layer losses plus the prediction loss, no hard labels.
-Scored by ROC-AUC on chapter 12's evaluation sample (every test spoiler and 2,000 other
-test sentences), beside a bag of words trained on the same labelled pool.
+Scored by ROC-AUC on the spoiler evaluation sample (every test spoiler and 2,000 other
+test sentences, :meth:`lmcourse.course.teacher.SpoilerData.evaluation_sample`), beside a
+bag of words trained on the same labelled pool.
 """
 
 from __future__ import annotations

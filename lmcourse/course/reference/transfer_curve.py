@@ -9,18 +9,19 @@ order, ``n`` = 16, 32, ... up to all of them, and score each on the same test se
 - **majority**: one score for every sentence (ROC-AUC 0.5 by construction);
 - **bag of words**: word counts, L2 logistic regression (:mod:`lmcourse.models.logistic`,
   the penalty chosen by cross-validation on the ``n`` labels themselves);
-- **BiLSTM**: lab 03's model, word vectors learned from the ``n`` sentences only;
+- **BiLSTM**: the BiLSTM baseline (:func:`lmcourse.models.baselines.train_bilstm`), word
+  vectors learned from the ``n`` sentences only;
 - **MiniLM features**: the frozen encoder's mean-pooled sentence vectors, the same
   logistic regression;
-- **MiniLM fine-tuned**: lab 06's recipe (``[CLS]``, frozen embeddings, balanced batches of
-  16, AdamW at 1e-4, 10% warm-up then linear decay), 10 epochs, at least 50 and at most
-  300 steps.
+- **MiniLM fine-tuned**: the fine-tuning recipe (``[CLS]``, frozen embeddings, balanced
+  batches of 16, AdamW at 1e-4, 10% warm-up then linear decay), 10 epochs, at least 50 and
+  at most 300 steps.
 
 A seed fixes the order in which sentences get labels (stratified: each prefix holds the
 training set's share of the rarer class, at least 2) and every model's random draws, so
 the methods of one seed see the very same labels. ``spoiler-curve`` scores every distinct
-test sentence of lab 03's split and, separately, the half of the test reviews written in
-held-out phrasings (words no training review contains); ``polarity-curve`` repeats the
+test sentence of the split by review and, separately, the half of the test reviews written
+in held-out phrasings (words no training review contains); ``polarity-curve`` repeats the
 curve on real English, the 200 movie-review sentences of Pang & Lee (2005), each seed
 holding out its own random 100 (50 of each label) as the test set.
 """
@@ -178,7 +179,8 @@ def _sentence_vectors(texts: list[str], max_len: int, device: torch.device) -> t
 
 def finetune_minilm(texts: list[str], labels: torch.Tensor, recipe: dict, seed: int,
                     device: torch.device, stop_after: int | None = None):
-    """Lab 06's recipe on ``texts``: the model and its training losses."""
+    """The fine-tuning recipe (``recipe["finetune"]``) on ``texts``: the model and its
+    training losses."""
     from lmcourse import finetune
     from lmcourse.models.bert import BertModel
 
