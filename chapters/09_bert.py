@@ -411,7 +411,7 @@ seed0 = ref_tiny.metrics[0]
 tokens_seen = round(seed0["tokens_per_s"] * seed0["train_seconds"])
 print(f"reference: {count_params(tiny.bert):,} parameters, {steps:,} steps of {batch_size} "
       f"pairs (about {tokens_seen:,} tokens), {seed0['train_seconds']:.0f} s "
-      f"per seed on {ref_tiny['device'].split(',')[0]}")
+      f"per seed on {ref_tiny.device.split(',')[0]}")
 
 # %% slideshow={"slide_type": "-"}
 guess_lines = {"bigram_both": "bigram, both sides", "bigram_left": "bigram, left",
@@ -818,7 +818,7 @@ plt.show()
 # %% slideshow={"slide_type": "subslide"}
 for result, part, title in panels[::2]:
     sizes = list(curve_values(result, "minilm_finetuned", part))
-    print(f"{title} ({len(result['seeds'])} seeds; {result['device'].split(',')[0]})")
+    print(f"{title} ({len(result.seeds)} seeds; {result.device.split(',')[0]})")
     print(f"{'labels':<38}" + "".join(f"{n:>8,}" for n in sizes))
     for key, label in METHODS.items():
         values = curve_values(result, key, part)
@@ -901,7 +901,7 @@ rows = [("batch", "256 sequences (32K tokens at 128, 128K at 512)", f"{batch_siz
         ("dropout, activation", "0.1, GELU", f"{tiny_config.hidden_dropout_prob:g}, GELU"),
         ("data", "BooksCorpus + Wikipedia, 3.3B words", f"{pre_train.num_tokens():,} pieces"),
         ("hardware", "16 TPU chips × 4 days",
-         f"{ref_tiny['device'].split(',')[0]}, {ref_tiny['metrics']['0']['train_seconds']:.0f} s"),
+         f"{ref_tiny.device.split(',')[0]}, {ref_tiny.metrics[0]['train_seconds']:.0f} s"),
         ("compute, 6·N·tokens", f"{flops_bert:.1e} FLOP", f"{flops_tiny:.1e} FLOP")]
 print(f"{'':<20} {'BERT-base (paper)':<46} {'this chapter (measured)'}")
 for name, paper, here in rows:
@@ -1246,7 +1246,7 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 #           for s in runs["bench-nsp"].seeds]
 # print(f"bench-nsp's held-out NSP accuracy: {chance}")
 # verdict = decide(acc["bench-mlm"], acc["bench-nsp"], higher_is_better=True)
-# print(f"without NSP vs with, masked accuracy over {runs['bench-mlm']['recipe']['steps']:,} "
+# print(f"without NSP vs with, masked accuracy over {runs['bench-mlm'].recipe['steps']:,} "
 #       f"steps: {verdict}")
 # assert verdict == "no difference"                       # the seeds overlap
 # assert abs(statistics.mean(acc["bench-mlm"]) - statistics.mean(acc["bench-nsp"])) < 0.01

@@ -845,10 +845,10 @@ for label, name in compute.items():
 torch.manual_seed(0)
 untrained_auc = pb.probe_auc(BertModel(pb.bench_config()).to(dev))
 print(f"{'untrained encoder':<26} {'0':>12} {'-':>15} {untrained_auc:>15.3f}")
-print(f"{'bag of words':<26} {'-':>12} {'-':>15} {ref_mlm['baselines']['bag_of_words_auc']:>15.3f}")
+print(f"{'bag of words':<26} {'-':>12} {'-':>15} {ref_mlm.baselines['bag_of_words_auc']:>15.3f}")
 
 # %% slideshow={"slide_type": "-"}
-print(f"(wall time measured on {ref_electra['device'].split(',')[0]}, one thread, training "
+print(f"(wall time measured on {ref_electra.device.split(',')[0]}, one thread, training "
       "only; the ratio of the two is what transfers between machines)")
 verdict("at equal training FLOPs, ELECTRA's discriminator leaves a better sentence "
         "representation than a masked LM of the same size",

@@ -410,8 +410,8 @@ print(f"{'distillation (200 steps, 3 seeds)':<40} ROC-AUC "
       f"{mean_spread(cos_auc['distillation'])}")
 print(f"{'distillation + 0.25 L_cos':<40} ROC-AUC "
       f"{mean_spread(cos_auc['distillation_cosine'])}")
-print(f"{'teacher':<40} ROC-AUC {cosine['baselines']['teacher']:.3f}; bag of words "
-      f"{cosine['baselines']['bag_of_words']:.3f}")
+print(f"{'teacher':<40} ROC-AUC {cosine.baselines['teacher']:.3f}; bag of words "
+      f"{cosine.baselines['bag_of_words']:.3f}")
 verdict("adding DistilBERT's cosine loss gives a better student than distillation without it",
         cos_auc["distillation_cosine"], baseline=("without L_cos", cos_auc["distillation"]),
         higher_is_better=True, metric="test ROC-AUC",
@@ -465,8 +465,8 @@ for n in STUDENT_STEPS:
                   f"random_student_distilled@{n}": f"random layers, distilled, {n} steps"}
 arm_names |= {"bag_of_words": "bag of words, 256 labels",
               "bag_of_words_transfer": "bag of words, 256 + 2,048 teacher-labelled"}
-print(f"ROC-AUC on the 2,300 distinct test sentences ({len(transfer['seeds'])} seeds, "
-      f"{transfer['device'].split(',')[0]}, {transfer['wall_s'] / 60:.0f} min in all)")
+print(f"ROC-AUC on the 2,300 distinct test sentences ({len(transfer.seeds)} seeds, "
+      f"{transfer.device.split(',')[0]}, {transfer.wall_s / 60:.0f} min in all)")
 for arm, name in arm_names.items():
     print(f"  {name:<44} {mean_spread(transfer_aucs(arm))}   seeds: "
           + ", ".join(f"{v:.3f}" for v in transfer_aucs(arm)))
@@ -603,9 +603,9 @@ auc = {key: [stages.metrics[s][key] for s in stages.seeds] for key in arms.value
 for label, key in arms.items():
     print(f"{label:<52} ROC-AUC {mean_spread(auc[key])}")
 print(f"{'teacher (fine-tuned MiniLM, 6 layers)':<52} ROC-AUC "
-      f"{stages['baselines']['teacher']:.3f}")
+      f"{stages.baselines['teacher']:.3f}")
 print(f"{'bag of words on the pool labels':<52} ROC-AUC "
-      f"{stages['baselines']['bag_of_words']:.3f}")
+      f"{stages.baselines['bag_of_words']:.3f}")
 for label, key in (("task distillation alone", "one_stage"), ("the labels alone",
                                                               "labels_only")):
     verdict(f"general distillation before task distillation gives a better student than "
@@ -1082,7 +1082,7 @@ for row in table:
 #     return [stack.metrics[s][key] for s in stack.seeds]
 #
 #
-# print(f"ROC-AUC: teacher {stack['baselines']['teacher']:.3f}; distilled student "
+# print(f"ROC-AUC: teacher {stack.baselines['teacher']:.3f}; distilled student "
 #       f"{mean_spread(auc('student'))}; pruned student {mean_spread(auc('student_pruned'))}, "
 #       f"the same in int8 {mean_spread(auc('student_pruned_int8'))}")
 # int8_change = [b - a for a, b in zip(auc("student_pruned"), auc("student_pruned_int8"),
