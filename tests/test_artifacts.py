@@ -269,7 +269,9 @@ def test_the_package_imports_without_fcntl():
              "import tempfile, torch, os\n"
              "os.environ['LMCOURSE_CACHE'] = tempfile.mkdtemp()\n"
              "print(cache.cached_tensors('x', {}, lambda: {'w': torch.ones(1)}, device='cpu'))\n")
+    # importing must not run anything: a module that trains on import (a __main__ without
+    # its guard) would otherwise hang the whole test run
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
-                            text=True)
+                            text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     assert "tensor([1.])" in result.stdout

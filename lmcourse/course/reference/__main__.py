@@ -4,4 +4,5 @@ import sys
 
 from lmcourse.course.reference.scheduling import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing this module (pkgutil.walk_packages does) runs nothing
+    sys.exit(main())
