@@ -27,6 +27,17 @@ $$P_{KN}(w) = \frac{\max(N_{1+}(\bullet\,w) - D,\ 0)}{N_{1+}(\bullet\,\bullet)}
 A history shorter than $n-1$ tokens (the start of a text) is scored by the shorter
 model it defines: its top level uses raw counts, the levels below continuation counts.
 So ``distribution([])`` of any model equals that of an order-1 model of the same text.
+
+**Modified Kneser–Ney** (Chen & Goodman 1998, section 3) discounts a count by how large it
+is: $D(c) = D_1, D_2, D_{3+}$ for $c = 1, 2, \ge 3$, and the mass freed at $h$ becomes
+$D_1 N_1(h\,\bullet) + D_2 N_2(h\,\bullet) + D_{3+} N_{3+}(h\,\bullet)$ (how many tokens
+followed $h$ once, twice, three times or more). The three discounts are not tuned but read
+off each level's count-of-counts $n_r$ (how many n-grams occur exactly $r$ times):
+
+$$Y = \frac{n_1}{n_1 + 2 n_2},\quad D_1 = 1 - 2Y\frac{n_2}{n_1},\quad
+  D_2 = 2 - 3Y\frac{n_3}{n_2},\quad D_{3+} = 3 - 4Y\frac{n_4}{n_3}.$$
+
+``NGramLM(order, V, discount="modified")`` builds it; a number builds the one-discount model.
 """
 
 from __future__ import annotations
@@ -40,6 +51,8 @@ import torch
 
 # A table for one level: history tuple -> (counts of the next token, their total).
 Table = dict[tuple[int, ...], tuple[dict[int, int], int]]
+# The discounts of one level, for counts 1, 2 and 3 or more (all equal in plain KN).
+Discounts = tuple[float, float, float]
 
 
 def _as_ids(ids: Sequence[int] | np.ndarray | torch.Tensor, vocab_size: int,
@@ -72,6 +85,26 @@ def _table(counts: Counter[tuple[int, ...]]) -> Table:
     return table
 
 
+def modified_discounts(count_of_counts: Sequence[int]) -> Discounts:
+    """Chen & Goodman's $D_1, D_2, D_{3+}$ from $n_1..n_4$ (n-grams seen exactly 1..4 times).
+
+    Each is kept inside $(0, r)$ for the count $r$ it discounts (with too few counts to
+    estimate it, a sparse level, it falls back to the edge of that range)."""
+    n1, n2, n3, n4 = (max(int(n), 0) for n in count_of_counts)
+    y = n1 / (n1 + 2 * n2) if n1 + 2 * n2 else 0.5
+    raw = (1 - 2 * y * n2 / n1 if n1 else 0.5,
+           2 - 3 * y * n3 / n2 if n2 else 1.0,
+           3 - 4 * y * n4 / n3 if n3 else 1.5)
+    return tuple(min(max(d, 0.05), r - 0.05) for r, d in zip((1, 2, 3), raw, strict=True))
+
+
+def _discounts(table: Table, discount: float | str) -> Discounts:
+    if discount != "modified":
+        return (discount, discount, discount)
+    n = Counter(min(c, 5) for nexts, _ in table.values() for c in nexts.values())
+    return modified_discounts([n[1], n[2], n[3], n[4]])
+
+
 class NGramLM:
     """Interpolated Kneser–Ney language model of order ``order`` over ``vocab_size`` ids.
 
@@ -83,20 +116,26 @@ class NGramLM:
         lm.perplexity(heldout_ids)
     """
 
-    def __init__(self, order: int, vocab_size: int, discount: float = 0.75):
+    def __init__(self, order: int, vocab_size: int, discount: float | str = 0.75):
         if not isinstance(order, int) or order < 1:
             raise ValueError(f"order must be an integer >= 1 (1 = unigram, 2 = bigram, ...), "
                              f"got {order!r}.")
         if not isinstance(vocab_size, int) or vocab_size < 1:
             raise ValueError(f"vocab_size must be a positive integer (len(vocab)), "
                              f"got {vocab_size!r}.")
-        if not 0.0 < discount < 1.0:
+        if discount != "modified" and not (isinstance(discount, (int, float))
+                                           and 0.0 < discount < 1.0):
             raise ValueError(f"discount must lie strictly between 0 and 1 (0.75 is the usual "
-                             f"choice), got {discount!r}.")
-        self.order, self.vocab_size, self.discount = order, vocab_size, float(discount)
-        # raw[k] / cont[k]: tables for histories of length k with raw / continuation counts.
+                             f"choice) or be 'modified' (three discounts per level, read off "
+                             f"the counts), got {discount!r}.")
+        self.order, self.vocab_size = order, vocab_size
+        self.discount = discount if discount == "modified" else float(discount)
+        # raw[k] / cont[k]: tables for histories of length k with raw / continuation counts;
+        # raw_d[k] / cont_d[k]: their discounts for counts 1, 2, 3+.
         self.raw: list[Table] = []
         self.cont: list[Table] = []
+        self.raw_d: list[Discounts] = []
+        self.cont_d: list[Discounts] = []
 
     def __repr__(self) -> str:
         state = "fitted" if self.raw else "not fitted"
@@ -116,6 +155,8 @@ class NGramLM:
         self.raw = [_table(g) for g in grams]
         # N1+(. h w): the number of distinct tokens seen before the k+1-gram (h w).
         self.cont = [_table(Counter(g[1:] for g in grams[k + 1])) for k in range(self.order - 1)]
+        self.raw_d = [_discounts(t, self.discount) for t in self.raw]
+        self.cont_d = [_discounts(t, self.discount) for t in self.cont]
         return self
 
     def _history(self, context: Sequence[int] | np.ndarray | torch.Tensor) -> tuple[int, ...]:
@@ -126,10 +167,11 @@ class NGramLM:
         ctx = tuple(_as_ids(context, self.vocab_size, "context").tolist())
         return ctx[max(0, len(ctx) - self.order + 1):]
 
-    def _levels(self, h: tuple[int, ...]) -> list[tuple[Table, tuple[int, ...]]]:
-        """(table, history) from the unigram level up to the full history ``h``."""
+    def _levels(self, h: tuple[int, ...]) -> list[tuple[Table, Discounts, tuple[int, ...]]]:
+        """(table, its discounts, history) from the unigram level up to the full history."""
         top = len(h)
-        return [(self.raw[k] if k == top else self.cont[k], h[top - k:]) for k in range(top + 1)]
+        return [(self.raw[k], self.raw_d[k], h) if k == top else
+                (self.cont[k], self.cont_d[k], h[top - k:]) for k in range(top + 1)]
 
     def distribution(self, context: Sequence[int] | np.ndarray | torch.Tensor = ()
                      ) -> torch.Tensor:
@@ -138,13 +180,14 @@ class NGramLM:
         Only the last ``order - 1`` ids of ``context`` matter; fewer (even none) are allowed.
         """
         p = np.full(self.vocab_size, 1.0 / self.vocab_size)
-        for table, h in self._levels(self._history(context)):
+        for table, ds, h in self._levels(self._history(context)):
             if h not in table:  # unseen history: back off fully
                 continue
             nexts, total = table[h]
-            p *= self.discount * len(nexts) / total
-            p[np.fromiter(nexts.keys(), np.int64, len(nexts))] += (
-                np.fromiter(nexts.values(), np.float64, len(nexts)) - self.discount) / total
+            counts = np.fromiter(nexts.values(), np.float64, len(nexts))
+            d = np.asarray(ds)[np.minimum(counts, 3).astype(np.int64) - 1]
+            p *= d.sum() / total  # the mass the discounts freed goes to the shorter history
+            p[np.fromiter(nexts.keys(), np.int64, len(nexts))] += (counts - d) / total
         return torch.from_numpy(p)
 
     def prob(self, token: int, context: Sequence[int] | np.ndarray | torch.Tensor = ()
@@ -154,13 +197,18 @@ class NGramLM:
             raise ValueError(f"token {token} is outside [0, vocab_size={self.vocab_size}).")
         return self._prob(int(token), self._levels(self._history(context)))
 
-    def _prob(self, w: int, levels: list[tuple[Table, tuple[int, ...]]]) -> float:
-        p, d = 1.0 / self.vocab_size, self.discount
-        for table, h in levels:
+    def _prob(self, w: int, levels: list[tuple[Table, Discounts, tuple[int, ...]]]) -> float:
+        p = 1.0 / self.vocab_size
+        for table, ds, h in levels:
             entry = table.get(h)
             if entry is not None:
                 nexts, total = entry
-                p = (max(nexts.get(w, 0) - d, 0.0) + d * len(nexts) * p) / total
+                c = nexts.get(w, 0)
+                if ds[0] == ds[1] == ds[2]:  # one discount: D * N1+(h .) is freed
+                    freed = ds[0] * len(nexts)
+                else:
+                    freed = sum(ds[min(n, 3) - 1] for n in nexts.values())
+                p = ((c - ds[min(c, 3) - 1] if c else 0.0) + freed * p) / total
         return p
 
     def log_prob(self, ids: Sequence[int] | np.ndarray | torch.Tensor) -> float:

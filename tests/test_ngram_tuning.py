@@ -1,0 +1,85 @@
+"""lmcourse.models.ngram_tuning: the fast counts equal NGramLM, and tuning picks the grid's best."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from lmcourse.models.ngram import NGramLM, modified_discounts
+from lmcourse.models.ngram_tuning import NGramCounts, NGramSetting, tune_ngram
+
+V = 12
+
+
+@pytest.fixture(scope="module")
+def toy() -> np.ndarray:
+    rng = np.random.default_rng(1)
+    weights = 1.0 / np.arange(1, V)
+    return rng.choice(V - 1, size=2500, p=weights / weights.sum())
+
+
+@pytest.mark.parametrize("discount", [0.3, 0.75, 0.95, "modified"])
+@pytest.mark.parametrize("order", [1, 2, 3, 5, 8])
+def test_fast_scores_equal_the_readable_model(toy, order, discount):
+    train, held = toy[:2000], toy[2000:]
+    fast = NGramCounts(train, V, 8).scorer(held).perplexity(order, discount)
+    slow = NGramLM(order, V, discount).fit(train).perplexity(held)
+    assert fast == pytest.approx(slow, rel=1e-10)
+
+
+def test_a_text_shorter_than_the_order_is_scored_like_ngramlm(toy):
+    held = toy[:3]  # fewer tokens than the order: every position has a short history
+    fast = NGramCounts(toy, V, 6).scorer(held).perplexity(6, "modified")
+    assert fast == pytest.approx(NGramLM(6, V, "modified").fit(toy).perplexity(held), rel=1e-10)
+
+
+def test_modified_discounts_follow_chen_and_goodman():
+    n1, n2, n3, n4 = 1000, 400, 200, 120
+    y = n1 / (n1 + 2 * n2)
+    expected = (1 - 2 * y * n2 / n1, 2 - 3 * y * n3 / n2, 3 - 4 * y * n4 / n3)
+    assert modified_discounts([n1, n2, n3, n4]) == pytest.approx(expected)
+    for r, d in zip((1, 2, 3), modified_discounts([5, 0, 0, 0]), strict=True):
+        assert 0 < d < r  # too few counts: kept inside the range it must lie in
+
+
+def test_modified_model_reads_its_discounts_off_each_levels_counts(toy):
+    lm = NGramLM(3, V, "modified").fit(toy)
+    bigram_counts = Counter(zip(toy[:-1].tolist(), toy[1:].tolist(), strict=True))
+    n = Counter(bigram_counts.values())
+    assert lm.raw_d[1] == modified_discounts([n[1], n[2], n[3], n[4]])
+    for ctx in ([], toy[:1].tolist(), toy[5:7].tolist(), [V - 1, V - 1]):
+        p = lm.distribution(ctx)
+        assert float(p.sum()) == pytest.approx(1.0, abs=1e-12) and float(p.min()) > 0
+
+
+def test_tuning_returns_the_grids_best_on_the_tuning_split(toy):
+    train, tuning = toy[:2000], toy[2000:]
+    tuned = tune_ngram(train, tuning, V, orders=range(1, 7), discounts=(0.5, 0.9, "modified"))
+    assert len(tuned.tried) == 6 * 3
+    for setting, ppl in tuned.tried.items():  # each entry is the readable model's own score
+        assert ppl == pytest.approx(setting.model(train, V).perplexity(tuning), rel=1e-10)
+    assert tuned.tuning_perplexity == min(tuned.tried.values())
+    assert tuned.tried[tuned.best] == tuned.tuning_perplexity
+    kn, _ = tuned.best_of("kn")
+    assert kn.discount != "modified"
+    assert "order" in tuned.summary() and str(tuned.best) in tuned.summary()
+
+
+def test_tuned_perplexity_refits_on_the_training_text(toy):
+    tuned = tune_ngram(toy[:1500], toy[1500:2000], V, orders=[2, 3], discounts=[0.7])
+    held = toy[2000:]
+    expected = NGramLM(tuned.best.order, V, 0.7).fit(toy[:2000]).perplexity(held)
+    assert tuned.perplexity(toy[:2000], held, V) == pytest.approx(expected, rel=1e-10)
+
+
+def test_bad_settings_are_refused_clearly(toy):
+    counts = NGramCounts(toy, V, 3)
+    with pytest.raises(ValueError, match="outside the counts"):
+        counts.scorer(toy[:10]).perplexity(4, 0.7)
+    with pytest.raises(ValueError, match="at least one order"):
+        tune_ngram(toy, toy, V, orders=[])
+    with pytest.raises(ValueError, match="'modified'"):
+        NGramLM(2, V, "modifed")
+    assert str(NGramSetting(5, 0.9)) == "Kneser-Ney, order 5, D = 0.9"
