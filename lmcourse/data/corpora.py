@@ -4,13 +4,17 @@
 Broadcasting Corporation, about 58K words); ``text8`` is the first 500 lines of
 Wikipedia text8-style text gensim ships as ``head500.noblanks.cor`` (about 330K words,
 lowercase, no punctuation); ``polarity`` is 200 labelled sentences of movie reviews
-(:func:`load_polarity`). Nothing is downloaded.
+(:func:`load_polarity`); ``wiki`` is 106 articles of English Wikipedia, about 3 million
+characters of prose (:mod:`lmcourse.data.wiki`: how the markup is cleaned, how it is split,
+its licence). Nothing is downloaded.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from lmcourse.data.gensim_data import gensim_file
 
 CORPORA = {
     "lee": "lee_background.cor",
@@ -22,25 +26,20 @@ CORPORA = {
 def corpus_path(name: str = "lee") -> Path:
     """The file of a named corpus inside the installed gensim package."""
     if name not in CORPORA:
-        raise ValueError(f"unknown corpus {name!r}; choose one of {sorted(CORPORA)}")
-    try:
-        from gensim.test.utils import datapath
-    except ImportError as err:
-        raise ImportError(
-            "the course corpora come with gensim's test data, but gensim is not installed. "
-            "Run `make lab` (or `pip install -e .`) to install the course dependencies."
-        ) from err
-    path = Path(datapath(CORPORA[name]))
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"gensim is installed but its test file {path} is missing; reinstall it with "
-            "`pip install --force-reinstall --no-deps gensim`."
-        )
-    return path
+        known = sorted([*CORPORA, "wiki"])
+        raise ValueError(f"unknown corpus {name!r}; choose one of {known}"
+                         + (" (wiki is not one file: see lmcourse.data.wiki)"
+                            if name == "wiki" else ""))
+    return gensim_file(CORPORA[name])
 
 
 def load_corpus(name: str = "lee") -> list[str]:
-    """The corpus as a list of documents (one string per line of the file)."""
+    """The corpus as a list of documents (one string per line of the file; for ``wiki``,
+    one string per article)."""
+    if name == "wiki":
+        from lmcourse.data.wiki import wiki_articles
+
+        return [text for _, text in wiki_articles()]
     text = corpus_path(name).read_text(encoding="utf-8", errors="replace")
     return [line.strip() for line in text.splitlines() if line.strip()]
 

@@ -1,0 +1,57 @@
+"""lmcourse.data.wiki: the Wikipedia excerpt, cleaned and split by article."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from lmcourse.data import load_corpus
+from lmcourse.data.wiki import PARTS, clean_wiki_text, wiki_articles, wiki_split, wiki_text
+
+
+def test_markup_left_by_filter_wiki_is_stripped_as_documented():
+    raw = "'''A''' is ''the'' first  letter.\n\n\n\n==History==\n  Egyptian \n=== Sub ===\nx"
+    assert clean_wiki_text(raw) == "A is the first letter.\n\nHistory\nEgyptian\nSub\nx"
+
+
+def test_the_excerpt_is_about_three_million_characters_of_articles():
+    articles = wiki_articles()
+    assert len(articles) > 100 and len({t for t, _ in articles}) == len(articles)
+    assert 2.5e6 < sum(len(text) for _, text in articles) < 3.5e6
+    assert not any("'''" in text or "==" in text for _, text in articles)
+    assert load_corpus("wiki") == [text for _, text in articles]
+
+
+def test_split_is_by_article_disjoint_complete_and_sized():
+    split = wiki_split()
+    titles = [t for part in PARTS for t in split[part]]
+    assert len(titles) == len(set(titles)) == len(wiki_articles())
+    total = sum(len(text) for _, text in wiki_articles())
+    for part in ("tuning", "held_out"):
+        share = sum(len(text) for t, text in wiki_articles() if t in split[part]) / total
+        assert 0.1 <= share < 0.2, (part, share)
+    assert wiki_text("held_out") == wiki_text("held_out").lower()
+    with pytest.raises(ValueError, match="part must be one of"):
+        wiki_text("test")
+
+
+def test_network_and_ngram_are_scored_on_the_same_characters():
+    from lmcourse.course.reference.lm_scale import stream_perplexities, streams
+    from lmcourse.models.gated import GatedLM
+    from lmcourse.models.ngram import NGramLM
+    from lmcourse.models.ngram_tuning import NGramCounts, NGramSetting
+
+    gen = torch.Generator().manual_seed(0)
+    train, held = torch.randint(0, 7, (3000,), generator=gen), torch.randint(0, 7, (1000,),
+                                                                             generator=gen)
+    model = GatedLM(7, 16, cell="lstm", num_layers=1, embed=8, impl="torch")
+    setting = NGramSetting(3, 0.8)
+    out = stream_perplexities(model, NGramCounts(train, 7, 3), setting, held)
+    rows = streams(held)
+    assert out["network_scored"] == out["ngram_scored"] == rows.numel() - rows.shape[0]
+    # the n-gram side equals the readable model reading each stream alone, first unscored
+    lm = NGramLM(3, 7, 0.8).fit(train)
+    nll = -sum(lm.log_prob(row) - lm.log_prob(row[:1]) for row in rows.numpy())
+    assert out["ngram"] == pytest.approx(math.exp(nll / out["ngram_scored"]), rel=1e-9)
