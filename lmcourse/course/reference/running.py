@@ -52,14 +52,16 @@ def code_hash(ref: Reference) -> str:
     return digest(inspect.getsource(sys.modules[ref.train.__module__]))[:16]
 
 
-def run(name: str, seeds: tuple[int, ...] | None = None, progress: bool = True,
+def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: bool = True,
         device: torch.device | None = None) -> ReferenceResult:
-    """Run reference ``name`` to its full budget over its seeds and write its folder."""
+    """Run reference ``name`` to its full budget over its seeds and write its folder (a
+    :class:`Reference` not yet in the registry may be passed itself, while its runs land)."""
     from safetensors.torch import save_file
 
     import lmcourse
 
-    ref = get(name)
+    ref = name if isinstance(name, Reference) else get(name)
+    name = ref.name
     seeds = ref.seeds if seeds is None else seeds
     device = lmcourse.device() if device is None else device
     estimate = ref.seconds_per_seed * len(seeds)

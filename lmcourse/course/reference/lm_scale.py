@@ -1,0 +1,268 @@
+"""References ``lm-scale-*``: where do recurrent networks overtake counting?
+
+On the Lee corpus (about 320K training characters) a Kneser–Ney model tuned on a tuning
+split beats every character network the course trains. These references repeat the
+comparison on the Wikipedia excerpt (:mod:`lmcourse.data.wiki`) at four training sizes,
+from the Lee corpus's size to the whole training part (2.4M characters, the first
+characters of the training articles):
+
+- the networks, a 2-layer LSTM and GRU of about the same parameter count, see batches of
+  32 x 128 characters with Adam; every ``eval_every`` steps the tuning split is scored, the
+  learning rate halves when it did not improve and training stops when it has not improved
+  twice in a row (or at ``max_steps``). The weights with the best tuning perplexity are
+  scored on the held-out articles.
+- the baseline is Kneser–Ney with its order and discount chosen on the tuning split from a
+  grid as wide as the networks' (:func:`~lmcourse.models.ngram_tuning.tune_ngram`), both the
+  one-discount and the modified variant, counted on the same training characters.
+
+Both sides are scored on **the same tokens with the same context**: the held-out text is
+cut into 32 streams of equal length (the few characters left over are dropped on both
+sides); the network carries its state along each stream and the n-gram reads the history
+inside the stream, and neither scores a stream's first character
+(:func:`stream_perplexities`).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from functools import cache
+
+import numpy as np
+import torch
+from torch import nn
+
+from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.data import Vocab
+from lmcourse.data.wiki import wiki_text
+from lmcourse.models.gated import GatedLM
+from lmcourse.models.ngram_tuning import CHAR_ORDERS, NGramCounts, NGramSetting, tune_ngram
+from lmcourse.train import clip_gradients, detach_state, lm_loss, perplexity
+
+STREAMS = 32
+SIZES = {"300k": 300_000, "600k": 600_000, "1200k": 1_200_000, "full": None}
+SHARED = {
+    "corpus": "wiki (gensim's excerpt, lowercased; characters seen < 10 times in training "
+              "become one unknown symbol)",
+    "batch": 32, "bptt": 128, "optimizer": "adam", "warmup_steps": 100, "clip": 1.0,
+    "eval_every": 250, "patience": 2, "max_steps": 5000, "embed": 64, "layers": 2,
+    "impl": "torch", "dropout": 0.1, "io_dropout": 0.1, "lr": 3e-3,
+    "eval": f"{STREAMS} streams, state carried, each stream's first character unscored",
+}
+CELLS = {"lstm": {"cell": "lstm", "hidden": 512}, "gru": {"cell": "gru", "hidden": 592}}
+
+
+def recipe_for(cell: str, size: str) -> dict:
+    return {**SHARED, **CELLS[cell], "train_chars": SIZES[size] or "all"}
+
+
+@cache
+def wiki_chars() -> tuple[Vocab, dict[str, torch.Tensor]]:
+    """The character vocabulary of the training part and each part's ids."""
+    texts = {part: wiki_text(part) for part in ("train", "tuning", "held_out")}
+    vocab = Vocab(list(texts["train"]), min_freq=10)
+    ids = {part: torch.tensor(vocab.encode(list(t)), dtype=torch.long)
+           for part, t in texts.items()}
+    return vocab, ids
+
+
+def training_ids(recipe: dict) -> torch.Tensor:
+    ids = wiki_chars()[1]["train"]
+    return ids if recipe["train_chars"] == "all" else ids[:recipe["train_chars"]]
+
+
+def streams(ids: torch.Tensor, count: int = STREAMS) -> torch.Tensor:
+    """``ids`` cut into ``count`` contiguous streams of equal length (``count x length``)."""
+    length = len(ids) // count
+    return ids[:count * length].view(count, length)
+
+
+@torch.no_grad()
+def network_stream_nll(model: nn.Module, rows: torch.Tensor, chunk: int = 256
+                       ) -> tuple[float, int]:
+    """Total negative log-likelihood (nats) and the number of characters scored: every
+    character of every stream but the first, the state carried along the stream."""
+    model.eval()
+    dev = next(model.parameters()).device
+    total, count, state = 0.0, 0, None
+    for start in range(0, rows.shape[1] - 1, chunk):
+        x = rows[:, start:start + chunk].to(dev)
+        y = rows[:, start + 1:start + chunk + 1].to(dev)
+        x = x[:, :y.shape[1]]
+        logits, state = model(x, state)
+        total += float(nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                   y.reshape(-1), reduction="sum"))
+        count += y.numel()
+    model.train()
+    return total, count
+
+
+def ngram_stream_nll(counts: NGramCounts, setting: NGramSetting, rows: torch.Tensor
+                     ) -> tuple[float, int]:
+    """The same for an n-gram: each stream read alone, its first character unscored."""
+    total, count = 0.0, 0
+    for row in rows.numpy():
+        log_p = counts.scorer(row).log_probs(setting.order, setting.discount)
+        total -= float(log_p[1:].sum())
+        count += len(row) - 1
+    return total, count
+
+
+def stream_perplexities(model: nn.Module | None, counts: NGramCounts | None,
+                        setting: NGramSetting | None, ids: torch.Tensor) -> dict[str, float]:
+    """Perplexity of the network and/or the n-gram on the same streams of ``ids``, with the
+    number of characters each scored (equal by construction; tested)."""
+    rows, out = streams(ids), {}
+    if model is not None:
+        nll, n = network_stream_nll(model, rows)
+        out |= {"network": perplexity(nll / n), "network_scored": n}
+    if counts is not None and setting is not None:
+        nll, n = ngram_stream_nll(counts, setting, rows)
+        out |= {"ngram": perplexity(nll / n), "ngram_scored": n}
+    return out
+
+
+def build_model(recipe: dict) -> GatedLM:
+    return GatedLM(len(wiki_chars()[0]), recipe["hidden"], cell=recipe["cell"],
+                   num_layers=recipe["layers"], embed=recipe["embed"], impl=recipe["impl"],
+                   dropout=recipe["dropout"], io_dropout=recipe["io_dropout"])
+
+
+def _batches(ids: torch.Tensor, recipe: dict, generator: torch.Generator):
+    """Endless epochs of sequential minibatches, each epoch from a random offset."""
+    b, t = recipe["batch"], recipe["bptt"]
+    while True:
+        offset = int(torch.randint(0, t, (1,), generator=generator))
+        rows = streams(ids[offset:], b)
+        for start in range(0, rows.shape[1] - t - 1, t):
+            yield rows[:, start:start + t], rows[:, start + 1:start + t + 1], start == 0
+
+
+def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
+          stop_after: int | None = None, name: str = "lm-scale") -> SeedRun:
+    """Train one seed until the tuning perplexity stops improving; score the best weights
+    on the held-out streams."""
+    import lmcourse
+
+    ids = wiki_chars()[1]
+    limit = recipe["max_steps"] if stop_after is None else stop_after
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(seed)
+        model = build_model(recipe).to(device)
+        opt = torch.optim.Adam(model.parameters(), lr=recipe["lr"])
+        batches = _batches(training_ids(recipe), recipe, torch.Generator().manual_seed(seed))
+        lr, best, best_state, misses = recipe["lr"], float("inf"), None, 0
+        curve, losses, seconds, state = [], [], 0.0, None
+        bar = lmcourse.progress_bar(range(limit), progress, desc=f"{name} seed {seed}",
+                                    mininterval=10)
+        for step in range(1, limit + 1):
+            tick = time.perf_counter()
+            x, y, fresh = next(batches)
+            for group in opt.param_groups:
+                group["lr"] = lr * min(1.0, step / recipe["warmup_steps"])
+            logits, state = model(x.to(device), None if fresh else detach_state(state))
+            loss = lm_loss(logits, y.to(device))
+            opt.zero_grad()
+            loss.backward()
+            clip_gradients(model.parameters(), recipe["clip"])
+            opt.step()
+            losses.append(loss.item())
+            seconds += time.perf_counter() - tick
+            bar.update(1)
+            if stop_after is not None:  # the first-steps check needs the losses only
+                continue
+            if step % recipe["eval_every"] == 0 or step == limit:
+                tuning = stream_perplexities(model, None, None, ids["tuning"])["network"]
+                curve.append([step, round(seconds, 2), round(tuning, 4)])
+                bar.set_postfix(tuning_ppl=f"{tuning:.3f}", lr=f"{lr:.1e}")
+                if tuning < best:
+                    best, misses = tuning, 0
+                    best_state = copy.deepcopy(model.state_dict())
+                else:
+                    misses += 1
+                    lr /= 2
+                    if misses >= recipe["patience"]:
+                        break
+        bar.close()
+    if stop_after is not None:
+        return SeedRun(curve=[], train_loss=losses, metrics={})
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    held_out = stream_perplexities(model, None, None, ids["held_out"])["network"]
+    params = sum(p.numel() for p in model.parameters())
+    tokens = step * recipe["batch"] * recipe["bptt"]
+    metrics = {"held_out_ppl": round(held_out, 4), "tuning_ppl": round(best, 4),
+               "best_step": curve[int(np.argmin([c[2] for c in curve]))][0] if curve else 0,
+               "steps": step, "train_tokens": tokens, "parameters": params,
+               "train_chars": len(training_ids(recipe)),
+               "tokens_per_s": round(tokens / max(seconds, 1e-9))}
+    return SeedRun(curve=curve, train_loss=losses, metrics=metrics)
+
+
+@cache
+def tuned_baselines(train_chars: int | str) -> dict[str, float]:
+    """Both Kneser–Ney variants tuned on the tuning split, counted on ``train_chars``
+    training characters, scored on the held-out streams; their chosen settings too."""
+    vocab, ids = wiki_chars()
+    train_ids = training_ids({"train_chars": train_chars}).numpy()
+    tuned = tune_ngram(train_ids, ids["tuning"].numpy(), len(vocab), orders=CHAR_ORDERS)
+    counts = NGramCounts(train_ids, len(vocab), max(CHAR_ORDERS))
+    out: dict[str, float] = {}
+    for variant, key in (("kn", "kn_tuned"), ("modified", "modified_kn_tuned")):
+        setting, tuning_ppl = tuned.best_of(variant)
+        held = stream_perplexities(None, counts, setting, ids["held_out"])["ngram"]
+        out[key] = round(held, 4)
+        out[f"{key}_order"] = setting.order
+        if variant == "kn":
+            out[f"{key}_discount"] = float(setting.discount)
+        out[f"{key}_tuning_ppl"] = round(tuning_ppl, 4)
+    return out
+
+
+def baselines(recipe: dict) -> dict[str, float]:
+    return dict(tuned_baselines(recipe["train_chars"]))
+
+
+def _scale_reference(cell: str, size: str, seconds: float, seeds: tuple[int, ...] = (0,)
+                     ) -> Reference:
+    name = f"lm-scale-{cell}-{size}"
+
+    def train_named(recipe, seed, device, progress=True, stop_after=None):
+        return train(recipe, seed, device, progress, stop_after, name=name)
+
+    return Reference(
+        name=name, recipe=recipe_for(cell, size), train=train_named,
+        evaluate=no_weights(name, " (the figure needs its curves and metrics only)"),
+        keep_weights=(),
+        title=f"character {cell.upper()} (2 x {CELLS[cell]['hidden']}) on "
+              f"{SIZES[size] or 'all'} Wikipedia training characters vs tuned Kneser-Ney",
+        baselines=baselines, seconds_per_seed=seconds, seeds=seeds, first_steps=5,
+        tolerance=2e-3,
+        notes=["the tuning split chooses the network's stopping step and the n-gram's order "
+               "and discount; the held-out articles are read once, for the verdict",
+               "both sides scored on the same characters of the same 32 held-out streams"])
+
+
+SCALE_REFS = {ref.name: ref for ref in [
+    *(_scale_reference(cell, size, 900.0 * (i + 1)) for cell in CELLS
+      for i, size in enumerate(SIZES) if size != "full"),
+    _scale_reference("lstm", "full", 3600.0, seeds=(0, 1, 2)),
+    _scale_reference("gru", "full", 3600.0),
+]}
+
+
+def run_missing(names: list[str] | None = None) -> None:
+    """Run, in order, every scale reference without a committed result (resumable: a run
+    that finished wrote its folder; one that was interrupted starts again)."""
+    from lmcourse.course.reference.result import result_path
+    from lmcourse.course.reference.running import run
+
+    for name, ref in SCALE_REFS.items():
+        if (names is None or name in names) and not result_path(name).exists():
+            run(ref, progress=True)
+
+
+if __name__ == "__main__":
+    import sys
+
+    run_missing(sys.argv[1:] or None)
