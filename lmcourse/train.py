@@ -113,6 +113,20 @@ def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
+def lm_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor,
+                  y: torch.Tensor, state: State, clip: float) -> tuple[float, State]:
+    """One update of truncated BPTT: run ``x`` from the carried state (detached, so the
+    gradient stops at the minibatch's start), next-token loss against ``y``, backward,
+    clip the gradient norm at ``clip``, step. Returns the loss and the state to carry."""
+    logits, state = model(x, detach_state(state))
+    loss = lm_loss(logits, y)
+    optimizer.zero_grad()
+    loss.backward()
+    clip_gradients(model.parameters(), clip)
+    optimizer.step()
+    return loss.item(), state
+
+
 @torch.no_grad()
 def evaluate_lm(model: nn.Module, batches: Sequence[tuple[torch.Tensor, torch.Tensor]],
                 carry_state: bool = True) -> float:

@@ -32,14 +32,7 @@ from lmcourse.models.gated import GatedLM
 from lmcourse.models.ngram import NGramLM
 from lmcourse.models.ngram_tuning import CHAR_ORDERS, NGramCounts, tune_ngram
 from lmcourse.models.transformer import TransformerLM
-from lmcourse.train import (
-    clip_gradients,
-    detach_state,
-    evaluate_lm,
-    lm_loss,
-    perplexity,
-    warmup_cosine,
-)
+from lmcourse.train import evaluate_lm, lm_train_step, perplexity, warmup_cosine
 
 SHARED = {
     "corpus": "lee", "lowercase": True, "held_out": "last 10% of characters",
@@ -206,13 +199,9 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
                 step += 1
                 for group in opt.param_groups:
                     group["lr"] = learning_rate(step, recipe)
-                logits, state = model(x.to(device), detach_state(state))
-                loss = lm_loss(logits, y.to(device))
-                opt.zero_grad()
-                loss.backward()
-                clip_gradients(model.parameters(), recipe["clip"])
-                opt.step()
-                losses.append(loss.item())
+                loss, state = lm_train_step(model, opt, x.to(device), y.to(device), state,
+                                            recipe["clip"])
+                losses.append(loss)
                 seconds += time.perf_counter() - tick
                 bar.update(1)
                 if _is_eval_step(step, recipe["steps"]) or step == total:

@@ -37,7 +37,7 @@ from lmcourse.data import Vocab
 from lmcourse.data.wiki import wiki_text
 from lmcourse.models.gated import GatedLM
 from lmcourse.models.ngram_tuning import CHAR_ORDERS, NGramCounts, NGramSetting, tune_ngram
-from lmcourse.train import clip_gradients, detach_state, lm_loss, perplexity
+from lmcourse.train import lm_train_step, perplexity
 
 STREAMS = 32
 SIZES = {"300k": 300_000, "600k": 600_000, "1200k": 1_200_000, "full": None}
@@ -160,13 +160,9 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
             x, y, fresh = next(batches)
             for group in opt.param_groups:
                 group["lr"] = lr * min(1.0, step / recipe["warmup_steps"])
-            logits, state = model(x.to(device), None if fresh else detach_state(state))
-            loss = lm_loss(logits, y.to(device))
-            opt.zero_grad()
-            loss.backward()
-            clip_gradients(model.parameters(), recipe["clip"])
-            opt.step()
-            losses.append(loss.item())
+            loss, state = lm_train_step(model, opt, x.to(device), y.to(device),
+                                        None if fresh else state, recipe["clip"])
+            losses.append(loss)
             seconds += time.perf_counter() - tick
             bar.update(1)
             if stop_after is not None:  # the first-steps check needs the losses only
