@@ -35,6 +35,33 @@ def test_a_text_shorter_than_the_order_is_scored_like_ngramlm(toy):
     assert fast == pytest.approx(NGramLM(6, V, "modified").fit(toy).perplexity(held), rel=1e-10)
 
 
+@pytest.mark.parametrize("discount", [0.75, "modified"])
+def test_rows_are_read_alone_and_their_first_token_is_not_scored(toy, discount):
+    train, rows = toy[:2000], toy[2000:2480].reshape(20, 24)
+    scorer = NGramCounts(train, V, 4).rows_scorer(rows)
+    lm = NGramLM(4, V, discount).fit(train)
+    # each row alone: the row's log-likelihood minus that of its first token
+    expected = sum(lm.log_prob(row) - lm.log_prob(row[:1]) for row in rows)
+    assert scorer.scored == 20 * 23
+    assert scorer.log_prob(4, discount) == pytest.approx(expected, rel=1e-10)
+    # reading the rows as one stream gives more context, so a different score
+    stream = NGramCounts(train, V, 4).scorer(rows.flatten()).log_probs(4, discount)
+    assert scorer.log_prob(4, discount) != pytest.approx(
+        float(stream.reshape(20, 24)[:, 1:].sum()), rel=1e-6)
+    with pytest.raises(ValueError, match="2-D"):
+        NGramCounts(train, V, 4).rows_scorer(rows.flatten())
+
+
+def test_tuning_on_windows_scores_them_as_rows(toy):
+    train, rows = toy[:2000], toy[2000:2480].reshape(20, 24)
+    tuned = tune_ngram(train, rows, V, orders=[2, 3], discounts=[0.5, 0.9])
+    scorer = NGramCounts(train, V, 3).rows_scorer(rows)
+    assert tuned.tuning_perplexity == pytest.approx(
+        min(scorer.perplexity(n, d) for n in (2, 3) for d in (0.5, 0.9)))
+    assert tuned.perplexity(train, rows, V) == pytest.approx(
+        scorer.perplexity(tuned.best.order, tuned.best.discount))
+
+
 def test_modified_discounts_follow_chen_and_goodman():
     n1, n2, n3, n4 = 1000, 400, 200, 120
     y = n1 / (n1 + 2 * n2)

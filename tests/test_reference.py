@@ -272,6 +272,28 @@ def test_bilm_lee_split_is_the_lee_windows_and_tuning_stays_inside_training():
         lee_windows("test")
 
 
+def test_bilm_lee_n_gram_reads_the_same_words_as_the_bilm():
+    """Same protocol on both sides: the n-gram baselines score exactly the words (and as
+    many) that ``evaluate_bilm`` scores on the held-out windows, each window alone."""
+    from lmcourse.course.reference.bilm_lee import held_out_batches, held_out_rows, lee_windows
+    from lmcourse.models.ngram_tuning import NGramCounts
+    data = lee_windows()
+    batches = held_out_batches(data)
+    read = torch.cat([words for _, words in batches])
+    assert torch.equal(held_out_rows(data, "fwd"), read)
+    assert torch.equal(held_out_rows(data, "bwd"), read.flip(1))
+    bilm_scored = sum(words[:, 1:].numel() for _, words in batches)  # as evaluate_bilm counts
+    counts = NGramCounts(data["targets"][: data["train"][1]].flatten(), data["vocab_size"], 2)
+    assert counts.rows_scorer(held_out_rows(data, "fwd")).scored == bilm_scored
+
+
+def test_committed_bilm_lee_baselines_are_what_the_code_computes():
+    from lmcourse.course.reference import REFERENCES, load
+    ref, result = REFERENCES["bilm-lee"], load("bilm-lee")
+    assert dict(ref.baselines(ref.recipe)) == pytest.approx(result.baselines)
+    assert result.baselines["modified_kn_tuned_fwd_order"] in range(2, 6)
+
+
 def test_bilm_lee_epochs_recut_the_training_stream_only():
     from lmcourse.course.reference.bilm_lee import RECIPE, as_targets, epoch_batches, lee_windows
     data = lee_windows("verdict")

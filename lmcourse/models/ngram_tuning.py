@@ -123,6 +123,10 @@ class NGramCounts:
         """Everything the counts say about the positions of ``ids``, to score any setting."""
         return NGramScorer(self, _as_ids(ids, self.vocab_size, "ids"))
 
+    def rows_scorer(self, rows: np.ndarray | torch.Tensor) -> RowsScorer:
+        """A scorer for the rows of a ``(rows x length)`` array, each read alone."""
+        return RowsScorer(self, rows)
+
 
 class NGramScorer:
     """Perplexity of one text under any (order, discount) the counts allow, each in a few
@@ -178,6 +182,30 @@ class NGramScorer:
         return math.exp(-self.log_prob(order, discount) / self.length)
 
 
+class RowsScorer:
+    """The protocol of a network that reads each row (a window, or a stream) from an empty
+    state: every row of a ``(rows x length)`` array is read alone, so no history crosses a
+    row's start, and each row's first token, which has no context on either side, is not
+    scored. ``scored`` is how many tokens are: ``rows x (length - 1)``, the count a
+    network's loss over ``row[1:]`` averages."""
+
+    def __init__(self, counts: NGramCounts, rows: np.ndarray | torch.Tensor):
+        rows = np.asarray(rows.cpu() if isinstance(rows, torch.Tensor) else rows)
+        if rows.ndim != 2 or rows.shape[1] < 2:
+            raise ValueError(f"rows must be a 2-D array (rows x length, length >= 2), got "
+                             f"shape {rows.shape}; cut the text into windows first.")
+        self.scorers = [counts.scorer(row) for row in rows]
+        self.scored = rows.shape[0] * (rows.shape[1] - 1)
+
+    def log_prob(self, order: int, discount: float | str) -> float:
+        """Total natural log-likelihood of every row's tokens but its first."""
+        return float(sum(s.log_probs(order, discount)[1:].sum() for s in self.scorers))
+
+    def perplexity(self, order: int, discount: float | str) -> float:
+        """exp(-log_prob / scored)."""
+        return math.exp(-self.log_prob(order, discount) / self.scored)
+
+
 def _level_discounts(table: _Table, discount: float | str) -> tuple[float, float, float]:
     if discount == "modified":
         return modified_discounts(table.count_of_counts)
@@ -230,9 +258,36 @@ class TunedNGram:
     def perplexity(self, train_ids: Sequence[int] | np.ndarray | torch.Tensor,
                    held_out_ids: Sequence[int] | np.ndarray | torch.Tensor,
                    vocab_size: int) -> float:
-        """The chosen setting refitted on ``train_ids`` and scored on ``held_out_ids``."""
+        """The chosen setting refitted on ``train_ids`` and scored on ``held_out_ids`` (one
+        stream, or a 2-D array of windows each read alone, as in :func:`tune_ngram`)."""
         counts = NGramCounts(train_ids, vocab_size, self.best.order)
-        return counts.scorer(held_out_ids).perplexity(self.best.order, self.best.discount)
+        scorer = (counts.rows_scorer(held_out_ids) if np.ndim(held_out_ids) == 2
+                  else counts.scorer(held_out_ids))
+        return scorer.perplexity(self.best.order, self.best.discount)
+
+
+def tuned_perplexities(tuned: TunedNGram, train_ids: Sequence[int] | np.ndarray | torch.Tensor,
+                       held_out: Sequence[int] | np.ndarray | torch.Tensor, vocab_size: int,
+                       suffix: str = "") -> dict[str, float]:
+    """Both variants as a reference run records them: the best single-discount setting
+    (``kn_tuned``) and the best modified one (``modified_kn_tuned``) that ``tuned`` chose,
+    each counted on ``train_ids`` and scored on ``held_out`` (a stream, or windows each read
+    alone), with its order, its discount and its tuning-split perplexity; ``suffix`` is
+    appended to each name (``"_fwd"``)."""
+    orders = [tuned.best_of(v)[0].order for v in ("kn", "modified")]
+    counts = NGramCounts(train_ids, vocab_size, max(orders))
+    scorer = (counts.rows_scorer(held_out) if np.ndim(held_out) == 2
+              else counts.scorer(held_out))
+    out: dict[str, float] = {}
+    for variant, key in (("kn", "kn_tuned"), ("modified", "modified_kn_tuned")):
+        setting, tuning_ppl = tuned.best_of(variant)
+        key += suffix
+        out[key] = round(scorer.perplexity(setting.order, setting.discount), 4)
+        out[f"{key}_order"] = setting.order
+        if variant == "kn":
+            out[f"{key}_discount"] = float(setting.discount)
+        out[f"{key}_tuning_ppl"] = round(tuning_ppl, 4)
+    return out
 
 
 def tune_ngram(train_ids: Sequence[int] | np.ndarray | torch.Tensor,
@@ -240,12 +295,16 @@ def tune_ngram(train_ids: Sequence[int] | np.ndarray | torch.Tensor,
                orders: Iterable[int] = CHAR_ORDERS,
                discounts: Iterable[float | str] = (*DISCOUNTS, "modified")) -> TunedNGram:
     """Every (order, discount) of the grid fitted on ``train_ids`` and scored on
-    ``tuning_ids``; the lowest tuning perplexity wins. Never pass the held-out text here:
-    the held-out text is for the verdict, after the choice."""
+    ``tuning_ids``; the lowest tuning perplexity wins. ``tuning_ids`` is one stream, or a
+    2-D array of windows each read alone (:class:`RowsScorer`), to score the tuning text
+    the way the rival network reads it. Never pass the held-out text here: the held-out
+    text is for the verdict, after the choice."""
     orders, discounts = sorted(set(orders)), list(dict.fromkeys(discounts))
     if not orders or not discounts:
         raise ValueError("tune_ngram needs at least one order and one discount to try.")
-    scorer = NGramCounts(train_ids, vocab_size, orders[-1]).scorer(tuning_ids)
+    counts = NGramCounts(train_ids, vocab_size, orders[-1])
+    two_d = np.ndim(tuning_ids) == 2
+    scorer = counts.rows_scorer(tuning_ids) if two_d else counts.scorer(tuning_ids)
     tried = {NGramSetting(n, d): scorer.perplexity(n, d) for n in orders for d in discounts}
     best = min(tried, key=tried.get)
     return TunedNGram(best, tried[best], tried)

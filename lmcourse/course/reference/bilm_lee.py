@@ -27,7 +27,12 @@ import torch
 from lmcourse.course.reference.recipe import Reference, SeedRun
 from lmcourse.data import Vocab, load_corpus, tokenize
 from lmcourse.models.elmo import BiLM, bilm_losses, encode_chars, evaluate_bilm
-from lmcourse.models.ngram import NGramLM
+from lmcourse.models.ngram_tuning import (
+    WORD_ORDERS,
+    NGramCounts,
+    tune_ngram,
+    tuned_perplexities,
+)
 from lmcourse.train import clip_gradients, warmup_cosine
 
 RECIPE = {
@@ -199,19 +204,39 @@ def evaluate(recipe: dict, state: dict[str, torch.Tensor]) -> tuple[str, float]:
                                                            lee_windows())[0], 4)
 
 
+def held_out_rows(data: dict, direction: str) -> torch.Tensor:
+    """The held-out targets as one direction of the biLM reads them: one row per 24-word
+    window, reversed for the backward LM. Each direction predicts a row's words after its
+    first (``evaluate_bilm``), so an n-gram reading these rows alone (first word unscored,
+    :class:`~lmcourse.models.ngram_tuning.RowsScorer`) is scored on the same words with the
+    same context available."""
+    lo, hi = data["held_out"]
+    rows = data["targets"][lo:hi]
+    return rows.flip(1) if direction == "bwd" else rows
+
+
+def train_stream(data: dict, direction: str) -> torch.Tensor:
+    """The training windows' targets as one stream (reversed for the backward LM)."""
+    ids = data["targets"][: data["train"][1]].flatten()
+    return ids.flip(0) if direction == "bwd" else ids
+
+
 @cache
 def _kneser_ney(part: str) -> dict[str, float]:
-    """Kneser–Ney n-grams on the same targets, read as one stream: forward on the held-out
-    windows in order, backward on the reversed stream."""
-    data = lee_windows(part)
-    (lo, hi), size = data["held_out"], data["vocab_size"]
-    train_ids = data["targets"][: data["train"][1]].flatten()
-    held_out = data["targets"][lo:hi].flatten()
-    out = {}
-    for n in (1, 2, 3):
-        out[f"kn{n}_fwd"] = round(NGramLM(n, size).fit(train_ids).perplexity(held_out), 4)
-        out[f"kn{n}_bwd"] = round(NGramLM(n, size).fit(train_ids.flip(0))
-                                  .perplexity(held_out.flip(0)), 4)
+    """Kneser–Ney word n-grams on the same targets and the same protocol as the biLM: every
+    held-out window read alone, forwards and reversed (:func:`held_out_rows`). Orders 1-3
+    with the textbook D = 0.75, and both variants tuned (order 2-5 and the discount chosen
+    on the tuning split's windows, read the same way)."""
+    data, tuning = lee_windows(part), lee_windows("tuning")
+    size, out = data["vocab_size"], {}
+    for d in ("fwd", "bwd"):
+        train_ids, rows = train_stream(data, d), held_out_rows(data, d)
+        for n in (1, 2, 3):
+            scorer = NGramCounts(train_ids, size, n).rows_scorer(rows)
+            out[f"kn{n}_{d}"] = round(scorer.perplexity(n, 0.75), 4)
+        tuned = tune_ngram(train_stream(tuning, d), held_out_rows(tuning, d), size,
+                           orders=WORD_ORDERS)
+        out |= tuned_perplexities(tuned, train_ids, rows, size, suffix=f"_{d}")
     return out
 
 

@@ -7,7 +7,9 @@ baselines as horizontal lines, each labelled with where it came from.
 :func:`plot_crossover` draws several references on one set of axes against training time
 or training compute (``C = 6 N D``: parameters times tokens seen, times 6) and marks where
 each network's curve first goes below each baseline. :func:`plot_learning_curve` draws
-quality against the number of labelled examples, one band per method.
+quality against the number of labelled examples, one band per method, and
+:func:`plot_data_scaling` held-out perplexity against the number of training tokens, one
+line per model (networks and the tuned n-grams alike).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from collections.abc import Mapping, Sequence
 
 from lmcourse.course.reference.result import ReferenceResult
 
-__all__ = ["crossover_figure", "plot_crossover", "plot_learning_curve", "plot_reference",
-           "x_values"]
+__all__ = ["crossover_figure", "plot_crossover", "plot_data_scaling", "plot_learning_curve",
+           "plot_reference", "x_values"]
 
 
 X_LABELS = {"seconds": "training seconds (log scale)", "step": "training step (log)",
@@ -126,6 +128,37 @@ def plot_learning_curve(ax, curves: Mapping[str, Mapping[int, Sequence[float]]],
     ax.set_xlabel("labelled training sentences (log scale)")
     ax.set_ylabel(metric)
     ax.grid(alpha=0.3, which="both")
+    return ax
+
+
+def plot_data_scaling(ax, runs: Mapping[str, Sequence[ReferenceResult]],
+                      baselines: Mapping[str, str], metric: str = "held_out_ppl",
+                      size: str = "train_chars"):
+    """Held-out ``metric`` against the training set's ``size`` (log x): one line per network
+    (``{label: its references, one per size}``; the mean over each reference's seeds, and
+    the range of the seeds as an error bar where there are several), and one dashed line
+    per baseline (``{key in the references' baselines: label}``, read at every size from
+    the references of the first network). Returns ``ax``."""
+    for k, (label, results) in enumerate(runs.items()):
+        results = sorted(results, key=lambda r: r.values(size)[0])
+        xs = [r.values(size)[0] for r in results]
+        values = [r.values(metric) for r in results]
+        mean = [sum(v) / len(v) for v in values]
+        err = [[m - min(v) for m, v in zip(mean, values, strict=True)],
+               [max(v) - m for m, v in zip(mean, values, strict=True)]]
+        seeds = "/".join(str(len(v)) for v in values)
+        ax.errorbar(xs, mean, yerr=err, fmt="o-", color=f"C{k}", ms=4, lw=1.5, capsize=3,
+                    label=f"{label} (seeds per size: {seeds})")
+    first = sorted(next(iter(runs.values())), key=lambda r: r.values(size)[0])
+    for j, (key, label) in enumerate(baselines.items()):
+        ax.plot([r.values(size)[0] for r in first], [r.baselines[key] for r in first],
+                "s--", color="0.2" if j == 0 else "0.55", ms=4, lw=1.2, label=label)
+    ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("training characters (log scale)")
+    ax.set_ylabel("held-out perplexity")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
     return ax
 
 

@@ -30,7 +30,7 @@ from lmcourse.data import Vocab, load_corpus
 from lmcourse.data.batching import lm_batches
 from lmcourse.models.gated import GatedLM
 from lmcourse.models.ngram import NGramLM
-from lmcourse.models.ngram_tuning import CHAR_ORDERS, NGramCounts, tune_ngram
+from lmcourse.models.ngram_tuning import CHAR_ORDERS, tune_ngram, tuned_perplexities
 from lmcourse.models.transformer import TransformerLM
 from lmcourse.train import evaluate_lm, lm_train_step, perplexity, warmup_cosine
 
@@ -243,16 +243,7 @@ def tuned_kneser_ney() -> dict[str, float]:
     train_ids, tuning_ids, vocab_size = char_split("tuning")
     tuned = tune_ngram(train_ids, tuning_ids, vocab_size, orders=CHAR_ORDERS)
     full_train, held_out, _ = char_split("verdict")
-    counts = NGramCounts(full_train, vocab_size, max(CHAR_ORDERS)).scorer(held_out)
-    out: dict[str, float] = {}
-    for variant, key in (("kn", "kn_tuned"), ("modified", "modified_kn_tuned")):
-        setting, tuning_ppl = tuned.best_of(variant)
-        out[key] = round(counts.perplexity(setting.order, setting.discount), 4)
-        out[f"{key}_order"] = setting.order
-        if variant == "kn":
-            out[f"{key}_discount"] = float(setting.discount)
-        out[f"{key}_tuning_ppl"] = round(tuning_ppl, 4)
-    return out
+    return tuned_perplexities(tuned, full_train, held_out, vocab_size)
 
 
 def baselines(recipe: dict) -> dict[str, float]:

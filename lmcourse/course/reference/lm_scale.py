@@ -36,7 +36,13 @@ from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
 from lmcourse.data import Vocab
 from lmcourse.data.wiki import wiki_text
 from lmcourse.models.gated import GatedLM
-from lmcourse.models.ngram_tuning import CHAR_ORDERS, NGramCounts, NGramSetting, tune_ngram
+from lmcourse.models.ngram_tuning import (
+    CHAR_ORDERS,
+    NGramCounts,
+    NGramSetting,
+    tune_ngram,
+    tuned_perplexities,
+)
 from lmcourse.train import lm_train_step, perplexity
 
 STREAMS = 32
@@ -100,12 +106,8 @@ def network_stream_nll(model: nn.Module, rows: torch.Tensor, chunk: int = 256
 def ngram_stream_nll(counts: NGramCounts, setting: NGramSetting, rows: torch.Tensor
                      ) -> tuple[float, int]:
     """The same for an n-gram: each stream read alone, its first character unscored."""
-    total, count = 0.0, 0
-    for row in rows.numpy():
-        log_p = counts.scorer(row).log_probs(setting.order, setting.discount)
-        total -= float(log_p[1:].sum())
-        count += len(row) - 1
-    return total, count
+    scorer = counts.rows_scorer(rows)
+    return -scorer.log_prob(setting.order, setting.discount), scorer.scored
 
 
 def stream_perplexities(model: nn.Module | None, counts: NGramCounts | None,
@@ -202,17 +204,7 @@ def tuned_baselines(train_chars: int | str) -> dict[str, float]:
     vocab, ids = wiki_chars()
     train_ids = training_ids({"train_chars": train_chars}).numpy()
     tuned = tune_ngram(train_ids, ids["tuning"].numpy(), len(vocab), orders=CHAR_ORDERS)
-    counts = NGramCounts(train_ids, len(vocab), max(CHAR_ORDERS))
-    out: dict[str, float] = {}
-    for variant, key in (("kn", "kn_tuned"), ("modified", "modified_kn_tuned")):
-        setting, tuning_ppl = tuned.best_of(variant)
-        held = stream_perplexities(None, counts, setting, ids["held_out"])["ngram"]
-        out[key] = round(held, 4)
-        out[f"{key}_order"] = setting.order
-        if variant == "kn":
-            out[f"{key}_discount"] = float(setting.discount)
-        out[f"{key}_tuning_ppl"] = round(tuning_ppl, 4)
-    return out
+    return tuned_perplexities(tuned, train_ids, streams(ids["held_out"]), len(vocab))
 
 
 def baselines(recipe: dict) -> dict[str, float]:
