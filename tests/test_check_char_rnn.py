@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from lmcourse.checks import CheckFailed
 from lmcourse.checks import char_rnn as check
 from lmcourse.data import Vocab, load_corpus
+from lmcourse.models.ngram_tuning import best_ngram
 from lmcourse.train import clip_gradients
 
 
@@ -215,12 +216,14 @@ def test_ngram_perplexities_fall_with_the_order(corpus):
 def test_beats_bigram_accepts_a_trigram_model_and_prints_the_baselines(corpus, capsys):
     train, val, V = corpus
     ppl, ngram = check.beats_bigram(counts_model(train, V, 3), {}, train, val, V)
-    assert ppl < ngram[2] and set(ngram) == {1, 2, 3, 4, 5, 6}
+    assert ppl < ngram[2] and set(ngram) == {1, 2, 3, "tuned", "tuned_setting"}
+    tuned, _ = best_ngram(train, val, V)
+    assert ngram["tuned"] <= ngram[3] and ngram["tuned_setting"] == str(tuned.best)
     out = capsys.readouterr().out
     assert "trained model: passed" in out
-    for label in ("unigram", "bigram", "best n-gram", "your RNN"):
+    for label in ("unigram", "bigram", "trigram", "tuned n-gram", "your RNN", "settings tried"):
         assert label in out
-    assert "but not below the best n-gram" in out  # a counted trigram loses to the 6-gram
+    assert "but not below the tuned n-gram" in out  # a counted trigram loses to the tuned one
 
 
 def test_beats_bigram_rejects_a_model_that_ignores_the_context(corpus):

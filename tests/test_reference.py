@@ -8,6 +8,7 @@ tested on a tiny fake reference whose files are tampered with in each way.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -24,7 +25,9 @@ def test_committed_reference_matches_the_code(name):
     done = R.verify(name)
     print(f"{name}: " + "; ".join(done))
     result = R.load(name)
-    assert len(result.seeds) >= 3 and result.seeds == list(range(len(result.seeds)))
+    ref = R.REFERENCES[name]
+    assert result.seeds == list(range(len(result.seeds))) == list(ref.seeds)
+    assert len(result.seeds) >= 3 or ref.seeds_why
     for seed in result.seeds:
         steps = [point[0] for point in result.curves[seed]]
         assert steps == sorted(steps)
@@ -142,8 +145,17 @@ def test_picked_seeds_are_refused(tiny):
     result = R.load("tiny")
     result.seeds = [0, 2, 5]
     result.save()
-    with pytest.raises(R.StaleReference, match="consecutive from 0"):
+    with pytest.raises(R.StaleReference, match=r"seeds \[0, 2, 5\] are not the declared"):
         R.verify("tiny", first_steps=False, metric=False)
+
+
+def test_a_reference_with_fewer_than_three_seeds_must_say_why(tiny):
+    ref = R.REFERENCES["tiny"]
+    with pytest.raises(ValueError, match="declare seeds_why"):
+        dataclasses.replace(ref, seeds=(0,))
+    with pytest.raises(ValueError, match="never picked"):
+        dataclasses.replace(ref, seeds=(1, 2, 3))
+    assert dataclasses.replace(ref, seeds=(0,), seeds_why="one point of a trend").seeds == (0,)
 
 
 def test_a_missing_reference_says_how_to_make_it(tmp_path, monkeypatch):

@@ -28,7 +28,8 @@
 # After each exercise, run the check cell below it. A check computes the right answer itself
 # and, if yours differs, names the mistake when it recognises it. The last check measures
 # your trained model against n-gram models that count which character follows which: it
-# must beat the bigram (one character of context), and it is shown beside the best n-gram.
+# must beat the bigram (one character of context) to pass, and it is shown beside the
+# target: the n-gram tuned the way a network is (order and discount chosen on a tuning split).
 #
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
@@ -268,40 +269,42 @@ plt.show()
 # spaces and `e` are common, `q` and `z` rare. That bar is too low: an *n-gram* model
 # counts which character followed each context of $n-1$ characters in the training text,
 # and with Kneser–Ney smoothing (`lmcourse.models.ngram.NGramLM`, chapter 02) it is the
-# strongest simple baseline there is for a character model. The check fits n-gram models
-# of orders 1 to 6 on the same training characters, scores them on the same validation
-# text, and prints them beside your model (read with the state carried along, as in
-# training). To pass, your RNN must beat the **bigram**, a model that sees only the
-# previous character: an RNN that does not has not learned to use its state.
+# strongest simple baseline there is for a character model. The check fits the unigram,
+# bigram and trigram on the same training characters, and the **tuned** n-gram: its order
+# (2 to 24) and discount (one $D$, or modified Kneser–Ney's three) chosen on a tuning
+# split cut from the end of the training text, the way a network's settings are chosen
+# (`best_ngram`, chapter 02). All are scored on the same validation text beside your model
+# (read with the state carried along, as in training). To pass, your RNN must beat the
+# **bigram**, a model that sees only the previous character: an RNN that does not has not
+# learned to use its state. The tuned n-gram is the target to aim at, not the bar to pass.
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 val_ppl, ngram_ppl = check.beats_bigram(rnn_forward, params, train_ids, val_ids, V)
 
 # %% slideshow={"slide_type": "-"}
-best_n = min(ngram_ppl, key=ngram_ppl.get)
 bars = {"unigram": ngram_ppl[1], "bigram": ngram_ppl[2], "trigram": ngram_ppl[3],
-        f"{best_n}-gram (best)": ngram_ppl[best_n], "your RNN": val_ppl}
+        "tuned n-gram": ngram_ppl["tuned"], "your RNN": val_ppl}
 fig, ax = plt.subplots(figsize=(7, 3.2))
 ax.bar(list(bars), list(bars.values()), color=["0.75"] * 4 + ["C0"])
 ax.axhline(ngram_ppl[2], color="C3", linestyle="--", label="the bar to pass: bigram")
+ax.axhline(ngram_ppl["tuned"], color="0.3", linestyle=":", label="the target: tuned n-gram")
 for k, value in enumerate(bars.values()):
     ax.text(k, value, f"{value:.2f}", ha="center", va="bottom", fontsize=9)
 ax.set_ylabel("validation perplexity (lower is better)")
 ax.set_title("Your RNN beside Kneser–Ney n-gram models on the same split")
 ax.legend()
 plt.show()
-beaten = [n for n, p in ngram_ppl.items() if val_ppl < p]
-print(f"your RNN ({val_ppl:.2f}) beats the n-gram models of order {beaten}")
-verdict("your RNN beats the best Kneser-Ney n-gram", val_ppl,
-        baseline=(f"{best_n}-gram KN", ngram_ppl[best_n]), higher_is_better=False,
-        metric="validation perplexity", digits=2)
+verdict("your RNN beats the tuned Kneser-Ney n-gram", val_ppl,
+        baseline=(f"tuned KN ({ngram_ppl['tuned_setting']})", ngram_ppl["tuned"]),
+        higher_is_better=False, metric="validation perplexity", digits=2)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # If the verdict above is not "reproduced", that is the honest state of a plain RNN with
-# 128 units after a minute of one CPU thread: on this third of a million characters a
-# Kneser–Ney model that memorises every context of five characters is hard to beat. Is
-# more training of the same model the answer? The next cell reads your own training
-# curve: how much the training perplexity fell over the last three epochs.
+# 128 units after a minute of one CPU thread: on this third of a million characters of
+# news, a Kneser–Ney model that recalls contexts as long as its tuning chose (the printed
+# order) is hard to beat. Is more training of the same model the answer? The next cell
+# reads your own training curve: how much the training perplexity fell over the last three
+# epochs.
 
 # %% slideshow={"slide_type": "-"}
 per_epoch = len(losses) // epochs
@@ -318,19 +321,27 @@ print(f"training perplexity three epochs before the end {math.exp(sum(before) / 
 # (two layers of 768 units, dropout, a learning-rate schedule) on this same split, 2,000
 # steps of 32 × 128 characters, three seeds. The plot draws its held-out curves against
 # training time with your model's point (your training seconds, your validation
-# perplexity) and the n-gram lines, all on this split. On a GPU, try a larger
-# `hidden_size` and more epochs, and see how far toward the reference curve you get.
+# perplexity) and the n-gram lines, all on this split, the tuned n-gram among them.
+#
+# **The scale it takes.** The table below answers the question the target raises: does
+# a real budget get the RNN below the tuned n-gram? Read its last column. On this text the
+# answer is no for every network the course trains (chapter 03 shows the LSTM and GRU
+# references as well); what changes the answer is more text, and chapter 03's data-scaling
+# reference runs measure how much. On a GPU, try a larger `hidden_size` and more epochs,
+# and see how far toward the reference curve you get.
 
 # %% slideshow={"slide_type": "-"}
 ref = reference.load("lm-char-rnn")
 fig, ax = plt.subplots(figsize=(7, 3.8))
 plot_reference(ax, ref, live=[[len(losses), seconds, val_ppl]], x="seconds",
                live_label="your RNN (after its training)",
-               baselines={"kn2": "bigram KN", "kn5": "5-gram KN", "kn6": "6-gram KN"})
+               baselines={"kn2": "bigram KN", "kn6": "6-gram KN",
+                          "modified_kn_tuned": "tuned KN"})
 ax.set_ylim(3, 15)
 ax.set_title("Your RNN beside the reference RNN (2 x 768, three seeds)")
 plt.show()
-print(reference.describe("lm-char-rnn", baselines={"kn5": "5-gram KN", "kn6": "6-gram KN"}))
+print(reference.describe("lm-char-rnn", baselines={"kn6": "6-gram KN",
+                                                   "modified_kn_tuned": "tuned KN"}))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Let it write

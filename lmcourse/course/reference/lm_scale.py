@@ -225,6 +225,9 @@ def _scale_reference(cell: str, size: str, seconds: float, seeds: tuple[int, ...
         title=f"character {cell.upper()} (2 x {CELLS[cell]['hidden']}) on "
               f"{SIZES[size] or 'all'} Wikipedia training characters vs tuned Kneser-Ney",
         baselines=baselines, seconds_per_seed=seconds, seeds=seeds, first_steps=5,
+        seeds_why="" if len(seeds) >= 3 else
+        "one point of the data-scaling trend (chapter 03's figure); the verdict at the largest "
+        "size rests on lm-scale-lstm-full's three seeds",
         tolerance=2e-3,
         notes=["the tuning split chooses the network's stopping step and the n-gram's order "
                "and discount; the held-out articles are read once, for the verdict",

@@ -5,7 +5,9 @@ A notebook's live run must fit a CPU minute; some effects need more (a network o
 Kneser–Ney n-gram, pre-training beating a bag of words). Such a comparison is declared as a
 :class:`Reference` in one of this package's modules and listed in
 :mod:`lmcourse.course.reference.registry`; ``make reference NAME`` runs it to its real budget
-over seeds 0, 1, 2 (consecutive, never picked) and writes ``reference/<name>/``.
+over seeds 0, 1, 2 (consecutive, never picked) and writes ``reference/<name>/``. A run with
+fewer seeds (one point of a trend, say) must say why in ``seeds_why``; no verdict that names
+a winner may rest on it alone.
 """
 
 from __future__ import annotations
@@ -51,6 +53,16 @@ class Reference:
     seeds: tuple[int, ...] = (0, 1, 2)
     keep_weights: tuple[int, ...] = (0,)
     notes: list[str] = field(default_factory=list)
+    seeds_why: str = ""              # required when fewer than 3 seeds
+
+    def __post_init__(self) -> None:
+        if self.seeds != tuple(range(len(self.seeds))):
+            raise ValueError(f"reference {self.name}: seeds must be 0, 1, ... (never picked); "
+                             f"got {self.seeds}")
+        if len(self.seeds) < 3 and not self.seeds_why:
+            raise ValueError(f"reference {self.name}: {len(self.seeds)} seed(s) is fewer than "
+                             "the 3 a verdict needs; declare seeds_why (what the run is for "
+                             "and which run carries the verdict) or run 3 seeds")
 
     @property
     def command(self) -> str:
