@@ -128,6 +128,45 @@ def lm_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.T
 
 
 @torch.no_grad()
+def windowed_nll(model: nn.Module, ids: Sequence[int] | torch.Tensor, context: int, stride: int,
+                 batch: int = 64) -> tuple[float, int]:
+    """Total negative log-likelihood (nats) and number of targets of a stateless model on
+    ``ids``, read in sliding windows of ``context`` tokens moved ``stride`` at a time: the
+    first window scores all its targets, later ones only their last ``stride`` (each token
+    after the first scored once, with at least ``context - stride`` tokens before it)."""
+    if not 0 < stride <= context:
+        raise ValueError(f"need 0 < stride <= context, got stride={stride}, context={context}")
+    model.eval()
+    dev = next(model.parameters()).device
+    data = torch.as_tensor(ids, dtype=torch.long)
+    starts = list(range(0, len(data) - context, stride))
+    total, count = 0.0, 0
+    for i in range(0, len(starts), batch):
+        chunk = starts[i:i + batch]
+        idx = torch.tensor(chunk)[:, None] + torch.arange(context + 1)
+        windows = data[idx].to(dev)
+        logits, _ = model(windows[:, :-1])
+        nll = nn.functional.cross_entropy(logits.transpose(1, 2), windows[:, 1:],
+                                          reduction="none")
+        keep = torch.zeros_like(nll, dtype=torch.bool)
+        keep[:, context - stride:] = True
+        if chunk[0] == 0:
+            keep[0] = True
+        total += float(nll[keep].sum())
+        count += int(keep.sum())
+    last = starts[-1] + context  # targets after the last full window
+    if last < len(data) - 1:
+        tail = data[len(data) - 1 - context:].to(dev)[None]
+        logits, _ = model(tail[:, :-1])
+        nll = nn.functional.cross_entropy(logits.transpose(1, 2), tail[:, 1:], reduction="none")
+        extra = len(data) - 1 - last
+        total += float(nll[0, -extra:].sum())
+        count += extra
+    model.train()
+    return total, count
+
+
+@torch.no_grad()
 def evaluate_lm(model: nn.Module, batches: Sequence[tuple[torch.Tensor, torch.Tensor]],
                 carry_state: bool = True) -> float:
     """Perplexity of ``model`` on ``batches`` (no gradient, no parameter change)."""

@@ -55,3 +55,30 @@ def test_network_and_ngram_are_scored_on_the_same_characters():
     lm = NGramLM(3, 7, 0.8).fit(train)
     nll = -sum(lm.log_prob(row) - lm.log_prob(row[:1]) for row in rows.numpy())
     assert out["ngram"] == pytest.approx(math.exp(nll / out["ngram_scored"]), rel=1e-9)
+
+
+def test_the_transformer_reads_the_same_characters_as_the_ngram():
+    """No state to carry: each stream is read in windows of 128 moved 64 at a time
+    (``windowed_nll``, tested in test_reference), and exactly the characters the n-gram
+    scores are scored."""
+    from lmcourse.course.reference.lm_scale import stream_perplexities, streams
+    from lmcourse.models.ngram_tuning import NGramCounts, NGramSetting
+    from lmcourse.models.transformer import TransformerLM
+
+    gen = torch.Generator().manual_seed(0)
+    train, held = (torch.randint(0, 7, (n,), generator=gen) for n in (3000, 32 * 300))
+    model = TransformerLM(7, 16, 2, 1, 32, max_len=128)
+    out = stream_perplexities(model, NGramCounts(train, 7, 3), NGramSetting(3, 0.8), held)
+    rows = streams(held)
+    assert out["network_scored"] == out["ngram_scored"] == rows.numel() - rows.shape[0]
+
+
+def test_the_scale_references_match_in_parameters_and_tokens():
+    from lmcourse.course.reference.lm_scale import SCALE_REFS, build_model
+
+    sizes = {name: sum(p.numel() for p in build_model(ref.recipe).parameters())
+             for name, ref in SCALE_REFS.items() if name.endswith("-full")}
+    assert max(sizes.values()) / min(sizes.values()) < 1.01, sizes
+    shape = {(ref.recipe["batch"], ref.recipe["bptt"], ref.recipe["max_steps"],
+              ref.recipe["patience"], ref.recipe["eval_every"]) for ref in SCALE_REFS.values()}
+    assert len(shape) == 1  # the same batches, budget and stopping rule for every network

@@ -32,7 +32,7 @@ from lmcourse.models.gated import GatedLM
 from lmcourse.models.ngram import NGramLM
 from lmcourse.models.ngram_tuning import CHAR_ORDERS, tune_ngram, tuned_perplexities
 from lmcourse.models.transformer import TransformerLM
-from lmcourse.train import evaluate_lm, lm_train_step, perplexity, warmup_cosine
+from lmcourse.train import evaluate_lm, lm_train_step, perplexity, warmup_cosine, windowed_nll
 
 SHARED = {
     "corpus": "lee", "lowercase": True, "held_out": "last 10% of characters",
@@ -114,42 +114,12 @@ def parameter_count(recipe: dict) -> int:
     return sum(p.numel() for p in build_model(recipe, char_split()[2]).parameters())
 
 
-@torch.no_grad()
 def windowed_perplexity(model: nn.Module, ids: list[int], context: int, stride: int,
                         batch: int = 64) -> float:
-    """Perplexity of a stateless model on ``ids`` with sliding windows of ``context`` tokens
-    moved ``stride`` at a time: the first window scores all its targets, later ones only
-    their last ``stride`` (each token scored once, with at least ``context - stride`` before
-    it)."""
-    if not 0 < stride <= context:
-        raise ValueError(f"need 0 < stride <= context, got stride={stride}, context={context}")
-    model.eval()
-    dev = next(model.parameters()).device
-    data = torch.as_tensor(ids, dtype=torch.long)
-    starts = list(range(0, len(data) - context, stride))
-    total, count = 0.0, 0
-    for i in range(0, len(starts), batch):
-        chunk = starts[i:i + batch]
-        idx = torch.tensor(chunk)[:, None] + torch.arange(context + 1)
-        windows = data[idx].to(dev)
-        logits, _ = model(windows[:, :-1])
-        nll = nn.functional.cross_entropy(logits.transpose(1, 2), windows[:, 1:],
-                                          reduction="none")
-        keep = torch.zeros_like(nll, dtype=torch.bool)
-        keep[:, context - stride:] = True
-        if chunk[0] == 0:
-            keep[0] = True
-        total += float(nll[keep].sum())
-        count += int(keep.sum())
-    last = starts[-1] + context  # targets after the last full window
-    if last < len(data) - 1:
-        tail = data[len(data) - 1 - context:].to(dev)[None]
-        logits, _ = model(tail[:, :-1])
-        nll = nn.functional.cross_entropy(logits.transpose(1, 2), tail[:, 1:], reduction="none")
-        extra = len(data) - 1 - last
-        total += float(nll[0, -extra:].sum())
-        count += extra
-    model.train()
+    """Perplexity of a stateless model on ``ids`` read in sliding windows
+    (:func:`lmcourse.train.windowed_nll`: each token scored once, with at least
+    ``context - stride`` tokens before it)."""
+    total, count = windowed_nll(model, ids, context, stride, batch)
     return perplexity(total / count)
 
 

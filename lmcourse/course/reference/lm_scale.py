@@ -1,4 +1,4 @@
-"""References ``lm-scale-*``: where do recurrent networks overtake counting?
+"""References ``lm-scale-*``: where do networks overtake counting?
 
 On the Lee corpus (about 320K training characters) a Kneser–Ney model tuned on a tuning
 split beats every character network the course trains. These references repeat the
@@ -6,19 +6,21 @@ comparison on the Wikipedia excerpt (:mod:`lmcourse.data.wiki`) at four training
 from the Lee corpus's size to the whole training part (2.4M characters, the first
 characters of the training articles):
 
-- the networks, a 2-layer LSTM and GRU of about the same parameter count, see batches of
-  32 x 128 characters with Adam; every ``eval_every`` steps the tuning split is scored, the
-  learning rate halves when it did not improve and training stops when it has not improved
-  twice in a row (or at ``max_steps``). The weights with the best tuning perplexity are
-  scored on the held-out articles.
+- the networks, a 2-layer LSTM, a 2-layer GRU and a 4-layer causal transformer of the same
+  parameter count (3.35M), see the same batches of 32 x 128 characters with Adam; every
+  ``eval_every`` steps the tuning split is scored, the learning rate halves when it did not
+  improve and training stops when it has not improved twice in a row (or at
+  ``max_steps``). The weights with the best tuning perplexity are scored on the held-out
+  articles.
 - the baseline is Kneser–Ney with its order and discount chosen on the tuning split from a
   grid as wide as the networks' (:func:`~lmcourse.models.ngram_tuning.tune_ngram`), both the
   one-discount and the modified variant, counted on the same training characters.
 
 Both sides are scored on **the same tokens with the same context**: the held-out text is
 cut into 32 streams of equal length (the few characters left over are dropped on both
-sides); the network carries its state along each stream and the n-gram reads the history
-inside the stream, and neither scores a stream's first character
+sides); a recurrent network carries its state along each stream, the transformer reads
+each stream in overlapping windows of 128 (each character with at least 64 before it) and
+the n-gram reads the history inside the stream, and none scores a stream's first character
 (:func:`stream_perplexities`).
 """
 
@@ -43,7 +45,8 @@ from lmcourse.models.ngram_tuning import (
     tune_ngram,
     tuned_perplexities,
 )
-from lmcourse.train import lm_train_step, perplexity
+from lmcourse.models.transformer import TransformerLM
+from lmcourse.train import lm_train_step, perplexity, windowed_nll
 
 STREAMS = 32
 SIZES = {"300k": 300_000, "600k": 600_000, "1200k": 1_200_000, "full": None}
@@ -55,11 +58,20 @@ SHARED = {
     "impl": "torch", "dropout": 0.1, "io_dropout": 0.1, "lr": 3e-3,
     "eval": f"{STREAMS} streams, state carried, each stream's first character unscored",
 }
-CELLS = {"lstm": {"cell": "lstm", "hidden": 512}, "gru": {"cell": "gru", "hidden": 592}}
+CELLS = {"lstm": {"cell": "lstm", "hidden": 512}, "gru": {"cell": "gru", "hidden": 592},
+         # the same parameter count (3.35M); four pre-norm layers, lm-char-transformer's
+         # dropout and learning rate (chosen there on the Lee tuning split)
+         "transformer": {"cell": "transformer", "d_model": 256, "heads": 4, "layers": 4,
+                         "feedforward": 1088, "positions": "sinusoidal", "lr": 2e-3}}
+WINDOW_EVAL = (f"{STREAMS} streams, each read in windows of 128 characters moved 64 at a time "
+               "(no state to carry), every character but a stream's first scored once")
+RECURRENT_ONLY = ("embed", "impl", "io_dropout")
 
 
 def recipe_for(cell: str, size: str) -> dict:
-    return {**SHARED, **CELLS[cell], "train_chars": SIZES[size] or "all"}
+    shared = SHARED if cell != "transformer" else {
+        **{k: v for k, v in SHARED.items() if k not in RECURRENT_ONLY}, "eval": WINDOW_EVAL}
+    return {**shared, **CELLS[cell], "train_chars": SIZES[size] or "all"}
 
 
 @cache
@@ -87,7 +99,12 @@ def streams(ids: torch.Tensor, count: int = STREAMS) -> torch.Tensor:
 def network_stream_nll(model: nn.Module, rows: torch.Tensor, chunk: int = 256
                        ) -> tuple[float, int]:
     """Total negative log-likelihood (nats) and the number of characters scored: every
-    character of every stream but the first, the state carried along the stream."""
+    character of every stream but the first, the state carried along the stream (for a
+    transformer, which has none: windows of ``bptt`` moved half of it at a time,
+    :func:`~lmcourse.train.windowed_nll`)."""
+    if isinstance(model, TransformerLM):
+        parts = [windowed_nll(model, row, model.max_len, model.max_len // 2) for row in rows]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
     model.eval()
     dev = next(model.parameters()).device
     total, count, state = 0.0, 0, None
@@ -124,7 +141,11 @@ def stream_perplexities(model: nn.Module | None, counts: NGramCounts | None,
     return out
 
 
-def build_model(recipe: dict) -> GatedLM:
+def build_model(recipe: dict) -> GatedLM | TransformerLM:
+    if recipe["cell"] == "transformer":
+        return TransformerLM(len(wiki_chars()[0]), recipe["d_model"], recipe["heads"],
+                             recipe["layers"], recipe["feedforward"], max_len=recipe["bptt"],
+                             positions=recipe["positions"], dropout=recipe["dropout"])
     return GatedLM(len(wiki_chars()[0]), recipe["hidden"], cell=recipe["cell"],
                    num_layers=recipe["layers"], embed=recipe["embed"], impl=recipe["impl"],
                    dropout=recipe["dropout"], io_dropout=recipe["io_dropout"])
@@ -211,6 +232,10 @@ def baselines(recipe: dict) -> dict[str, float]:
     return dict(tuned_baselines(recipe["train_chars"]))
 
 
+SHAPES = {"lstm": "LSTM (2 x 512)", "gru": "GRU (2 x 592)",
+          "transformer": "transformer (4 x 256, feed-forward 1088)"}
+
+
 def _scale_reference(cell: str, size: str, seconds: float, seeds: tuple[int, ...] = (0,)
                      ) -> Reference:
     name = f"lm-scale-{cell}-{size}"
@@ -222,12 +247,12 @@ def _scale_reference(cell: str, size: str, seconds: float, seeds: tuple[int, ...
         name=name, recipe=recipe_for(cell, size), train=train_named,
         evaluate=no_weights(name, " (the figure needs its curves and metrics only)"),
         keep_weights=(),
-        title=f"character {cell.upper()} (2 x {CELLS[cell]['hidden']}) on "
+        title=f"character {SHAPES[cell]} on "
               f"{SIZES[size] or 'all'} Wikipedia training characters vs tuned Kneser-Ney",
         baselines=baselines, seconds_per_seed=seconds, seeds=seeds, first_steps=5,
         seeds_why="" if len(seeds) >= 3 else
         "one point of the data-scaling trend (chapter 03's figure); the verdict at the largest "
-        "size rests on lm-scale-lstm-full's three seeds",
+        "size rests on the three seeds of lm-scale-lstm-full and lm-scale-transformer-full",
         tolerance=2e-3,
         notes=["the tuning split chooses the network's stopping step and the n-gram's order "
                "and discount; the held-out articles are read once, for the verdict",
@@ -239,6 +264,9 @@ SCALE_REFS = {ref.name: ref for ref in [
       for i, size in enumerate(SIZES) if size != "full"),
     _scale_reference("lstm", "full", 3600.0, seeds=(0, 1, 2)),
     _scale_reference("gru", "full", 3600.0),
+    *(_scale_reference("transformer", size, 900.0 * (i + 1)) for i, size in enumerate(SIZES)
+      if size != "full"),
+    _scale_reference("transformer", "full", 3600.0, seeds=(0, 1, 2)),
 ]}
 
 
