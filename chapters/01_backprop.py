@@ -455,12 +455,11 @@ assert z[1] == x1.grad == t1.grad.item() and z[2] == x2.grad == t2.grad.item()
 #
 # Both inputs get 16, each as a sum of two paths. Now the engine.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Do this one on the board with the class before running the cells. Draw the graph
-# (a = x + y, b = a·x, c = y², f = b·c), fill in the forward values at (1, 2): 3, 3, 4, 12,
-# then go backward from ∂f/∂f = 1. Ask: why does x receive a gradient along two paths, and
-# what do we do with the two contributions? (We add them: that is the multivariate chain
-# rule, and the whole of backpropagation.)
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Try it by hand first.** Draw the graph ($a = x + y$, $b = a \cdot x$, $c = y^2$,
+# $f = b \cdot c$), fill in the forward values at $(x, y) = (1, 2)$, then go backward from
+# $\partial f/\partial f = 1$. Why does $x$ receive a gradient along two paths, and what do
+# you do with the two contributions? The cells below answer both.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A scalar autograd engine
@@ -787,10 +786,10 @@ assert (x.grad - vjp).abs().max() < 1e-12 and (x.grad - ours).abs().max() < 1e-1
 # training, multiply the weights by $1-p$ at test time); the two agree in expectation, and
 # the inverted form is what PyTorch's `torch.nn.functional.dropout` computes.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# A common confusion: "at test time we multiply by p". Ask which factor PyTorch applies,
-# when, and to what (kept units are divided by 1 − p during training; evaluation is the
-# identity). The histogram answers it in one picture; five minutes is enough.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Predict before you run:** a common saying is "at test time we multiply by $p$". Which
+# factor does PyTorch apply, when, and to what? The histogram below answers it in one
+# picture.
 
 # %% slideshow={"slide_type": "-"}
 show(dropout)

@@ -331,7 +331,9 @@ verdict("this chapter's tanh RNN, trained to the reference budget on the Lee tex
 # count, same number of updates: the difference is the cell. But no network here reaches the
 # *tuned* Kneser–Ney model (the verdict above): on 324K characters of repetitive news text,
 # counting long histories is still the better predictor; whether a network overtakes it
-# is a question of how much text it learns from. A plain
+# is a question of how much text it learns from, which chapter 03 measures with reference
+# runs on up to eight times more text (Wikipedia prose, "More text: where networks
+# overtake counting"). A plain
 # RNN's gradients vanish within a few dozen steps (below), which limits how far back it can
 # learn; where that comes from, and how far back a gradient can reach to teach the model,
 # is the subject of the rest of the chapter.
@@ -396,11 +398,6 @@ plt.show()
 # memory cost of BPTT, one state per step. Our `bptt` runs this backward loop; the
 # argument `keep` multiplies what flows from $h_t$ back to $h_{t-1}$ (all ones: full BPTT),
 # which is all we need to express truncation in a moment.
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Write the product of Jacobians ∏ diag(φ')·W_hh on the board and leave it there for
-# the rest of the lecture: exploding and vanishing gradients, clipping, and chapter 03's
-# gates are all about that product.
 
 # %% slideshow={"slide_type": "-"}
 show(bptt)
@@ -739,10 +736,10 @@ print("along real text the gradient "
 # of the linear prediction $\rho^{T-t}$. The cell is pluggable: chapter 03 adds the LSTM and
 # GRU to the same widget.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Live demo: with the linear nonlinearity set ρ to 0.9, 1.0 and 1.1 and ask the class
-# to predict each curve before you move the slider; then switch to tanh and ask why it can
-# only make the gradient smaller (|tanh'| ≤ 1).
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Predict before you move the slider:** with the linear nonlinearity, what does the
+# curve do for $\rho = 0.9$, $1.0$ and $1.1$? Then switch to tanh: why can it only make the
+# gradient smaller?
 
 # %% slideshow={"slide_type": "-"}
 show(rnn_cell)

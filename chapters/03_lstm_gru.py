@@ -121,10 +121,10 @@ if not lmcourse.on_gpu():
 # small layer that looks at the current input and the previous hidden state, so *what* is
 # written, kept and shown is decided afresh at every step, from the data.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Contrast with chapter 02's product of Jacobians (still on the board if you left it):
-# the cell update c_t = f_t ⊙ c_{t−1} + i_t ⊙ c̃_t is a sum, so along the cell the gradient
-# is multiplied by f_t only, a number the network can learn to keep near 1.
+# %% [markdown] slideshow={"slide_type": "-"}
+# Compare with chapter 02's product of Jacobians: the cell update
+# $c_t = f_t \odot c_{t-1} + i_t \odot \tilde c_t$ is a sum, so along the cell the
+# gradient is multiplied by $f_t$ only, a number the network can learn to keep near 1.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The LSTM, one gate per line
@@ -605,12 +605,6 @@ print(f"seeds solved (MSE < 1/10 of trivial): bias 0: {(bias0 < TRIVIAL_MSE / 10
 # Now real models on real text, the setting of chapter 02: the **Lee corpus** (300 news
 # articles shipped with gensim), lowercased, one token per character, the last 10% held
 # out for validation.
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# These cells train nine models (three cells, three seeds each); on a laptop run the
-# notebook before class (or talk through the gate equations while they train). Numbers
-# differ a little between CPU and GPU runs: ask the class which differences are large
-# enough to matter.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT

@@ -134,10 +134,10 @@ print("most frequent:", " ".join(corpus.words[:12]))
 # Row $X_w$ is then a $|V|$-dimensional description of $w$. $X$ is symmetric, and very
 # sparse: most pairs of words never meet.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# One-minute warm-up: read a sentence with one word blanked ("a cup of ___ with milk")
-# and let the class guess. Everyone guesses from the neighbours alone: that is the
-# distributional hypothesis the rest of the chapter turns into vectors.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Try this first:** fill the blank in "a cup of ___ with milk". You guessed from the
+# neighbours alone: that is the distributional hypothesis, which the rest of the chapter
+# turns into vectors.
 
 # %% slideshow={"slide_type": "-"}
 show(cooccurrence)

@@ -323,11 +323,11 @@ print(f"first epoch of our skip-gram trained here in {clock() - start:.1f} s:")
 gap = artifacts.check_first_steps(live, stored, what)
 
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Two points to make here. The losses per example fall fastest in the first epoch and the
-# learning rate decays to almost nothing by the last, so more epochs at this size buy
-# little. And our loop and gensim's run the same algorithm: the time gap is C against a
-# few PyTorch calls per minibatch, not a smarter method.
+# %% [markdown] slideshow={"slide_type": "-"}
+# Two things to read in these numbers. The loss per example falls fastest in the first
+# epoch, and the learning rate decays to almost nothing by the last, so more epochs at this
+# size buy little. And our loop and gensim's run the same algorithm: the time gap is C
+# against a few PyTorch calls per minibatch, not a smarter method.
 
 # %% slideshow={"slide_type": "-"}
 show(gensim_word2vec)

@@ -243,12 +243,12 @@ plt.show()
 # many analogy words (*walk : walks* becomes `walk : walk`): questions whose four stems are
 # not distinct cannot be answered and are left out too.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Be upfront: on 300 thousand words the similarity correlations are clearly above the
-# random-vector row but well below the papers', and analogy accuracy is a few percent at
-# best, gensim included. Compare the methods relative to each other (with the seed
-# spreads), and our skip-gram with gensim through the neighbour agreement next to gensim's
-# agreement with itself under another seed.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **How to read the tables below.** On a corpus of this size the similarity correlations
+# are clearly above the random-vector row but well below the papers', and analogy accuracy is
+# a few percent at best, gensim's included. Compare the methods with each other (with the
+# seeds' spreads), and our skip-gram with gensim's through the neighbour agreement, beside
+# gensim's agreement with itself under another seed.
 
 # %% slideshow={"slide_type": "-"}
 show(word_similarity)

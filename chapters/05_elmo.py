@@ -108,8 +108,8 @@ from lmcourse.viz.diagrams import draw_elmo
 draw_elmo()
 plt.show()
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Recap before starting: chapter 03 gave us (Bi)LSTMs, chapter 04 one vector per word
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Recap before starting:** chapter 03 gave us (Bi)LSTMs, chapter 04 one vector per word
 # *type*. ELMo's point fits in one question: how many vectors should "bank" have?
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -569,9 +569,9 @@ assert d_mean < 1e-6
 # fire", "cease fire") versus **flames** (the bushfires of December 2001). How often do
 # they occur?
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Ask the class for other ambiguous words from news text ("fire", "charge", "party",
-# "court") and, if time allows, rerun the cell with one of them.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Try it:** think of other ambiguous words in news text ("charge", "party", "court")
+# and change the list in the cell below to count them.
 
 # %% slideshow={"slide_type": "-"}
 counts = Counter(tokens)

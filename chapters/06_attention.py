@@ -465,10 +465,9 @@ fig.suptitle("Reversing digit strings: GRU encoder–decoder with and without at
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Before showing the plot, ask which model should degrade with length and why. Then point
-# at the table's winner column: a winner is named only where the three seeds' ranges do
-# not overlap.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Predict before you look:** which model should degrade with length, and why? In the
+# table, a winner is named only where the three seeds' ranges do not overlap.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The bottleneck, trained

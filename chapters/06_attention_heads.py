@@ -90,9 +90,10 @@ f64 = torch.float64
 # The scores' standard deviation grows like $\sqrt d$; dividing by $\sqrt d$ brings it back
 # to 1 whatever the size. Sampling says the same:
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Do the variance on the board first: with independent zero-mean, unit-variance entries,
-# Var(q·k) = Σ Var(q_i k_i) = d. Then show the measurement: unscaled scores make the softmax
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Work it out first:** with independent zero-mean, unit-variance entries, what is
+# $\mathrm{Var}(q \cdot k)$? Summing $\mathrm{Var}(q_i k_i) = 1$ over the $d$ coordinates
+# gives $d$. The measurement below shows the consequence: unscaled scores make the softmax
 # almost one-hot, and its gradient almost zero.
 
 # %% slideshow={"slide_type": "-"}
@@ -218,9 +219,10 @@ for lead in ((2,), (2, 4)):
 # a_{ij} = \frac{\exp(s_{ij})\,[\mathrm{mask}_{ij}]}{\sum_{p}\exp(s_{ip})\,[\mathrm{mask}_{ip}]} .
 # $$
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Warn about the bug lab 05 checks for: applying the mask *after* the softmax. Ask what
-# goes wrong (the rows no longer sum to 1, and masked keys still took probability mass).
+# %% [markdown] slideshow={"slide_type": "-"}
+# **A bug to watch for** (lab 05 checks for it): applying the mask *after* the softmax.
+# Before reading on, say what goes wrong. (The rows no longer sum to 1, and the masked keys
+# have already taken their share of the probability.)
 
 # %% slideshow={"slide_type": "-"}
 show(padding_mask)

@@ -84,10 +84,10 @@ if dev.type == "cpu":
 # "dog bites man" and "man bites dog" would get the same set of vectors. **Check** with a
 # random multi-head attention layer (no mask) and a random permutation:
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Quick demo to run live: permute the input positions and show that the outputs are
-# permuted the same way. Ask what a model that cannot see order would get wrong in "dog
-# bites man" vs "man bites dog".
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Try it:** the cell below permutes the input positions; check that the outputs are
+# permuted the same way. What would a model that cannot see order get wrong in "dog bites
+# man" against "man bites dog"?
 
 # %% slideshow={"slide_type": "-"}
 torch.manual_seed(0)
@@ -338,10 +338,10 @@ for norm_first in (False, True):
 # Our `TransformerDecoderLayer` shares the self-attention and feed-forward code with the
 # encoder layer; the cross-attention block is the new part:
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Draw the two stacks on the board before showing the figure: ask where the keys and values
-# of cross-attention come from, and why the decoder's self-attention needs the causal mask
-# during training (teacher forcing shows it the whole target at once).
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Before the figure:** where do the keys and values of cross-attention come from, and
+# why does the decoder's self-attention need the causal mask during training (teacher
+# forcing shows it the whole target at once)?
 
 # %% slideshow={"slide_type": "-"}
 show(TransformerDecoderLayer._mha_block)

@@ -100,11 +100,10 @@ if dev.type == "cpu":
 # - and the baselines every LM must be printed beside: interpolated Kneser–Ney **character
 #   n-grams** fitted once on the same training split.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# This section trains nine models (about 45 s on one CPU thread; ten times more steps on a
-# GPU via `lmcourse.budget`). Before class, ask the room to predict the winner at equal
-# steps and at equal seconds, and whether any network beats the 5-gram. Stress that the
-# verdict is printed from the spreads, not written in advance.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Predict before you run:** which network wins at equal steps, which at equal seconds,
+# and does any network beat the 5-gram? The verdicts below are printed from the seeds'
+# spreads, not written in advance.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -343,6 +342,10 @@ verdict(f"the best reference network ({best_ref}) reaches a lower held-out perpl
 # - **No network reaches the tuned Kneser–Ney model** on this text (the last verdict): with
 #   its order chosen on the tuning split it reads long histories, and a third of a million
 #   characters of news repeat enough whole phrases for counting to win at this scale.
+#   Chapter 03's data-scaling reference runs (`lm-scale-*`) repeat the race on up to eight
+#   times more text, Wikipedia prose, with this transformer's architecture, the LSTM and
+#   the GRU at equal parameters and equal tokens: its figure shows where each network
+#   overtakes the tuned n-gram, and whether the transformer's gap closes as data grows.
 # - **At equal compute the LSTM beats the transformer here**, and the right panel shows it
 #   is not only a matter of speed: after the first hundred steps (where the transformer
 #   starts a little faster), the LSTM's curve is the lower one at every amount of compute.
@@ -515,9 +518,10 @@ plt.show()
 #   $p'_i = p_i / \sum_{j\in\text{top-}k} p_j$ for the top $k$, else $0$, so an unlikely
 #   character can never be drawn.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Live: rerun the sample cell with another generator seed and with top-k = 1 (which is greedy
-# again). Ask why greedy decoding loops, and what happens to the samples as T grows past 1.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Try it:** rerun the sample cell with another generator seed, and with top-k = 1
+# (which is greedy again). Why does greedy decoding loop, and what happens to the samples
+# as $T$ grows past 1?
 
 # %% slideshow={"slide_type": "-"}
 show(next_token_distribution)

@@ -177,10 +177,10 @@ plt.show()
 # al. used one, `</w>`; without it, *est* inside *newest* and at the end of *widest* is the
 # same symbol). Here is $f$, computed by brute force:
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Do the first merges on the board from the slides' counts (5 low, 2 lower, 6 newest,
-# 3 widest) before running the cell: e+s (9), es+t (9), l+o (7). Ask the class to count
-# e+s and s+t (both 9) and which one the tie rule merges first (the pair seen first).
+# %% [markdown] slideshow={"slide_type": "-"}
+# **By hand first:** with the counts 5 *low*, 2 *lower*, 6 *newest*, 3 *widest*, find the
+# first merges before running the cell (e+s with 9, es+t with 9, l+o with 7). e+s and s+t
+# both count 9: which one does the tie rule merge first?
 
 # %% slideshow={"slide_type": "-"}
 show(pair_frequencies)
@@ -410,10 +410,10 @@ plt.show()
 #    word. If no piece starts at some $i$, the *whole word* becomes `[UNK]`; so does a word
 #    longer than 100 characters.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Point at the `##` continuation pieces and ask: what happens to a word that contains a
-# character the vocabulary lacks? (The whole word becomes [UNK]: one reason byte-level BPE
-# came next.)
+# %% [markdown] slideshow={"slide_type": "-"}
+# Look at the `##` continuation pieces: what happens to a word that contains a character
+# the vocabulary lacks? (The whole word becomes [UNK]: one reason byte-level BPE came
+# next.)
 
 # %% slideshow={"slide_type": "-"}
 show(WordPiece.split_word)

@@ -321,10 +321,10 @@ else:
 # $L$ characters it costs $O(nL)$. Every single character is always a piece (one missing
 # from $V$ costs $\min_x \log p(x) - 10$, SentencePiece's rule), so every string segments.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Draw the lattice of ▁lowest on the board: positions 0..7 as dots, one arc per piece of the
-# toy vocabulary. Ask which path is best before running the cell (▁low + est), then show the
-# runner-up (▁lo + west) and why one extra piece costs a whole factor p(x) < 1.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **By hand first:** draw the lattice of ▁lowest: positions 0 to 7 as dots, one arc per
+# piece of the toy vocabulary. Which path is best? Then run the cell, and look at the
+# runner-up (▁lo + west): why does one extra piece cost a whole factor $p(x) < 1$?
 
 # %% slideshow={"slide_type": "-"}
 show(viterbi)

@@ -155,10 +155,10 @@ plt.show()
 print(f"max |ours - by hand| = {(ours - by_hand).abs().max().item():.1e} (tolerance 1e-6)")
 assert (ours - by_hand).abs().max() < 1e-6
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Point at the segment panel: one colour for [CLS] A [SEP], another for B [SEP]. Ask why
-# BERT needs both segment embeddings and the [SEP] token (either alone would separate the
-# sentences; the paper uses both, RoBERTa later keeps [SEP] and drops NSP).
+# %% [markdown] slideshow={"slide_type": "-"}
+# Look at the segment panel: one colour for [CLS] A [SEP], another for B [SEP]. Why does
+# BERT need both segment embeddings and the [SEP] token? (Either alone would separate the
+# sentences; the paper uses both, and RoBERTa later keeps [SEP] and drops NSP.)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The encoder is chapter 07's encoder

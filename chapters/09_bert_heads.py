@@ -55,6 +55,11 @@ transformers.logging.set_verbosity_error()  # no load reports: the missing heads
 transformers.logging.disable_progress_bar()  # nor a "Loading weights" bar per model
 tokenizer = load_hf_tokenizer()
 
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Before reading on:** chapter 09's classifier reads one vector for one sentence. What has
+# to change when the input is a question with a passage, or when every token needs a tag?
+# (Only the read-out: the encoder and its weights stay as they are.)
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Three read-outs
 #
@@ -305,13 +310,6 @@ verdict("fine-tuned MiniLM tells whether two spoilers give away the same fact be
 #
 # The paper's figures beside ours are for BERT-base on the real benchmarks; our tasks are
 # small and generated, so the comparison says only that the same heads work the same way.
-
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Speaker notes: start from chapter 09's single-sentence classifier and ask what changes
-# for a question or for tags (only the read-out). The equality check is the moment to
-# stress that the heads are a few thousand parameters on a 22.7M encoder. In the QA
-# figure point at the two peaks; then the three panels: the baselines are not strawmen,
-# they are what word counts and capitals can do, and the test names are unseen.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## GLUE and SQuAD through these heads

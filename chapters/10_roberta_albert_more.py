@@ -266,11 +266,11 @@ plt.show()
 # Dynamic masking costs nothing and needs no copies of the data: that was the paper's
 # argument for it.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Before showing the table, ask the room two questions: will the static mask's *training*
-# loss end lower or higher than the dynamic one's, and which will do better on held-out
-# text? The training-loss lines answer the first, the held-out column the second. Then show
-# the curves: where they part is where memorising the masks starts.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Predict before you look:** will the static mask's *training* loss end lower or higher
+# than the dynamic one's, and which will do better on held-out text? The training-loss lines
+# answer the first, the held-out column the second; where the curves part is where
+# memorising the masks starts.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Removing next-sentence prediction

@@ -123,10 +123,10 @@ print(f"values used: {sorted(set(delta_small.flatten().tolist()))} (2k = 6 bucke
 print(f"constant along diagonals (checked): "
       f"{all(len(set(torch.diagonal(delta_small, o).tolist())) == 1 for o in range(-7, 8))}")
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Draw δ for k = 3 on the board before showing the printout: k on the diagonal, i - j + k
-# near it, and the two end buckets 0 and 2k - 1 once |i - j| reaches k. Then ask why one
-# table of 2k rows serves every pair (i, j) of every sentence length. That is the O(k·d)
+# %% [markdown] slideshow={"slide_type": "-"}
+# **By hand first:** draw $\delta$ for $k = 3$: $k$ on the diagonal, $i - j + k$ near it,
+# and the two end buckets $0$ and $2k - 1$ once $|i - j|$ reaches $k$. Why does one table of
+# $2k$ rows serve every pair $(i, j)$ of every sentence length? That is the $O(k \cdot d)$
 # memory claim the chapter measures further down.
 
 # %% slideshow={"slide_type": "-"}

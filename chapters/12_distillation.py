@@ -364,11 +364,11 @@ verdict("initialising the student from every other teacher layer beats random in
 # better than a bag of words, the soft targets carry less here than over a 30,522-word
 # vocabulary.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Before revealing the ablation, ask which matters more at this budget, the initialisation
-# or the loss, and why. Point at the random-init rows: a few dozen steps cannot train three
-# transformer layers from scratch, which is why DistilBERT and TinyBERT both initialise
-# or pre-train their students before the task.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Predict before you look:** which matters more at this budget, the initialisation or
+# the loss, and why? Then read the random-init rows: a few dozen steps cannot train three
+# transformer layers from scratch, which is why DistilBERT and TinyBERT both initialise or
+# pre-train their students before the task.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **DistilBERT's cosine loss, trained.** The triple loss's third term turns each of the

@@ -334,11 +334,10 @@ plt.show()
 # importance concentrates in a few heads. The curve on the right says how far that holds
 # for our fine-tuned MiniLM, measured on the same sentences as every other method.
 
-# %% [markdown] slideshow={"slide_type": "notes"}
-# Ask the room before showing the curve: if a quarter of the heads go, which are the
-# least important ones likely to be, and how much ROC-AUC do we lose? Then point out that
-# this is one-shot removal without any retraining; the paper prunes iteratively and
-# recovers part of the loss by fine-tuning.
+# %% [markdown] slideshow={"slide_type": "-"}
+# **Predict before you look:** if a quarter of the heads go, which are the least important
+# ones likely to be, and how much ROC-AUC is lost? This is one-shot removal without any
+# retraining; the paper prunes iteratively and recovers part of the loss by fine-tuning.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Structured pruning: cutting heads and units out

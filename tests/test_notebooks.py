@@ -8,7 +8,7 @@ import jupytext
 import nbformat
 import pytest
 
-from tools import nbtools
+from tools import nbtools, slides
 from tools.nbtools import ROOT
 
 NOTEBOOKS = nbtools.notebooks()
@@ -125,10 +125,9 @@ def test_chapter_structure(notebook):
     assert images >= 2, f"{path.name}: a chapter needs at least two figures"
     assert any("# NBVAL_CHECK_OUTPUT" in c.source for c in nb.cells), (
         f"{path.name}: no cell is output-checked by nbval")
-    notes = [c for c in nb.cells if c.metadata.get("slideshow", {}).get("slide_type") == "notes"]
-    assert notes and all(c.cell_type == "markdown" for c in notes), (
-        f"{path.name}: an instructor presents it as slides; give it at least one markdown "
-        "cell with slide_type 'notes' (speaker notes)")
+    assert slides.speaker_notes(path.stem), (
+        f"{path.name}: an instructor presents it as slides; give it speaker notes in "
+        f"instructor/notes/{path.stem}.md (see tools/slides.py)")
 
 
 def test_outputs_stay_small(notebook):
@@ -229,3 +228,22 @@ def test_execute_starts_a_fresh_kernel_once_when_a_reply_never_comes(monkeypatch
     with pytest.raises(CellExecutionError):
         nbtools.execute(nb, tmp_path)
     assert len(runs) == 1
+
+
+# The instructor's voice: phrases that address a teacher, not the student reading the cell.
+INSTRUCTOR_VOICE = re.compile(r"\bask the (?:room|class)\b|\bon the board\b|speaker notes|"
+                              r"\bbefore class\b|\blive demo\b", re.I)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_students_read_no_instructor_notes(path):
+    """Speaker notes live in instructor/notes/ (the slide decks insert them); a notebook a
+    student opens has no ``notes`` cell and no line that speaks to the teacher."""
+    nb = nbformat.read(path, as_version=4)
+    notes = [i for i, c in enumerate(nb.cells)
+             if c.metadata.get("slideshow", {}).get("slide_type") == "notes"]
+    assert not notes, (f"{path.name}: cells {notes} are speaker notes; move them to "
+                       f"instructor/notes/{path.stem}.md (or make them a student prompt)")
+    voice = [f"cell {i}: {m.group(0)!r}" for i, c in enumerate(nb.cells)
+             if c.cell_type == "markdown" for m in [INSTRUCTOR_VOICE.search(c.source)] if m]
+    assert not voice, f"{path.name}: the instructor's voice in {voice}"

@@ -100,3 +100,28 @@ def test_chapter_deck_steps_through_offline(deck_dir):
         assert not browser.remote_hosts(), f"requests left 127.0.0.1: {browser.remote_hosts()}"
     finally:
         browser.close()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_every_speaker_note_lands_after_one_cell(chapter):
+    """A note whose anchor no longer matches exactly one cell (the cell was edited or
+    moved) fails here, naming the notes file, instead of vanishing from the deck."""
+    nb = nbformat.read(chapter, as_version=4)
+    before = len(nb.cells)
+    notes = slides.speaker_notes(chapter.stem)
+    deck = slides.with_speaker_notes(nb, chapter.stem)
+    assert len(deck.cells) == before + len(notes)
+    for anchor, text in notes:
+        at = next(i for i, c in enumerate(deck.cells) if c.source.strip().startswith(anchor))
+        following = deck.cells[at + 1:at + 1 + len(notes)]
+        assert any(c.source == text and c.metadata["slideshow"]["slide_type"] == "notes"
+                   for c in following)
+
+
+def test_a_note_whose_cell_is_gone_is_an_error(tmp_path):
+    (tmp_path / "tiny.md").write_text("# notes\n\n## after: no such cell\n\nsay this\n")
+    with pytest.raises(ValueError, match="matches 0 cells"):
+        slides.with_speaker_notes(_tiny_notebook(), "tiny", notes_dir=tmp_path)
+    (tmp_path / "tiny.md").write_text("## after: ## Second slide\n\nsay this\n")
+    deck = slides.with_speaker_notes(_tiny_notebook(), "tiny", notes_dir=tmp_path)
+    assert [c.source for c in deck.cells][3] == "say this"

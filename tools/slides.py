@@ -8,8 +8,12 @@ widget renderer from CDNs. Here reveal.js 4.0.2, MathJax 2.7.7 (trimmed to what 
 ``TeX-AMS_CHTML-full`` configuration loads), require.js and jQuery come from npm
 (``site/reveal/package.json``) and are copied beside the decks; a small template
 (``site/reveal/template``) drops mermaid and the widget manager. Each cell's
-``slideshow.slide_type`` (filled in by ``tools/nbtools.py``) makes the slides; cells of type
-``notes`` become speaker notes (press ``s`` in a deck).
+``slideshow.slide_type`` (filled in by ``tools/nbtools.py``) makes the slides.
+
+Speaker notes live apart from the notebooks, in ``instructor/notes/<chapter>.md``: the
+chapters are what students open, and the instructor's voice ("ask the room", "draw it on
+the board") does not belong there. Each note is anchored to the first line of the cell it
+follows and becomes a ``notes`` cell of the deck (press ``s`` in a deck).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "site" / "reveal"
 MODULES = HERE / "node_modules"
 TEMPLATE_DIR = HERE / "template"
+NOTES = ROOT / "instructor" / "notes"
+ANCHOR = "## after: "
 VENDOR = "vendor"
 
 #: npm package -> the parts of it a deck loads (files or folders, relative to the package).
@@ -88,6 +94,50 @@ def exporter():
     return SlidesExporter(config=c)
 
 
+def speaker_notes(stem: str, notes_dir: Path = NOTES) -> list[tuple[str, str]]:
+    """``(anchor, note)`` pairs of ``notes_dir/<stem>.md``: each ``## after: <first line of a
+    cell>`` heading and the text under it (none when the chapter has no notes file)."""
+    path = notes_dir / f"{stem}.md"
+    if not path.exists():
+        return []
+    pairs: list[tuple[str, list[str]]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith(ANCHOR):
+            pairs.append((line[len(ANCHOR):].strip(), []))
+        elif pairs:
+            pairs[-1][1].append(line)
+    return [(anchor, "\n".join(text).strip()) for anchor, text in pairs]
+
+
+def _first_line(cell: nbformat.NotebookNode) -> str:
+    lines = cell.source.strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def with_speaker_notes(nb: nbformat.NotebookNode, stem: str, notes_dir: Path = NOTES
+                       ) -> nbformat.NotebookNode:
+    """``nb`` with each speaker note of ``stem`` inserted as a ``notes`` cell after the one
+    cell whose first line is its anchor (several notes after one cell keep their order). A
+    note whose anchor matches no cell, or several, is an error naming the file to fix."""
+    after: dict[int, list[str]] = {}
+    for anchor, text in speaker_notes(stem, notes_dir):
+        hits = [i for i, cell in enumerate(nb.cells) if _first_line(cell) == anchor]
+        if len(hits) != 1:
+            raise ValueError(f"{notes_dir / (stem + '.md')}: the note after {anchor!r} matches "
+                             f"{len(hits)} cells of {stem}; quote the first line of exactly "
+                             "one cell (it may have been edited or moved)")
+        after.setdefault(hits[0], []).append(text)
+    cells = []
+    for i, cell in enumerate(nb.cells):
+        cells.append(cell)
+        for text in after.get(i, []):
+            note = nbformat.v4.new_markdown_cell(text)
+            note.metadata["slideshow"] = {"slide_type": "notes"}
+            cells.append(note)
+    nb.cells = cells
+    return nb
+
+
 REMOTE = re.compile(
     r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:)?//""", re.I)
 
@@ -95,7 +145,7 @@ REMOTE = re.compile(
 def export(notebook: Path, out: Path, exp=None) -> Path:
     """Write ``out/<name>.slides.html`` for one notebook (vendor files must be in ``out``)."""
     exp = exp or exporter()
-    nb = nbformat.read(notebook, as_version=4)
+    nb = with_speaker_notes(nbformat.read(notebook, as_version=4), notebook.stem)
     body, _ = exp.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
     remote = REMOTE.findall(body)
     if remote:

@@ -27,6 +27,7 @@ the n-gram reads the history inside the stream, and none scores a stream's first
 from __future__ import annotations
 
 import copy
+import statistics
 import time
 from functools import cache
 
@@ -35,6 +36,7 @@ import torch
 from torch import nn
 
 from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.result import ReferenceResult
 from lmcourse.data import Vocab
 from lmcourse.data.wiki import wiki_text
 from lmcourse.models.gated import GatedLM
@@ -268,6 +270,38 @@ SCALE_REFS = {ref.name: ref for ref in [
       if size != "full"),
     _scale_reference("transformer", "full", 3600.0, seeds=(0, 1, 2)),
 ]}
+
+
+def by_model(results: list[ReferenceResult]) -> dict[str, list[ReferenceResult]]:
+    """``{model label: its results, smallest training set first}`` (LSTM, GRU, transformer)."""
+    grouped: dict[str, list[ReferenceResult]] = {}
+    for label, cell in (("LSTM", "lstm"), ("GRU", "gru"), ("transformer", "transformer")):
+        mine = [r for r in results if r.recipe["cell"] == cell]
+        if mine:
+            grouped[label] = sorted(mine, key=lambda r: r.values("train_chars")[0])
+    return grouped
+
+
+def scale_table(runs: dict[str, list[ReferenceResult]]) -> str:
+    """One row per model and training size: held-out perplexity (mean and seeds' range),
+    the steps it trained (early stopping), and the tuned Kneser–Ney models beside it with
+    the settings the tuning split chose."""
+    head = (f"{'model':12s} {'train chars':>11s} {'seeds':>5s} {'held-out ppl':>17s} "
+            f"{'steps (best)':>13s} {'tuned KN, modified':>27s} {'tuned KN, one D':>24s}")
+    lines = [head, "-" * len(head)]
+    for label, results in runs.items():
+        for r in results:
+            ppl = r.values("held_out_ppl")
+            spread = f" ({min(ppl):.3f}-{max(ppl):.3f})" if len(ppl) > 1 else ""
+            steps = f"{int(statistics.mean(r.values('steps')))} " \
+                    f"({int(statistics.mean(r.values('best_step')))})"
+            b = r.baselines
+            mod = f"{b['modified_kn_tuned']:.3f} (order {b['modified_kn_tuned_order']})"
+            one = f"{b['kn_tuned']:.3f} (order {b['kn_tuned_order']}, D {b['kn_tuned_discount']})"
+            lines.append(f"{label:12s} {r.values('train_chars')[0]:>11,d} {len(ppl):>5d} "
+                         f"{statistics.mean(ppl):>6.3f}{spread:>11s} {steps:>13s} {mod:>27s} "
+                         f"{one:>24s}")
+    return "\n".join(lines)
 
 
 def run_missing(names: list[str] | None = None) -> None:
