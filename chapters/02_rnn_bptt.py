@@ -765,8 +765,8 @@ gradient_flow_widget(radius=1.0, nonlinearity="tanh", seq_len=60)
 #   most $(\gamma\,\sigma_1)^k$, $\sigma_1 = \lVert W\rVert_2$ the largest singular value: for
 #   a tanh chain with $\sigma_1 = \rho = 0.9$ (a scaled orthogonal $W$) and strong inputs, the
 #   measured norms must never exceed $0.9^k$.
-# - The lecture notes: "for a sequence of 1000 characters [...] over 1000 matrix products"
-#   before the first character's gradient: count them in our BPTT.
+# - A common statement of the problem: for a sequence of 1000 characters, the first
+#   character's gradient goes through "over 1000 matrix products": count them in our BPTT.
 # - Tallec & Ollivier (2017): randomized truncation is unbiased: the mean of the `keep`
 #   weights is 1, and the average gradient converges to the full one (figure above).
 
@@ -782,7 +782,7 @@ x1k = torch.randn(1000, 1, H, dtype=torch.float64)
 h1k = torch.tanh(x1k)  # any states will do: we only count the products
 _, products_1k = bptt(x1k, h1k, torch.zeros(1, H, dtype=torch.float64), w_trained,
                       torch.zeros_like(h1k))
-print(f"lecture notes: 'over 1000 matrix products' for 1000 characters; "
+print(f"the statement: 'over 1000 matrix products' for 1000 characters; "
       f"counted in our BPTT: {products_1k}")
 keep_mean = randomized_truncation(100_000, 0.1, torch.Generator().manual_seed(0)).mean()
 print(f"Tallec & Ollivier: E[keep] = 1; measured mean over 100,000 links: {keep_mean:.3f}")

@@ -143,13 +143,13 @@ if not lmcourse.on_gpu():
 # \end{aligned}
 # $$
 #
-# The lecture writes the same thing as $f_t = \sigma(W_f\cdot[h_{t-1}, x_t] + b_f)$: one
-# matrix applied to the concatenation $[h_{t-1}, x_t]$ is the sum of two matrices applied
-# to each part. PyTorch keeps the two parts apart, with a bias on each (one would do; the
-# second is there for compatibility with NVIDIA's cuDNN). It also **stacks** the four
-# gates' matrices into one `weight_ih` of shape $4H \times I$ and one `weight_hh` of shape
-# $4H \times H$, in the order $i, f, g, o$: one matrix product computes all four
-# pre-activations, and `chunk(4)` splits them.
+# Many texts (Olah's "Understanding LSTM Networks", 2015, among them) write the same thing as $f_t =
+# \sigma(W_f\cdot[h_{t-1}, x_t] + b_f)$: one matrix applied to the concatenation $[h_{t-1}, x_t]$ is
+# the sum of two matrices applied to each part. PyTorch keeps the two parts apart, with a bias on
+# each (one would do; the second is there for compatibility with NVIDIA's cuDNN). It also **stacks**
+# the four gates' matrices into one `weight_ih` of shape $4H \times I$ and one `weight_hh` of shape
+# $4H \times H$, in the order $i, f, g, o$: one matrix product computes all four pre-activations,
+# and `chunk(4)` splits them.
 #
 # The drawing shows the same six lines: yellow boxes are layers with weights (each reads
 # $[h_{t-1}, x_t]$), pink circles element-wise operations, and the blue line is the cell

@@ -14,15 +14,15 @@
 # ---
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# # 04 · Word embeddings: from counting to word2vec and GloVe
+# # 04 · Word embeddings: one-hot vectors and counting
 #
 # A neural language model reads words, and a network can only read numbers. The first layer
 # of every model in this course therefore maps each word to a vector, its **embedding**.
 # This chapter asks what a good word vector is and builds them in the two ways the field
 # found: by **counting** which words occur near which (co-occurrence, TF-IDF, PPMI, SVD)
 # and by **predicting** neighbours (word2vec's skip-gram and CBOW, and GloVe, which
-# predicts the counts themselves). All of them are trained here on the same real text,
-# side by side with `gensim`'s word2vec, and judged with the tests the field uses.
+# predicts the counts themselves). All of them are built on the same real text and judged
+# with the tests the field uses.
 #
 # This chapter has three parts: here one-hot vectors and the counting methods;
 # chapter 4b predicts instead (word2vec and GloVe); chapter 4c evaluates every kind of
@@ -35,7 +35,7 @@
 # - compute a co-occurrence matrix, TF-IDF weights, PPMI and a truncated SVD, and check
 #   each against a plain reference;
 # - say what a cosine similarity of 0 or 1 really means, and why random vectors in high
-#   dimension are nearly orthogonal;
+#   dimension are nearly orthogonal.
 
 # %% slideshow={"slide_type": "-"}
 import math
@@ -68,7 +68,7 @@ from lmcourse.viz.embeddings import plot_projections
 
 lmcourse.seed_everything(0)
 dev = lmcourse.device()
-torch.set_num_threads(1)  # gensim gets one worker below: one core each, a fair race
+torch.set_num_threads(1)  # one CPU thread, as every timing in chapters 04-4c
 clock = time.perf_counter if lmcourse.on_gpu() else time.process_time  # CPU seconds on a CPU
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -255,7 +255,7 @@ print("raw counts X (window 5),  neighbours of 'king':", sparse_neighbours(X, "k
 # a lot of text to be sure two words *avoid* each other), so we keep the **positive PMI**,
 # $\mathrm{PPMI} = \max(\mathrm{PMI}, 0)$, which is also sparse. Rare contexts get inflated
 # PMI; raising the context counts to $\alpha = 0.75$ (**context-distribution smoothing**,
-# Levy, Goldberg & Dagan, 2015, borrowed from word2vec's noise distribution below) gives
+# Levy, Goldberg & Dagan, 2015, borrowed from word2vec's noise distribution, chapter 4b) gives
 # them a little more probability mass and so a little less PMI.
 
 # %% slideshow={"slide_type": "-"}

@@ -168,7 +168,7 @@ assert "b" not in [w for w, _ in most_similar(toy_vectors, toy_words, "b", k=4)]
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### Cairo : Egypt :: Rome : Italy, on 300 thousand words
 #
-# The lecture's example needs the four words to be in the vocabulary (stemmed here: *italy*
+# This classic analogy needs the four words to be in the vocabulary (stemmed here: *italy*
 # is `itali`) and, more importantly, needs each of them to have been seen often enough, in
 # enough different contexts, for its vector to encode "capital of" and "country". How often
 # do they occur?

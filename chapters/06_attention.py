@@ -163,7 +163,7 @@ plt.show()
 #
 # ## Attention in general: queries, keys and values
 #
-# The lecture states attention with three inputs:
+# In general, attention has three inputs:
 #
 # - $Q$: $T$ query vectors, the "asker" (what each position is looking for);
 # - $K$: $S$ key vectors, the "answerer" (what each stored item offers to be matched on);
@@ -178,7 +178,7 @@ plt.show()
 # $$
 #
 # With $\phi(q, k) = \exp(\mathrm{score}(q, k))$ the weights are a softmax of the scores.
-# Written with vectors as **columns** ($Q\in\mathbb{R}^{d\times T}$), as in the lecture,
+# Written with vectors as **columns** ($Q\in\mathbb{R}^{d\times T}$), as many texts do,
 # $A = V\,\mathrm{softmax}(K^\top Q)$ with the softmax taken down each column. The code
 # below, like PyTorch, stores vectors as **rows** ($Q \in \mathbb{R}^{T\times d}$), and the
 # same thing reads
@@ -368,7 +368,7 @@ assert diff < 1e-12 and on_padding == 0.0
 # token included, padding ignored). Every step draws a fresh batch of 128 strings with
 # lengths from 3 to 12, so there is no fixed training set to memorise. Both models get the
 # same sizes (embeddings 32, GRUs of 64 units per direction), the same batches for a given
-# seed and the same number of steps. `train_seq2seq` is the loop; chapter 07 trains a
+# seed and the same number of steps. `train_seq2seq` is the loop; chapter 7b trains a
 # transformer encoder–decoder on the same task with it.
 
 # %% slideshow={"slide_type": "-"}

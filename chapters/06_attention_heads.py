@@ -74,7 +74,7 @@ f64 = torch.float64
 # ## Why divide by $\sqrt{d}$?
 #
 # Vaswani et al. (2017) scale the dot products: $\mathrm{softmax}(QK^\top/\sqrt{d})V$. The
-# lecture poses the reason as an exercise: let $q, k \in \mathbb{R}^d$ have independent
+# reason is a classic exercise: let $q, k \in \mathbb{R}^d$ have independent
 # entries with mean 0 and variance 1. What are $\mathrm{Var}(q^\top k)$ and
 # $\mathrm{Var}(q^\top k/\sqrt d)$?
 #
@@ -305,7 +305,7 @@ print("nn.MultiheadAttention weights, query 1:", mha_weights[0, 1].tolist())
 # One attention computes one weighted average per query, so it can follow one kind of
 # relation at a time (say, "the previous word" *or* "the subject of this verb"). Multi-head
 # attention runs $H$ attentions in parallel on different learned projections of the same
-# input and concatenates the results. In the lecture's column notation, with
+# input and concatenates the results. In chapter 06's column notation, with
 # $W^Q_i, W^K_i, W^V_i \in \mathbb{R}^{(d/H)\times d}$ for $i = 1..H$ and
 # $W \in \mathbb{R}^{d\times d}$:
 #
@@ -342,7 +342,7 @@ show(merge_heads)
 show(MultiHeadAttention.forward)
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# **Check 1: the reshape is the lecture's formula.** Compute every head separately with its
+# **Check 1: the reshape is the formula above.** Compute every head separately with its
 # own $(d/H)\times d$ matrices, concatenate, project with $W$, and compare with the module.
 
 # %% slideshow={"slide_type": "-"}
@@ -416,15 +416,15 @@ print("state dict:", {n: tuple(p.shape) for n, p in ours.state_dict().items()})
 #
 # In a transformer the block around multi-head attention adds the input back and
 # normalises (Ba et al.'s layer normalisation), with dropout on the attention output:
-# $A' = \mathrm{LayerNorm}(\mathrm{Drop}(A) + Q)$, the lecture's $\mathrm{ResMHA}(Q, K, V)$.
+# $A' = \mathrm{LayerNorm}(\mathrm{Drop}(A) + Q)$, written $\mathrm{ResMHA}(Q, K, V)$ below.
 # The residual path lets the input, and its gradient, pass through unchanged, as the LSTM's
 # cell did in chapter 03. Chapter 07 assembles these blocks into a transformer.
 #
 # ## Numbers beside the paper
 #
 # The Transformer of Vaswani et al. (2017) uses $d_\text{model} = 512$ and $h = 8$ heads and
-# reports $d_k = d_v = d_\text{model}/h = 64$. BERT keeps the per-head size: the lecture's
-# BERT-base has hidden size 768 and 12 heads, BERT-large 1024 and 16. We compute the
+# reports $d_k = d_v = d_\text{model}/h = 64$. BERT keeps the per-head size (Devlin et al.,
+# 2019): BERT-base has hidden size 768 and 12 heads, BERT-large 1024 and 16. We compute the
 # head size and count the parameters of one attention layer of each with our module and with
 # PyTorch's: four $d\times d$ projections and four bias vectors, $4d^2 + 4d$, independent of
 # the number of heads.
@@ -495,7 +495,7 @@ print(f"{epochs * per_epoch} steps in {history.seconds:.1f} s; validation perple
 # Beating the bigram baseline means the model uses characters before the current one, and
 # attention is its only way to reach them. The Kneser-Ney 3-gram is the honest bar for a
 # model this small and this briefly trained: the printed figures say whether a few hundred
-# steps of one attention layer reach it (chapter 07's reference runs show what a deeper
+# steps of one attention layer reach it (chapter 7b's reference runs show what a deeper
 # transformer does with a real budget). Which ones? The figure shows every head of the
 # layer on a real sentence. Row $i$ is the distribution of character $i$ over the
 # characters it may see (the causal mask makes every picture lower-triangular). With a

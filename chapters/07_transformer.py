@@ -266,7 +266,7 @@ assert (out - by_hand).abs().max() < 1e-12 and leak == 0.0
 # ## The encoder layer, checked against PyTorch
 #
 # Our layer uses the parameter names of `torch.nn.TransformerEncoderLayer` (`self_attn`
-# is chapter 06's `MultiHeadAttention`, then `linear1`, `linear2`, `norm1`, `norm2`), so
+# is chapter 6b's `MultiHeadAttention`, then `linear1`, `linear2`, `norm1`, `norm2`), so
 # `load_state_dict` copies a PyTorch layer's weights as is. Both arrangements are a few
 # lines:
 
@@ -521,7 +521,7 @@ for ax, d, warm, factor, n in ((ax1, 512, 4000, 1.0, 20_000), (ax2, 48, 100, 2.0
     ax.set(xlabel="step", ylabel="learning rate",
            title=f"d = {d}, warmup {warm}, factor {factor:g}")
 ax1.set_title("paper: " + ax1.get_title())
-ax2.set_title("ours below: " + ax2.get_title())
+ax2.set_title("ours (chapter 7b): " + ax2.get_title())
 fig.tight_layout()
 plt.show()
 print(f"peak: paper {transformer_lr(4000, 512, 4000):.2e} at step 4000; "
@@ -545,8 +545,8 @@ print(f"peak: paper {transformer_lr(4000, 512, 4000):.2e} at step 4000; "
 # - With a causal mask the layer stack is a **language model**. The paper trains it with a
 #   linear warm-up then $1/\sqrt{\text{step}}$ decay, ties the output layer to the
 #   embedding ($\mathrm{softmax}(E h)$, saving $V d$ parameters) and drops out the input
-#   embeddings; at our scale, a 56-character vocabulary and a few hundred steps, the last two
-#   were measured one seed each above.
+#   embeddings; chapter 7b measures the last two at our scale, a 56-character vocabulary
+#   and a few hundred steps.
 #
 # Chapter 7b trains this model against recurrent networks and n-grams, makes it write,
 # and builds the full encoder–decoder.

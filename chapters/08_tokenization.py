@@ -30,7 +30,7 @@
 #
 # - measure vocabulary size, sequence length and the **out-of-vocabulary (OOV) rate** of
 #   word-, character- and subword-level tokenization on a held-out split;
-# - run **byte-pair encoding** (BPE) by hand on the lecture's `low lower newest widest`
+# - run **byte-pair encoding** (BPE) by hand on Sennrich et al.'s `low lower newest widest`
 #   example, state its tie rule, and segment words it has never seen;
 # - tokenize exactly like BERT: normalisation, punctuation splitting and **WordPiece**'s
 #   greedy longest match with the real 30,522-entry vocabulary, checked against Hugging
@@ -195,35 +195,36 @@ show(pair_frequencies)
 show(train_bpe)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The lecture's example
+# ### Sennrich et al.'s example
 #
-# The dictionary is *low* ×5, *lower* ×2, *newest* ×6, *widest* ×3. The lecture's slides
-# show the first three merges: $(e, s)$ with frequency 9, then $(es, t)$ with 9, then
-# $(l, o)$ with 7. `train_bpe_steps` returns every step with its pair frequency, the pairs
-# that tied with it, and the vocabulary after it; the last column re-segments the
+# The dictionary of Sennrich et al. (2016) is *low* ×5, *lower* ×2, *newest* ×6, *widest* ×3.
+# Worked by hand (the markdown after the next cell says how), the first three merges are
+# $(e, s)$ with frequency 9, then $(es, t)$ with 9, then $(l, o)$ with 7. `train_bpe_steps`
+# returns every step with its pair frequency, the pairs that tied with it, and the
+# vocabulary after it; the last column re-segments the
 # dictionary with the merges so far.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
-slides = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
-steps = train_bpe_steps(slides, 12)
-print(f"start   vocabulary: {', '.join(train_bpe_steps(slides, 1)[0].vocab[:-1])}")
+toy = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+steps = train_bpe_steps(toy, 12)
+print(f"start   vocabulary: {', '.join(train_bpe_steps(toy, 1)[0].vocab[:-1])}")
 print("step  merge        f  tied with            dictionary after the merge")
 for k, step in enumerate(steps, 1):
     merges_so_far = [s.pair for s in steps[:k]]
-    segmented = {tuple(apply_bpe(w, merges_so_far)): c for w, c in slides.items()}
+    segmented = {tuple(apply_bpe(w, merges_so_far)): c for w, c in toy.items()}
     # the check: recount f by brute force on the segmentation *before* this merge
     before = pair_frequencies({tuple(apply_bpe(w, merges_so_far[:-1])): c
-                               for w, c in slides.items()})
+                               for w, c in toy.items()})
     assert before[step.pair] == step.freq == max(before.values())
     ties = " ".join("".join(p[0]) + "+" + p[1] for p in step.ties) or "-"
     dictionary = ", ".join(f"{c} {' '.join(s)}" for s, c in segmented.items())
     print(f"{k:>4}  {step.pair[0] + '+' + step.pair[1]:<9} {step.freq:>4}  {ties:<20} {dictionary}")
 print(f"final vocabulary ({len(steps[-1].vocab)} symbols): {', '.join(steps[-1].vocab)}")
 ours = [(s.symbol, s.freq) for s in steps[:3]]
-lecture = [("es", 9), ("est", 9), ("lo", 7)]  # from the slides
-print(f"first three merges, ours: {ours}\n                 slides: {lecture}")
-assert ours == lecture
+by_hand = [("es", 9), ("est", 9), ("lo", 7)]  # worked by hand, below
+print(f"first three merges, ours: {ours}\n                by hand: {by_hand}")
+assert ours == by_hand
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The frequencies make sense when you read the dictionary: *e s* occurs in *newest* (6)
@@ -237,8 +238,8 @@ assert ours == lecture
 # the merge list. Our rule is **first seen**: scan the words in the order they were first
 # counted (the dict's insertion order), each from left to right in its current
 # segmentation; among the tied pairs, the one whose first occurrence comes earliest wins.
-# In *newest* the scan meets *e s* before *s t*, so $(e, s)$ wins, which is what the slides
-# show. Another equally valid rule would merge $(s, t)$ first and then $(e, st)$: after two
+# In *newest* the scan meets *e s* before *s t*, so $(e, s)$ wins, as in the hand-worked
+# merges. Another equally valid rule would merge $(s, t)$ first and then $(e, st)$: after two
 # steps *newest* would again be *n e w est*, but the list of merges (and the vocabulary
 # on the way) differ. Libraries pick their own rule; chapter 8b meets Hugging Face's.
 
@@ -298,8 +299,8 @@ show(likelihood_scores)
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
-scores = likelihood_scores(slides)
-freqs = pair_frequencies({tuple(w): c for w, c in slides.items()})
+scores = likelihood_scores(toy)
+freqs = pair_frequencies({tuple(w): c for w, c in toy.items()})
 by_bpe = sorted(freqs, key=lambda p: -freqs[p])[:3]
 by_wp = sorted(scores, key=lambda p: -scores[p])[:3]
 print("BPE picks by f(a,b):        ", ", ".join(f"{a}+{b} ({freqs[a, b]})" for a, b in by_bpe))
@@ -448,7 +449,7 @@ for text in ["Hypatia", "at", "fairfax", "1910s", "tokenization", "unaffable", "
     print(f"{text:>14} -> {' '.join(wp.tokenize(text))}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# The lecture's example comes out as on the slides: *Hypatia* = *h ##yp ##ati ##a*. Common
+# The rare name comes out in pieces: *Hypatia* = *h ##yp ##ati ##a*. Common
 # words are single tokens; rarer ones are built from pieces; an emoji, which no piece can
 # start, is `[UNK]`.
 #
@@ -548,7 +549,7 @@ plt.show()
 #   unseen words. Word-level vocabularies never stop growing and leave unknowns (9% of the
 #   held-out words here); characters leave none but make sequences five times longer.
 # - **BPE** learns an ordered list of merges, each time the most frequent adjacent pair
-#   $\arg\max f(a, b)$; it reproduces the lecture's *es*, *est*, *lo* (9, 9, 7). Ties are
+#   $\arg\max f(a, b)$; it reproduces the hand-worked *es*, *est*, *lo* (9, 9, 7). Ties are
 #   common and a rule must be stated; ours is "first seen". New words are segmented by
 #   replaying the merges, and after $k$ merges the training text has $N_0 - \sum_i m_i$
 #   tokens, $m_i$ being the occurrences merge $i$ replaced (usually, not always, its
@@ -568,7 +569,7 @@ plt.show()
 # 2. *(warm-up)* Which pieces does the BERT vocabulary give for *unbelievably*,
 #    *COVID-19* and your own name? Which of them are `##` pieces, and why can *19* not be
 #    `##19` here?
-# 3. *(ties, end of word)* Change the order of the slides' dictionary (e.g. put *widest*
+# 3. *(ties, end of word)* Change the order of the toy dictionary (e.g. put *widest*
 #    first) and retrain. Which merges change, and which vocabulary do you end with after 12
 #    merges? Then use `tie_break="ids"` and explain the result. Finally write each word as
 #    `word + "_"` (Sennrich et al.'s `</w>`): is *est* at the end of a word still the same
@@ -621,25 +622,25 @@ plt.show()
 #
 # from lmcourse.tokenizers import apply_bpe, train_bpe_steps
 #
-# slides = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
-# base = [s.symbol for s in train_bpe_steps(slides, 12)]
-# orders = list(permutations(slides))
+# toy = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+# base = [s.symbol for s in train_bpe_steps(toy, 12)]
+# orders = list(permutations(toy))
 # for order in orders:                                # every order of the four words
-#     assert [s.symbol for s in train_bpe_steps({w: slides[w] for w in order}, 12)] == base
+#     assert [s.symbol for s in train_bpe_steps({w: toy[w] for w in order}, 12)] == base
 # six = {"newest": 6, "widest": 6}                    # a tie *across* words: order decides it
 # assert train_bpe_steps(six, 3)[2].symbol == "ne"
 # assert train_bpe_steps(dict(reversed(six.items())), 3)[2].symbol == "wi"
-# by_ids = [s.symbol for s in train_bpe_steps(slides, 12, tie_break="ids")]
-# assert by_ids == [s.symbol for s in train_bpe_steps(dict(reversed(slides.items())), 12,
+# by_ids = [s.symbol for s in train_bpe_steps(toy, 12, tie_break="ids")]
+# assert by_ids == [s.symbol for s in train_bpe_steps(dict(reversed(toy.items())), 12,
 #                                                      tie_break="ids")]
 # assert sorted(set(base) - set(by_ids)) == ["lowe", "ne", "wi", "wid"]
 # assert sorted(set(by_ids) - set(base)) == ["dest", "er", "ew", "idest"]
-# eow = [s.pair for s in train_bpe_steps({w + "_": c for w, c in slides.items()}, 12)]
+# eow = [s.pair for s in train_bpe_steps({w + "_": c for w, c in toy.items()}, 12)]
 # assert apply_bpe("lowest_", eow) == ["low", "est_"]
 # assert apply_bpe("estate_", eow) == ["est", "a", "t", "e", "_"]
 # print(f"first seen, all {len(orders)} orders:", " ".join(base))
 # print("ids:", " ".join(by_ids))
-# size = len(train_bpe_steps(slides, 12)[-1].vocab)
+# size = len(train_bpe_steps(toy, 12)[-1].vocab)
 # print(f"vocabulary after 12 merges: {size} symbols either way")
 # print("with _:", " ".join(a + b for a, b in eow))
 # ```

@@ -769,7 +769,7 @@ print("paper (Devlin et al. 2019, Table 7, CoNLL-2003 NER dev F1, BERT-base): fi
 # ## What pre-training buys: a learning curve over labels
 #
 # With every one of the sample's 8,784 distinct training sentences labelled, a bag of words
-# is hard to beat (lab 06 measures it within a point of fine-tuned MiniLM): the reviews are
+# is hard to beat: the reviews are
 # written from templates and their words give the spoilers away. Pre-training is meant to
 # pay elsewhere, where **labels are scarce**: a model that already knows English needs a
 # few examples to learn what the task is, while a model that starts from nothing has to

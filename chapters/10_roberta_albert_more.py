@@ -1204,9 +1204,9 @@ display(Markdown("\n".join(table)))
 # On the bench itself the harm has not vanished at 10 copies: the reference runs give held-out
 # losses of 1.897 to 2.304 with one mask per pair, 0.576 to 0.628 with ten, and 0.53 to 0.555 with
 # dynamic masking, so even BERT's ten copies stay apart from dynamic masking on every seed. Where
-# three copies land takes three new bench runs of 4,000 steps. Note that changing the arm's
-# `masking` text is not enough: the bench builds `StaticMasking` with 10 copies when the text
-# contains "10" and with one otherwise, so write the masker yourself, as `static_masker` does here.
+# three copies land takes three new bench runs of 4,000 steps (the bench reads the number of
+# copies from the arm's `masking` text, so `"static, 3 copies"` is all the new arm needs).
+# Here the masker is written out, as `static_masker` does, to run the same question small.
 # Scaled down (32 pairs of a toy language seen 40 times by a one-layer BERT), the same order
 # appears: one mask is learnt by heart (training loss 0.521, held-out 5.151 against dynamic's
 # 3.486), three copies are still apart from dynamic on every seed (3.750 to 4.018 against 3.439 to

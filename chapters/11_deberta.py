@@ -486,8 +486,9 @@ plt.show()
 # states is a weak judge of a masked LM (chapter 10 found it saturated); the paper's gains
 # are after fine-tuning.
 #
-# Every model here passes the two-sided bigram on every seed (the last verdict): unlike
-# the 200-step runs this chapter used to train live, these models use the context.
+# Every model here passes the two-sided bigram on every seed (the last verdict): trained
+# to the reference budget, these models use the context, not only the neighbouring
+# words.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## SiFT: scale-invariant fine-tuning

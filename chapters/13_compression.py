@@ -749,7 +749,7 @@ for name, model in {"MiniLM fine-tuned (fp32)": teacher, "MiniLM, int8 dynamic":
 # ## Model sizes over time
 #
 # The reason for all this: the parameter counts of published pre-trained models (numbers
-# from the papers, as collected in the course's lecture notes; ELMo's from its paper).
+# from each model's paper).
 
 # %% slideshow={"slide_type": "-"}
 published = [("ELMo", 2018.1, 94e6), ("BERT-large", 2018.8, 340e6), ("GPT-2", 2019.1, 1.5e9),

@@ -230,9 +230,11 @@ def test_execute_starts_a_fresh_kernel_once_when_a_reply_never_comes(monkeypatch
     assert len(runs) == 1
 
 
-# The instructor's voice: phrases that address a teacher, not the student reading the cell.
+# The instructor's voice: phrases that address a teacher, not the student reading the cell,
+# or send the student to lecture material they do not have.
 INSTRUCTOR_VOICE = re.compile(r"\bask the (?:room|class)\b|\bon the board\b|speaker notes|"
-                              r"\bbefore class\b|\blive demo\b", re.I)
+                              r"\bbefore class\b|\blive demo\b|\blecture\b|\bthe slides\b",
+                              re.I)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -247,3 +249,44 @@ def test_students_read_no_instructor_notes(path):
     voice = [f"cell {i}: {m.group(0)!r}" for i, c in enumerate(nb.cells)
              if c.cell_type == "markdown" for m in [INSTRUCTOR_VOICE.search(c.source)] if m]
     assert not voice, f"{path.name}: the instructor's voice in {voice}"
+
+
+def _labels() -> dict[tuple[str, str], tuple[str, str]]:
+    """``{("chapter" | "lab", "4b"): (file name, all its cells' text)}`` from each notebook's
+    title line ("# 4b · ..." or "# Lab 02 · ..."), leading zeros dropped."""
+    out = {}
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        m = re.match(r"# (?:Lab )?(\w+) ·", nb.cells[0].source)
+        assert m, f"{path.name}: the first cell's title is not '# NN · ...'"
+        kind = "lab" if path.parent.name == "solutions" else "chapter"
+        out[(kind, m.group(1).lower().lstrip("0"))] = (
+            path.name, "\n".join(c.source for c in nb.cells))
+    return out
+
+
+_REFERENCE = re.compile(r"\b(chapter|lab)s? (\d+[a-c]?)\b", re.I)
+# "chapter 06's `name`" and "`name` (chapter 06)": the named thing must be in that notebook
+_NAMED = [re.compile(r"\b(?P<kind>chapter|lab) (?P<n>\d+[a-c]?)'s `(?P<name>[^`(]+)", re.I),
+          re.compile(r"`(?P<name>[A-Za-z_][\w.]*)(?:\(\))?`,? \((?P<kind>chapter|lab) "
+                     r"(?P<n>\d+[a-c]?)\)", re.I)]
+
+
+def test_cross_references_resolve():
+    """Every 'chapter N' / 'lab N' names a notebook that exists, and a name quoted with it
+    (chapter 06's `MultiHeadAttention`) is in that notebook: chapters get split and moved,
+    and a pointer into the wrong part sends the student to the wrong place."""
+    labels, bad = _labels(), []
+    for path in NOTEBOOKS:
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            for m in _REFERENCE.finditer(cell.source):
+                if (m.group(1).lower(), m.group(2).lower().lstrip("0")) not in labels:
+                    bad.append(f"{path.name} cell {i}: {m.group(0)!r} names no notebook")
+            for pattern in _NAMED:
+                for m in pattern.finditer(cell.source):
+                    target = labels.get((m["kind"].lower(), m["n"].lower().lstrip("0")))
+                    name = m["name"].strip().rsplit(".", 1)[-1]
+                    if target and name not in target[1]:
+                        bad.append(f"{path.name} cell {i}: {m.group(0)!r}, but {name} is not "
+                                   f"in {target[0]}")
+    assert not bad, "\n".join(bad)

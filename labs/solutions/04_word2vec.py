@@ -16,7 +16,7 @@
 # %% [markdown] slideshow={"slide_type": "slide"}
 # # Lab 04 · word2vec: skip-gram with negative sampling
 #
-# In chapter 04 you read a word2vec implementation and compared it with gensim's. Here you
+# In chapter 4b you read a word2vec implementation and compared it with gensim's. Here you
 # write the three pieces at its heart yourself and train word vectors on real text (the
 # stemmed Wikipedia sample gensim ships, about 300 thousand words):
 #
@@ -199,7 +199,7 @@ check.noise_distribution(noise_distribution)
 #
 # the formula of the paper (Mikolov et al., 2013b). Words rarer than $t$ would get a
 # negative value: they are never discarded, hence the $\max$. (The released `word2vec.c`,
-# and gensim, which chapter 04 follows, use a smoother variant: they *keep* a word with
+# and gensim, which chapter 4b follows, use a smoother variant: they *keep* a word with
 # probability $(\sqrt{f/t} + 1)\,t/f$. Here you write the paper's version.) Return the
 # discard probability of every word, a float array.
 
@@ -313,8 +313,8 @@ for word in ("januari", "king", "church", "war", "music"):
 # - Add word2vec's **dynamic window** to `skipgram_pairs`: each center draws its own reach
 #   $b \in \{1..L\}$ and keeps the contexts with $|o| \le b$. How do the neighbours change?
 # - Write the gradient by hand: $\partial\ell/\partial s_j = \sigma(s_j) - y_j$. Replace
-#   autograd and the optimizer by `index_add_` updates (chapter 04's `sgns_step`) and compare
+#   autograd and the optimizer by `index_add_` updates (chapter 4b's `sgns_step`) and compare
 #   the speed.
 # - Turn it into **CBOW**: average the context vectors of a window and predict the center.
 # - Compare your vectors with gensim's `Word2Vec` trained on the same documents, using the
-#   neighbour agreement of chapter 04.
+#   neighbour agreement of chapter 4c.

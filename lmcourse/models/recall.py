@@ -1,0 +1,139 @@
+"""Multi-query associative recall: a lookup that attention does in one step.
+
+A sequence shows ``P`` key–value pairs, then asks for ``Q`` of the keys again; the answer
+to each query is the value that followed that key earlier (Ba et al. 2016; Arora et al.
+2023, "Zoology", whose multi-query form this is)::
+
+    k_1 v_1 k_2 v_2 ... k_P v_P | q_1 q_2 ... q_Q        target at q_j: the value of key q_j
+
+Keys are drawn without replacement from ``num_keys`` symbols, values with replacement from
+``num_values``; ids ``0 .. num_keys - 1`` are keys and ``num_keys ..`` values, so one
+vocabulary of ``num_keys + num_values`` serves a language model. Only the query positions
+have a target (``IGNORE`` elsewhere): the answer cannot be guessed from frequencies,
+only looked up. A recurrent network must squeeze all ``P`` pairs into its state before the
+first query; attention compares the query with every earlier key directly.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+__all__ = ["IGNORE", "RecallBatch", "RecallRun", "recall_accuracy", "recall_batch",
+           "recall_model", "train_recall"]
+
+IGNORE = -100  # cross_entropy's ignore_index: positions that are not queries
+
+
+class RecallBatch(NamedTuple):
+    """``tokens`` (``B x (2P + Q)`` ids) and ``targets`` (the value id at each query
+    position, ``IGNORE`` elsewhere); ``key_positions[b, j]`` is where query ``j``'s key was
+    shown (its value sits one position later)."""
+
+    tokens: torch.Tensor
+    targets: torch.Tensor
+    key_positions: torch.Tensor
+
+
+def recall_batch(batch_size: int, pairs: int, queries: int | None = None, num_keys: int = 64,
+                 num_values: int = 64, generator: torch.Generator | None = None
+                 ) -> RecallBatch:
+    """A batch of recall sequences with ``pairs`` key–value pairs and ``queries`` queries
+    (default: every key once, in a random order)."""
+    queries = pairs if queries is None else queries
+    if not 0 < pairs <= num_keys:
+        raise ValueError(f"pairs must be between 1 and num_keys={num_keys}, got {pairs}")
+    if not 0 < queries <= pairs:
+        raise ValueError(f"queries must be between 1 and pairs={pairs}, got {queries}")
+    keys = torch.rand(batch_size, num_keys, generator=generator).argsort(dim=1)[:, :pairs]
+    values = num_keys + torch.randint(0, num_values, (batch_size, pairs), generator=generator)
+    asked = torch.rand(batch_size, pairs, generator=generator).argsort(dim=1)[:, :queries]
+    context = torch.stack([keys, values], dim=2).reshape(batch_size, 2 * pairs)
+    tokens = torch.cat([context, keys.gather(1, asked)], dim=1)
+    targets = torch.full_like(tokens, IGNORE)
+    targets[:, 2 * pairs:] = values.gather(1, asked)
+    return RecallBatch(tokens, targets, 2 * asked)
+
+
+@torch.no_grad()
+def recall_accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
+    """Share of query positions whose most likely token is the right value."""
+    asked = targets != IGNORE
+    return float((logits.argmax(-1)[asked] == targets[asked]).float().mean())
+
+
+def recall_model(kind: str, width: int, vocab_size: int, max_len: int, layers: int = 2
+                 ) -> nn.Module:
+    """A causal language model over the recall vocabulary: ``"transformer"`` (``layers``
+    pre-norm layers of ``width``, 4 heads, feed-forward ``4 width``, learned positions) or a
+    recurrent ``"lstm"`` / ``"gru"`` (``layers`` layers of ``width`` units, embeddings of
+    ``width``). Every one maps ``B x T`` ids to ``B x T x vocab`` logits, reading left to
+    right."""
+    from lmcourse.models.gated import GatedLM
+    from lmcourse.models.transformer import TransformerLM
+
+    if kind == "transformer":
+        return TransformerLM(vocab_size, width, 4, layers, 4 * width, max_len=max_len,
+                             positions="learned")
+    if kind in ("lstm", "gru"):
+        return GatedLM(vocab_size, width, cell=kind, num_layers=layers, embed=width,
+                       impl="torch")
+    raise ValueError(f"kind is 'transformer', 'lstm' or 'gru', got {kind!r}")
+
+
+@dataclass
+class RecallRun:
+    """What :func:`train_recall` measured: held-out query accuracy every ``eval_every``
+    steps (``curve``: ``[step, accuracy]``), the final one, the parameter count and the
+    training seconds."""
+
+    accuracy: float
+    parameters: int
+    seconds: float
+    curve: list[list[float]] = field(default_factory=list)
+    model: nn.Module | None = field(default=None, repr=False)
+
+
+def train_recall(model: nn.Module, pairs: int, steps: int, seed: int, *, lr: float = 1e-3,
+                 batch_size: int = 64, eval_every: int = 100, eval_size: int = 512,
+                 num_keys: int = 64, num_values: int = 64,
+                 device: torch.device | str = "cpu") -> RecallRun:
+    """Train ``model`` on fresh recall batches (Adam, gradient norm clipped at 1; the loss
+    is the cross-entropy at the query positions only) and measure its accuracy on
+    ``eval_size`` held-out sequences drawn from another generator."""
+    torch.manual_seed(seed)
+    data = torch.Generator().manual_seed(seed)
+    held_out = recall_batch(eval_size, pairs, num_keys=num_keys, num_values=num_values,
+                            generator=torch.Generator().manual_seed(10_000 + pairs))
+    model = model.to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    curve, seconds = [], 0.0
+
+    def evaluate() -> float:
+        model.eval()
+        with torch.no_grad():
+            logits, _ = model(held_out.tokens.to(device))
+        model.train()
+        return recall_accuracy(logits.cpu(), held_out.targets)
+
+    for step in range(1, steps + 1):
+        tick = time.perf_counter()
+        batch = recall_batch(batch_size, pairs, num_keys=num_keys, num_values=num_values,
+                             generator=data)
+        logits, _ = model(batch.tokens.to(device))
+        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                           batch.targets.to(device).reshape(-1),
+                                           ignore_index=IGNORE)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        seconds += time.perf_counter() - tick
+        if step % eval_every == 0 or step == steps:
+            curve.append([step, round(evaluate(), 4)])
+    return RecallRun(curve[-1][1], sum(p.numel() for p in model.parameters()), seconds,
+                     curve, model)
