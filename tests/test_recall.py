@@ -69,3 +69,38 @@ def test_table_one_sequential_steps_and_gradient_paths():
 
 def test_layer_seconds_times_forward_and_backward():
     assert lc.layer_seconds("attention", 16, 8, batch=2, repeats=1) > 0
+
+
+def test_lookup_measures_read_the_right_positions():
+    """With every weight on one chosen position, the measures return exactly 1 where that
+    position is the key (value, previous token) and 0 otherwise."""
+    from lmcourse.models.recall import lookup_attention, previous_token_attention
+
+    b = recall_batch(4, pairs=6, generator=torch.Generator().manual_seed(3))
+    T, first_query = b.tokens.shape[1], 12
+
+    class Pointer(torch.nn.Module):  # layer 0 reads t - 1, layer 1 reads the asked value
+        def attentions(self, tokens):
+            prev = torch.zeros(4, 2, T, T)
+            prev[:, :, torch.arange(1, T), torch.arange(T - 1)] = 1.0
+            look = torch.zeros(4, 2, T, T)
+            for i in range(4):
+                for j, at in enumerate(b.key_positions[i].tolist()):
+                    look[i, :, first_query + j, at + 1] = 1.0
+            return prev, look
+
+        def eval(self):
+            return self
+
+    mass = lookup_attention(Pointer(), b)
+    assert mass.shape == (2, 2, 2)
+    assert torch.equal(mass[1, :, 1], torch.ones(2)) and torch.equal(mass[1, :, 0], torch.zeros(2))
+    copy = previous_token_attention(Pointer(), b)
+    assert torch.equal(copy[0], torch.ones(2)) and torch.equal(copy[1], torch.zeros(2))
+
+
+def test_a_seed_fixes_the_initial_weights():
+    a = recall_model("lstm", 16, 128, 48, seed=3)
+    torch.randn(5)  # whatever ran before
+    b = recall_model("lstm", 16, 128, 48, seed=3)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))

@@ -381,3 +381,27 @@ def test_run_parallel_gives_each_run_one_thread_and_counts_failures(tiny, tmp_pa
     out = capsys.readouterr().out
     assert "2 reference runs in 2 processes of 1 thread" in out
     assert "tiny2: FAILED (exit 3" in out and "1 written, 1 failed" in out
+
+
+def test_data_scaling_figure_draws_each_size_and_the_baselines_there():
+    import copy
+
+    import matplotlib.pyplot as plt
+
+    from lmcourse.course.reference.figures import plot_data_scaling
+    from lmcourse.course.reference.lm_scale import by_model, scale_table
+
+    small = R.load("lm-scale-lstm-300k")
+    big = copy.deepcopy(small)
+    big.metrics[0] |= {"train_chars": 2_400_000, "held_out_ppl": 5.0}
+    big.baselines["modified_kn_tuned"] = 5.5
+    runs = by_model([big, small])
+    assert [r.values("train_chars")[0] for r in runs["LSTM"]] == [300_000, 2_400_000]
+    fig, ax = plt.subplots()
+    plot_data_scaling(ax, runs, {"modified_kn_tuned": "tuned KN"})
+    network, baseline = ax.lines[0], ax.lines[-1]
+    assert list(network.get_ydata()) == [small.metrics[0]["held_out_ppl"], 5.0]
+    assert list(baseline.get_ydata()) == [small.baselines["modified_kn_tuned"], 5.5]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["300K", "2.4M"]
+    plt.close(fig)
+    assert "2,400,000" in scale_table(runs) and "order" in scale_table(runs)

@@ -23,8 +23,9 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-__all__ = ["IGNORE", "RecallBatch", "RecallRun", "recall_accuracy", "recall_batch",
-           "recall_model", "train_recall"]
+__all__ = ["IGNORE", "RecallBatch", "RecallRun", "lookup_attention",
+           "previous_token_attention", "recall_accuracy", "recall_batch", "recall_model",
+           "train_recall"]
 
 IGNORE = -100  # cross_entropy's ignore_index: positions that are not queries
 
@@ -66,16 +67,18 @@ def recall_accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
     return float((logits.argmax(-1)[asked] == targets[asked]).float().mean())
 
 
-def recall_model(kind: str, width: int, vocab_size: int, max_len: int, layers: int = 2
-                 ) -> nn.Module:
+def recall_model(kind: str, width: int, vocab_size: int, max_len: int, layers: int = 2,
+                 seed: int | None = None) -> nn.Module:
     """A causal language model over the recall vocabulary: ``"transformer"`` (``layers``
     pre-norm layers of ``width``, 4 heads, feed-forward ``4 width``, learned positions) or a
     recurrent ``"lstm"`` / ``"gru"`` (``layers`` layers of ``width`` units, embeddings of
     ``width``). Every one maps ``B x T`` ids to ``B x T x vocab`` logits, reading left to
-    right."""
+    right. ``seed`` fixes the initial weights."""
     from lmcourse.models.gated import GatedLM
     from lmcourse.models.transformer import TransformerLM
 
+    if seed is not None:
+        torch.manual_seed(seed)
     if kind == "transformer":
         return TransformerLM(vocab_size, width, 4, layers, 4 * width, max_len=max_len,
                              positions="learned")
@@ -88,13 +91,14 @@ def recall_model(kind: str, width: int, vocab_size: int, max_len: int, layers: i
 @dataclass
 class RecallRun:
     """What :func:`train_recall` measured: held-out query accuracy every ``eval_every``
-    steps (``curve``: ``[step, accuracy]``), the final one, the parameter count and the
-    training seconds."""
+    steps (``curve``: ``[step, accuracy]``), the final one, the parameter count, the
+    training seconds and every step's training loss."""
 
     accuracy: float
     parameters: int
     seconds: float
     curve: list[list[float]] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list, repr=False)
     model: nn.Module | None = field(default=None, repr=False)
 
 
@@ -111,7 +115,7 @@ def train_recall(model: nn.Module, pairs: int, steps: int, seed: int, *, lr: flo
                             generator=torch.Generator().manual_seed(10_000 + pairs))
     model = model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    curve, seconds = [], 0.0
+    curve, losses, seconds = [], [], 0.0
 
     def evaluate() -> float:
         model.eval()
@@ -133,7 +137,40 @@ def train_recall(model: nn.Module, pairs: int, steps: int, seed: int, *, lr: flo
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         seconds += time.perf_counter() - tick
+        losses.append(loss.item())
         if step % eval_every == 0 or step == steps:
             curve.append([step, round(evaluate(), 4)])
     return RecallRun(curve[-1][1], sum(p.numel() for p in model.parameters()), seconds,
-                     curve, model)
+                     curve, losses, model)
+
+
+@torch.no_grad()
+def lookup_attention(model: nn.Module, batch: RecallBatch) -> torch.Tensor:
+    """For a transformer (``model.attentions``), the attention each head of each layer puts,
+    at the query positions, on the key being asked for and on the value after it, averaged
+    over the queries of ``batch``: a ``layers x heads x 2`` tensor (key, value)."""
+    first_query = batch.tokens.shape[1] - batch.key_positions.shape[1]
+    attentions = model.eval().attentions(batch.tokens)  # per layer: B x heads x T x T
+    rows = torch.arange(batch.tokens.shape[0])[:, None]
+    queries = first_query + torch.arange(batch.key_positions.shape[1])[None, :]
+    out = []
+    for weights in attentions:
+        at_queries = weights[rows, :, queries]  # B x Q x heads x T
+        on_key = at_queries.gather(3, batch.key_positions[:, :, None, None].expand(
+            -1, -1, weights.shape[1], 1)).squeeze(3)
+        on_value = at_queries.gather(3, (batch.key_positions + 1)[:, :, None, None].expand(
+            -1, -1, weights.shape[1], 1)).squeeze(3)
+        out.append(torch.stack([on_key.mean((0, 1)), on_value.mean((0, 1))], dim=1))
+    return torch.stack(out)
+
+
+@torch.no_grad()
+def previous_token_attention(model: nn.Module, batch: RecallBatch) -> torch.Tensor:
+    """For a transformer, the attention each head of each layer puts, at every value
+    position, on the position just before it (the value's key), averaged over ``batch``:
+    a ``layers x heads`` tensor. A head high here copies each key forward into its value's
+    position, the first step of the lookup."""
+    pairs = (batch.tokens.shape[1] - batch.key_positions.shape[1]) // 2
+    values = torch.arange(1, 2 * pairs, 2)
+    return torch.stack([weights[:, :, values, values - 1].mean((0, 2))
+                        for weights in model.eval().attentions(batch.tokens)])

@@ -138,7 +138,10 @@ def plot_data_scaling(ax, runs: Mapping[str, Sequence[ReferenceResult]],
     (``{label: its references, one per size}``; the mean over each reference's seeds, and
     the range of the seeds as an error bar where there are several), and one dashed line
     per baseline (``{key in the references' baselines: label}``, read at every size from
-    the references of the first network). Returns ``ax``."""
+    a reference of that size: every network at a size has the same baselines). Returns
+    ``ax``."""
+    from matplotlib.ticker import NullFormatter
+
     for k, (label, results) in enumerate(runs.items()):
         results = sorted(results, key=lambda r: r.values(size)[0])
         xs = [r.values(size)[0] for r in results]
@@ -149,17 +152,26 @@ def plot_data_scaling(ax, runs: Mapping[str, Sequence[ReferenceResult]],
         seeds = "/".join(str(len(v)) for v in values)
         ax.errorbar(xs, mean, yerr=err, fmt="o-", color=f"C{k}", ms=4, lw=1.5, capsize=3,
                     label=f"{label} (seeds per size: {seeds})")
-    first = sorted(next(iter(runs.values())), key=lambda r: r.values(size)[0])
+    at_size = {r.values(size)[0]: r for results in runs.values() for r in results}
     for j, (key, label) in enumerate(baselines.items()):
-        ax.plot([r.values(size)[0] for r in first], [r.baselines[key] for r in first],
+        xs = sorted(at_size)
+        ax.plot(xs, [at_size[x].baselines[key] for x in xs],
                 "s--", color="0.2" if j == 0 else "0.55", ms=4, lw=1.2, label=label)
     ax.set_xscale("log")
-    plain_log_ticks(ax.xaxis)
+    sizes = sorted({r.values(size)[0] for results in runs.values() for r in results})
+    ax.set_xticks(sizes, [_short_count(x) for x in sizes])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(sizes[0] / 1.6, sizes[-1] * 1.6)
     ax.set_xlabel("training characters (log scale)")
     ax.set_ylabel("held-out perplexity")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     return ax
+
+
+def _short_count(x: float) -> str:
+    """300000 -> '300K', 2400000 -> '2.4M'."""
+    return f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}K" if x >= 1e3 else f"{x:g}"
 
 
 def plain_log_ticks(axis) -> None:

@@ -15,6 +15,7 @@ from lmcourse.course.reference import (
     distilbert_cosine,
     distill_transfer,
     lm_char,
+    lm_scale,
     tiny_bert,
     tinybert_stages,
     transfer_curve,
@@ -26,6 +27,9 @@ __all__ = ["REFERENCES", "get"]
 _ALL: list[Reference] = [
     # character language models against Kneser–Ney n-grams
     lm_char.LM_CHAR_RNN, lm_char.LM_CHAR_LSTM, lm_char.LM_CHAR_GRU, lm_char.LM_CHAR_TRANSFORMER,
+    # ... and on up to 8 times more text (Wikipedia): each run as it lands; the rest are in
+    # lm_scale.SCALE_REFS (`python -m lmcourse.course.reference.scale_runs` runs them)
+    *(lm_scale.SCALE_REFS[name] for name in ["lm-scale-lstm-300k"]),
     # the biLM on the Lee words against word n-grams
     bilm_lee.BILM_LEE,
     # pre-training: the tiny BERT, then the bench's arms (one change each)

@@ -1,0 +1,30 @@
+"""Run the data-scaling references (:mod:`~lmcourse.course.reference.lm_scale`) that have
+no committed result yet, in order, in the background:
+
+    nohup .venv/bin/python -m lmcourse.course.reference.scale_runs [NAME ...] > build/scale.log &
+
+Each finished run writes ``reference/<name>/`` (commit it and add it to the registry); an
+interrupted one starts again. Nothing imports this module: it only runs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from lmcourse.course.reference.lm_scale import SCALE_REFS
+from lmcourse.course.reference.result import result_path
+from lmcourse.course.reference.running import run
+
+
+def run_missing(names: list[str] | None = None) -> None:
+    """Run, in order, every scale reference named (all by default) without a result."""
+    unknown = sorted(set(names or ()) - set(SCALE_REFS))
+    if unknown:
+        raise SystemExit(f"no scale reference named {unknown}; known: {sorted(SCALE_REFS)}")
+    for name, ref in SCALE_REFS.items():
+        if (names is None or name in names) and not result_path(name).exists():
+            run(ref, progress=True)
+
+
+if __name__ == "__main__":
+    run_missing(sys.argv[1:] or None)
