@@ -405,3 +405,40 @@ def test_data_scaling_figure_draws_each_size_and_the_baselines_there():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["300K", "2.4M"]
     plt.close(fig)
     assert "2,400,000" in scale_table(runs) and "order" in scale_table(runs)
+
+
+class _SittingEnds(Exception):
+    pass
+
+
+def test_a_run_longer_than_a_sitting_resumes_from_its_finished_seeds(tmp_path, monkeypatch):
+    """A reference that keeps no weights writes each finished seed under seeds/ (small,
+    committable); run again, it trains only the missing seeds, for the same recipe only,
+    and the final result equals an uninterrupted run's."""
+    monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path))
+    trained, sittings = [], {"ended": False}
+
+    def train(recipe, seed, device, progress=True, stop_after=None):
+        trained.append(seed)
+        if seed == 2 and not sittings["ended"]:
+            sittings["ended"] = True
+            raise _SittingEnds  # the machine is shut down during seed 2
+        return _tiny_train(recipe, seed, device, progress, stop_after)
+
+    ref = R.Reference(name="long", title="long", recipe={"lr": 0.1, "steps": 6}, train=train,
+                      evaluate=_tiny_evaluate, baselines=lambda r: {}, seconds_per_seed=0.1,
+                      first_steps=3, keep_weights=())
+    monkeypatch.setitem(R.REFERENCES, "long", ref)
+    with pytest.raises(_SittingEnds):
+        R.run("long", progress=False, device=torch.device("cpu"))
+    assert sorted(p.name for p in (tmp_path / "long" / "seeds").iterdir()) == [
+        "seed0.json", "seed1.json"]
+    assert not result_path("long").exists()
+    result = R.run("long", progress=False, device=torch.device("cpu"))
+    assert trained == [0, 1, 2, 2] and result.seeds == [0, 1, 2]
+    assert not (tmp_path / "long" / "seeds").exists()
+    trained.clear()
+    monkeypatch.setattr(ref, "recipe", {"lr": 0.2, "steps": 6})
+    result_path("long").unlink()
+    R.run("long", progress=False, device=torch.device("cpu"))
+    assert trained == [0, 1, 2]  # nothing kept from another recipe

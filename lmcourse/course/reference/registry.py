@@ -16,6 +16,7 @@ from lmcourse.course.reference import (
     distill_transfer,
     lm_char,
     lm_scale,
+    recall_sweep,
     tiny_bert,
     tinybert_stages,
     transfer_curve,
@@ -29,7 +30,10 @@ _ALL: list[Reference] = [
     lm_char.LM_CHAR_RNN, lm_char.LM_CHAR_LSTM, lm_char.LM_CHAR_GRU, lm_char.LM_CHAR_TRANSFORMER,
     # ... and on up to 8 times more text (Wikipedia): each run as it lands; the rest are in
     # lm_scale.SCALE_REFS (`python -m lmcourse.course.reference.scale_runs` runs them)
-    *(lm_scale.SCALE_REFS[name] for name in ["lm-scale-lstm-300k"]),
+    *(lm_scale.SCALE_REFS[name] for name in ["lm-scale-lstm-300k", "lm-scale-lstm-600k",
+                                              "lm-scale-transformer-300k"]),
+    # the transformer's case: associative recall at equal size
+    recall_sweep.RECALL_SWEEP,
     # the biLM on the Lee words against word n-grams
     bilm_lee.BILM_LEE,
     # pre-training: the tiny BERT, then the bench's arms (one change each)

@@ -18,7 +18,9 @@ import datetime
 import json
 import math
 import os
+import shutil
 import time
+from pathlib import Path
 
 import torch
 
@@ -70,11 +72,20 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
           flush=True)
     folder = reference_dir() / name
     start, runs = time.perf_counter(), {}
+    done = _finished_seeds(ref, folder) if not ref.keep_weights else {}
     for seed in seeds:
+        if seed in done:
+            runs[seed], seconds = done[seed]
+            start -= seconds  # the wall time counts the earlier session's seconds too
+            print(f"   seed {seed}: finished earlier ({folder / 'seeds'}), not trained again",
+                  flush=True)
+            continue
         tick = time.perf_counter()
         runs[seed] = ref.train(ref.recipe, seed=seed, device=device, progress=progress)
         print(f"   seed {seed}: {runs[seed].metrics} ({time.perf_counter() - tick:.0f} s)",
               flush=True)
+        if not ref.keep_weights and len(seeds) > 1:
+            _save_finished_seed(ref, folder, seed, runs[seed], time.perf_counter() - tick)
     for seed in ref.keep_weights:
         if seed in runs and runs[seed].state is not None:
             state = {k: v.detach().cpu().half().contiguous() for k, v in runs[seed].state.items()}
@@ -92,8 +103,32 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
         command=ref.command, code_hash=code_hash(ref),
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     result.save(folder)
+    shutil.rmtree(folder / "seeds", ignore_errors=True)  # the result holds them now
     print(f"   wrote {folder} ({result.wall_s / 60:.1f} min)", flush=True)
     return result
+
+
+def _save_finished_seed(ref: Reference, folder: Path, seed: int, run_: SeedRun,
+                        seconds: float) -> None:
+    """Keep one finished seed of a run that keeps no weights (``<folder>/seeds/seed<N>.json``,
+    small enough to commit), so a run longer than one sitting resumes where it stopped."""
+    record = {"recipe": _canonical(ref.recipe), "seconds": round(seconds, 1),
+              "curve": run_.curve, "train_loss": [round(x, 6) for x in run_.train_loss],
+              "metrics": run_.metrics}
+    write_atomic(folder / "seeds" / f"seed{seed}.json",
+                 lambda tmp: Path(tmp).write_text(json.dumps(record) + "\n"))
+
+
+def _finished_seeds(ref: Reference, folder: Path) -> dict[int, tuple[SeedRun, float]]:
+    """The seeds :func:`_save_finished_seed` kept for this very recipe (a seed kept for
+    another recipe is ignored, and trained again)."""
+    out = {}
+    for path in sorted((folder / "seeds").glob("seed*.json")):
+        record = json.loads(path.read_text())
+        if record["recipe"] == _canonical(ref.recipe):
+            out[int(path.stem[4:])] = (SeedRun(record["curve"], record["train_loss"],
+                                               record["metrics"]), record["seconds"])
+    return out
 
 
 def live_run(name: str, steps: int, device: torch.device | None = None) -> SeedRun:

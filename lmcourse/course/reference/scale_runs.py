@@ -3,8 +3,10 @@ no committed result yet, in order, in the background:
 
     nohup .venv/bin/python -m lmcourse.course.reference.scale_runs [NAME ...] > build/scale.log &
 
-Each finished run writes ``reference/<name>/`` (commit it and add it to the registry); an
-interrupted one starts again. Nothing imports this module: it only runs.
+Each finished run writes ``reference/<name>/result.json`` (commit it and add the run to the
+registry). A three-seed run also keeps each finished seed in ``reference/<name>/seeds/``:
+commit those too, and a run cut off by the end of a sitting resumes from them instead of
+starting again. Nothing imports this module: it only runs.
 """
 
 from __future__ import annotations

@@ -1,0 +1,377 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # 7c · The transformer's case: one step to anywhere
+#
+# Chapter 7b raced the transformer against recurrent networks on a third of a million
+# characters of news, and it lost: at equal steps, at equal seconds and at a real budget.
+# Yet transformers replaced recurrence. This chapter measures the argument Vaswani et al.
+# (2017) actually made, in their Table 1: what a layer costs, how much of that work must
+# happen one step after another, and how far apart two positions are for the gradient.
+# Then it trains the three kinds of network on a task where that argument decides
+# everything: looking up, in a long sequence, the value that followed a key.
+#
+# By the end of it you will be able to
+#
+# - time a self-attention layer and a recurrent layer of the same width on sequences of 16
+#   to 1,024 positions, count their sequential steps, and say where $n > d$ turns the
+#   arithmetic against attention;
+# - measure how strongly the last output of a fresh layer depends on an input $k$ positions
+#   back, for an RNN, an LSTM and one attention layer;
+# - train a transformer, an LSTM and a GRU of the same size on **associative recall**, read
+#   their accuracy against the number of pairs over three seeds, and find the attention
+#   head that does the lookup.
+
+# %% slideshow={"slide_type": "-"}
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+import lmcourse
+from lmcourse import show
+from lmcourse.course import reference
+from lmcourse.course.claims import verdict
+from lmcourse.course.reference.recall_sweep import MODELS, RECIPE
+from lmcourse.models.layer_costs import gradient_reach, layer_seconds, sequential_steps
+from lmcourse.models.recall import (
+    lookup_attention,
+    previous_token_attention,
+    recall_batch,
+    recall_model,
+    train_recall,
+)
+from lmcourse.viz import attention_widget, plot_attention
+
+lmcourse.seed_everything(0)
+dev = lmcourse.device()
+if dev.type == "cpu":
+    torch.set_num_threads(1)  # every timing below on one CPU thread
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Table 1 of the paper
+#
+# Vaswani et al. (2017, Table 1) compare layer types for a sequence of $n$ vectors of width
+# $d$ (figures from the paper, not measured here):
+#
+# | layer | operations per layer | sequential operations | maximum path length |
+# |---|---|---|---|
+# | self-attention | $O(n^2 \cdot d)$ | $O(1)$ | $O(1)$ |
+# | recurrent | $O(n \cdot d^2)$ | $O(n)$ | $O(n)$ |
+#
+# Self-attention compares every pair of positions ($n^2$ dot products of length $d$); a
+# recurrent layer multiplies a $d \times d$ matrix at each of $n$ positions. So attention
+# does *more* arithmetic once $n > d$. What it does not do is wait: all $n^2$ products are
+# independent, while $h_t$ cannot start before $h_{t-1}$ is done. And a signal from
+# position $t - k$ reaches position $t$ through one attention layer, but through $k$
+# recurrent steps. The three columns are measured below, in `lmcourse.models.layer_costs`.
+
+# %% slideshow={"slide_type": "-"}
+show(layer_seconds)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Time per layer, and the steps that must wait
+#
+# One forward and backward pass of a causal self-attention layer (four heads) and of an
+# LSTM layer, both of width $d = 128$, over 8 sequences of $n$ positions, the median of
+# five timings.
+
+# %% slideshow={"slide_type": "-"}
+d = 128
+lengths = [16, 32, 64, 128, 256, 512, 1024]
+seconds = {kind: [layer_seconds(kind, n, d, device=dev) for n in lengths]
+           for kind in ("attention", "lstm")}
+print(f"{'n':>6} {'attention ms':>13} {'LSTM ms':>9} {'ratio':>6}   sequential steps: "
+      "attention / LSTM")
+for i, n in enumerate(lengths):
+    a, r = seconds["attention"][i] * 1e3, seconds["lstm"][i] * 1e3
+    print(f"{n:>6} {a:>13.2f} {r:>9.2f} {r / a:>6.1f}   {sequential_steps('attention', n):>5} / "
+          f"{sequential_steps('lstm', n)}")
+slower = [n for n, a, r in zip(lengths, *seconds.values(), strict=True) if a > r]
+print(f"device: {dev} ({torch.get_num_threads()} thread(s)); attention is the slower layer "
+      f"from n = {slower[0] if slower else 'never'} on (n = d = {d})")
+
+# %% slideshow={"slide_type": "-"}
+fig, ax = plt.subplots(figsize=(7, 3.6))
+for kind, style in (("attention", "o-"), ("lstm", "s-")):
+    ax.loglog(lengths, np.array(seconds[kind]) * 1e3, style,
+              label="self-attention" if kind == "attention" else "LSTM")
+ax.axvline(d, color="0.5", ls=":", label=f"n = d = {d}")
+ax.set(xlabel="sequence length n", ylabel="forward + backward (ms)",
+       title=f"One layer of width {d}, batch of 8, on {dev.type.upper()}")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Read the slopes, not only the values. The LSTM's time grows in proportion to $n$: $n$
+# small matrix products, each waiting for the previous one. Attention's grows about as fast
+# while the sequences are short, then bends towards $n^2$ once the score matrices dominate,
+# and the last printed line says from which length it is the slower layer here. On one CPU
+# thread that is the whole story: a thread does one thing at a time, so being able to run
+# all $n^2$ products at once buys nothing, and only the first column of Table 1 is being
+# measured. The second column is an argument about parallel hardware: on a GPU the
+# recurrent layer still takes $n$ steps one after the other, while attention's products
+# run side by side on thousands of arithmetic units, which is why transformers train on
+# far more text in the same time (Vaswani et al. 2017, section 4). This course has no GPU
+# measurement of it yet; rerun this cell on one (`lmcourse.device()` picks it) to see it.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Path length: how far back does the gradient reach?
+#
+# The third column is about learning. For a fresh layer, take the output at the last
+# position $y_{n-1}$ and ask how much it depends on the input $k$ positions back,
+# $\lVert \partial y_{n-1} / \partial x_{n-1-k} \rVert$ (chapter 03 asked the same of
+# trained networks). In a recurrent layer the dependence passes through $k$ Jacobians; in
+# self-attention every earlier position is one step away.
+
+# %% slideshow={"slide_type": "-"}
+show(gradient_reach)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+n_reach, d_reach = 128, 64
+reach = {kind: gradient_reach(kind, n_reach, d_reach) for kind in ("rnn", "lstm", "attention")}
+for kind, r in reach.items():
+    print(f"{kind:>9}: k = 1: {r[1]:.1e}   k = 16: {r[16]:.1e}   k = 64: {r[64]:.1e}   "
+          f"k = 127: {r[127]:.1e}")
+
+# %% slideshow={"slide_type": "-"}
+fig, ax = plt.subplots(figsize=(7, 3.4))
+for kind, label in (("rnn", "tanh RNN"), ("lstm", "LSTM"), ("attention", "one attention layer")):
+    ax.semilogy(np.arange(n_reach), reach[kind].clamp_min(1e-300).numpy(), label=label)
+ax.set(xlabel="k (positions back from the last)", ylim=(1e-30, 10),
+       ylabel=r"$\|\partial y_{n-1} / \partial x_{n-1-k}\|$",
+       title=f"Fresh layers of width {d_reach}: dependence of the last output on the past")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# At initialisation the tanh RNN's dependence falls by orders of magnitude within a few
+# dozen positions, the LSTM's more slowly but still exponentially, and the attention
+# layer's stays at the same level across the whole sequence: it is spread over the
+# positions by the softmax (a fresh layer averages them), not multiplied away. A gated
+# cell *can learn* to keep its forget gate near 1 (chapter 03); attention does not have
+# to learn anything to reach back, only where to look.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## A task where attention wins by construction: associative recall
+#
+# The sequence shows $P$ key–value pairs and then asks for the keys again, in another
+# order; the right output at each query is the value that followed that key
+# (Ba et al. 2016; the multi-query form of Arora et al. 2023). Keys and values are drawn
+# at random for every sequence, so nothing can be memorised across sequences: the answer
+# must be looked up.
+
+# %% slideshow={"slide_type": "-"}
+show(recall_batch)
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_CHECK_OUTPUT
+example = recall_batch(1, pairs=4, generator=torch.Generator().manual_seed(0))
+names = [f"k{t}" if t < 64 else f"v{t - 64}" for t in example.tokens[0].tolist()]
+print("sequence:", " ".join(names))
+print("answers: ", " ".join(f"v{t - 64}" if t >= 0 else "." for t in example.targets[0].tolist()))
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# A recurrent network reads the pairs one by one and must keep all of them in its state
+# until the queries come; attention, at a query, compares it with every earlier key and
+# reads what sits next to the match. The three models below have the same size (about
+# 120K parameters): a two-layer transformer of width 64 with four heads, a two-layer LSTM
+# of 80 units and a two-layer GRU of 90, each with the learning rate it did best with on a
+# tuning seed. They see the same batches, for the same number of steps.
+#
+# **Predict before you run:** with 8 pairs, which of the three will answer most queries
+# after 600 steps, and will the others do better than guessing one of the 8 values shown?
+
+# %% slideshow={"slide_type": "-"}
+live_pairs, live_steps = 8, lmcourse.budget(cpu=600, gpu=1000)
+vocab_size = RECIPE["num_keys"] + RECIPE["num_values"]
+live = {}
+for kind in MODELS:
+    spec = RECIPE[kind]
+    model = recall_model(kind, spec["width"], vocab_size, RECIPE["max_len"], spec["layers"],
+                         seed=0)
+    live[kind] = train_recall(model, live_pairs, live_steps, seed=0, lr=spec["lr"],
+                              eval_every=50, device=dev)
+    print(f"{kind:>11}: {live[kind].parameters:,} parameters, held-out accuracy "
+          f"{live[kind].accuracy:.3f} after {live_steps} steps ({live[kind].seconds:.0f} s)")
+
+# %% slideshow={"slide_type": "-"}
+fig, ax = plt.subplots(figsize=(7, 3.4))
+for kind in MODELS:
+    steps_, acc = zip(*live[kind].curve, strict=True)
+    ax.plot(steps_, acc, "o-", ms=3, label=kind)
+ax.axhline(1 / live_pairs, color="0.5", ls=":", label=f"guess a shown value (1/{live_pairs})")
+ax.set(xlabel="training step", ylabel="held-out query accuracy", ylim=(0, 1.05),
+       title=f"Associative recall with {live_pairs} pairs, seed 0")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The transformer's curve is flat and then jumps: for a while it does no better than the
+# recurrent networks, then within a hundred steps it answers nearly every query. That
+# jump is the moment the lookup circuit forms (Olsson et al., 2022, saw the same sudden
+# phase in language models and called the heads involved *induction heads*). The recurrent
+# networks climb to about the share that a guess among the shown values gets, and stay.
+#
+# ### Three seeds, more pairs: the reference run
+#
+# One seed on one size is a demonstration, not a result. The reference run
+# `recall-sweep` (`make reference NAME=recall-sweep`) trains the three models for
+# 1,000 steps at 4, 8, 16 and 32 pairs, three seeds each.
+
+# %% slideshow={"slide_type": "-"}
+sweep = reference.load("recall-sweep")
+pairs = sweep.recipe["pairs"]
+fig, ax = plt.subplots(figsize=(7, 3.6))
+for kind in MODELS:
+    acc = np.array([[sweep.metrics[s][f"{kind}@{p}"] for p in pairs] for s in sweep.seeds])
+    ax.errorbar(pairs, acc.mean(0), yerr=[acc.mean(0) - acc.min(0), acc.max(0) - acc.mean(0)],
+                fmt="o-", capsize=3, label=f"{kind} ({sweep.metrics[0][f'{kind}_parameters']:,}"
+                " parameters)")
+ax.plot(pairs, [sweep.baselines[f"shown_value@{p}"] for p in pairs], "k:",
+        label="guess a shown value")
+ax.set_xscale("log", base=2)
+ax.set(xlabel="key-value pairs", ylabel="held-out query accuracy", ylim=(0, 1.05),
+       xticks=pairs, xticklabels=pairs, title="Associative recall, 3 seeds (range as bars)")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% slideshow={"slide_type": "-"}
+for p in pairs:
+    row = "  ".join(f"{kind} {np.mean([sweep.metrics[s][f'{kind}@{p}'] for s in sweep.seeds]):.3f}"
+                    for kind in MODELS)
+    print(f"{p:>3} pairs: {row}  (guess a shown value {sweep.baselines[f'shown_value@{p}']:.3f})")
+for p in (8, 16):  # the sizes where the lookup was learned within the budget (see below)
+    ours = [sweep.metrics[s][f"transformer@{p}"] for s in sweep.seeds]
+    best_rnn = max(("lstm", "gru"),
+                   key=lambda k: np.mean([sweep.metrics[s][f"{k}@{p}"] for s in sweep.seeds]))
+    verdict(f"with {p} pairs, the transformer recalls more values than the LSTM and the GRU of "
+            "the same size at equal steps (reference run)", ours,
+            baseline=(best_rnn.upper(), [sweep.metrics[s][f"{best_rnn}@{p}"]
+                                         for s in sweep.seeds]),
+            higher_is_better=True, metric="held-out query accuracy", digits=3)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Read the table across a row. Up to 16 pairs the transformer answers every query on
+# every seed, while the LSTM and the GRU of the same size stay near a guess among the shown
+# values, even with 4 pairs: their state would have to hold every pair at once, and
+# gradient descent does not find that within these steps. At 32 pairs the 1,000 steps
+# were not enough for the transformer's jump either, and all three are near the guess: the
+# lookup is learnable, but it has to be learned, and the flat stretch before the jump
+# grows with the number of pairs (exercise 2 asks how long). That is why the verdicts are
+# read at 8 and 16 pairs, where the budget let the lookup form, and the 32-pair row is
+# reported as it came out. Zoology (Arora et al. 2023) found the same ordering at scale,
+# and traced much of the quality gap between attention and attention-free language models
+# to this one ability.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Which head does the lookup?
+#
+# For the live transformer, measure at every query how much attention each head puts on
+# the key being asked for and on the value right after it, averaged over 256 held-out
+# sequences (`lookup_attention`). A random head spreads its weight over the $2P + j$
+# positions it may see, about 5% each here.
+
+# %% slideshow={"slide_type": "-"}
+show(lookup_attention)
+
+# %% slideshow={"slide_type": "-"}
+probe = recall_batch(256, live_pairs, generator=torch.Generator().manual_seed(7))
+mass = lookup_attention(live["transformer"].model.cpu(), probe)
+print("attention at the queries, averaged:  on the key asked for / on its value")
+for layer in range(mass.shape[0]):
+    print(f"layer {layer}: " + "   ".join(f"head {h}: {mass[layer, h, 0]:.2f} / "
+                                       f"{mass[layer, h, 1]:.2f}"
+                                       for h in range(mass.shape[1])))
+best_layer, best_head = divmod(int(mass[..., 1].argmax()), mass.shape[1])
+print(f"the head that reads the value: layer {best_layer}, head {best_head} "
+      f"({mass[best_layer, best_head, 1]:.2f} of its attention)")
+copy = previous_token_attention(live["transformer"].model, probe)
+print("attention of each value on the key just before it: "
+      + "   ".join(f"layer {layer}: " + " ".join(f"{w:.2f}" for w in copy[layer])
+                   for layer in range(copy.shape[0])))
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# The widget shows every head on one sequence (choose a layer and a head). Rows are
+# positions, columns the positions they read; the last 8 rows are the queries. In the
+# head printed above, each query row has one bright cell: the value that followed its key.
+# That head cannot find the value alone: the query matches the *key*, one position
+# earlier. The usual two-step circuit (Olsson et al. 2022) has a first-layer head copy each
+# key into the position after it, so that the value's position carries "I follow key
+# $k$", and a second-layer head match the query against that copy. The last printed line
+# measures the first step: how much attention each value position pays to its key.
+
+# %% slideshow={"slide_type": "-"}
+one = recall_batch(1, live_pairs, generator=torch.Generator().manual_seed(11))
+tokens = [f"k{t}" if t < 64 else f"v{t - 64}" for t in one.tokens[0].tolist()]
+attentions = live["transformer"].model.eval().attentions(one.tokens)
+attention_widget(attentions, tokens, layer=best_layer, head=best_head)
+
+# %% slideshow={"slide_type": "-"}
+fig = plot_attention(attentions[best_layer][0, best_head], tokens,
+                     title=f"layer {best_layer}, head {best_head}: the queries (last rows) "
+                           "read the values")
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## And language modelling?
+#
+# Recall is the transformer's home ground; text is not only lookups. On the Lee corpus
+# (chapter 7b) the LSTM wins at every budget the course can afford. Chapter 03's
+# data-scaling reference runs give the transformer of chapter 7b's design, at the LSTM's
+# size and on the same batches, up to eight times more text (Wikipedia prose), and draw
+# all three networks against the tuned Kneser–Ney model as the text grows.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Summary
+#
+# - Vaswani et al.'s Table 1, measured on one CPU thread: a self-attention layer does
+#   $O(n^2 d)$ work in one parallel step, a recurrent layer $O(n d^2)$ in $n$ steps that
+#   wait for each other; the printed times show where each is cheaper on this machine, and
+#   $n = d$ marks where attention's arithmetic overtakes.
+# - Path length, measured: in fresh layers the last output's dependence on the input $k$
+#   steps back falls exponentially for the RNN and the LSTM and stays level for attention.
+# - Associative recall at equal size and equal steps: the transformer learns to look
+#   values up (with a sudden jump in accuracy), the LSTM and GRU stay near a guess among
+#   the shown values; the reference run repeats it over three seeds and 4 to 32 pairs, and
+#   shows that the jump takes longer as the pairs grow.
+# - One head at the queries puts most of its attention on the value after the key asked
+#   for: the lookup is visible in the weights.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Exercises
+#
+# 1. *(Table 1 on your machine)* Re-run the timing cell with $d = 32$ and $d = 512$. Does
+#    the length at which attention becomes the slower layer move with $d$ as $n = d$
+#    predicts? On a GPU, how do the two curves change?
+# 2. *(how long before the jump?)* Train the transformer on 32 pairs for 3,000 steps
+#    with `eval_every=100`. At which step does the accuracy jump, and how does that compare
+#    with 8 and 16 pairs? Then give the LSTM twice the width (four times the parameters)
+#    on 8 pairs: how much closer does it get?
+# 3. *(ablate the circuit)* Train a transformer with **one** layer on 8 pairs. Can it learn
+#    the lookup? Explain the answer with the two-step circuit described above.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## References
+#
+# - A. Vaswani et al. (2017). *Attention is all you need.* NeurIPS (Table 1).
+# - J. Ba, G. Hinton, V. Mnih, J. Z. Leibo, C. Ionescu (2016). *Using fast weights to
+#   attend to the recent past.* NeurIPS (associative recall).
+# - S. Arora, S. Eyuboglu, A. Timalsina, I. Johnson, M. Poli, J. Zou, A. Rudra, C. Ré
+#   (2023). *Zoology: measuring and improving recall in efficient language models.*
+#   arXiv:2312.04927 (multi-query associative recall).
+# - C. Olsson et al. (2022). *In-context learning and induction heads.* Transformer
+#   Circuits Thread.
