@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# # 7c · The transformer's case: one step to anywhere
+# # 7c · The case for attention: one step to anywhere
 #
 # Chapter 7b raced the transformer against recurrent networks on a third of a million
 # characters of news, and it lost: at equal steps, at equal seconds and at a real budget.
@@ -363,6 +363,29 @@ plt.show()
 #    on 8 pairs: how much closer does it get?
 # 3. *(ablate the circuit)* Train a transformer with **one** layer on 8 pairs. Can it learn
 #    the lookup? Explain the answer with the two-step circuit described above.
+#
+# <details><summary>Worked answer to exercise 3</summary>
+#
+# ```python
+# import torch
+#
+# from lmcourse.models.recall import recall_model, train_recall
+#
+# runs = {layers: train_recall(recall_model("transformer", 64, 128, 96, layers=layers, seed=0),
+#                              8, 600, seed=0, lr=1e-3, eval_every=200)
+#         for layers in (1, 2)}
+# for layers, run in runs.items():
+#     print(f"{layers} layer(s): {run.parameters:,} parameters, accuracy {run.accuracy:.3f}")
+# assert runs[2].accuracy > 0.9 > 0.3 > runs[1].accuracy  # the lookup needs two layers
+# ```
+#
+# One layer stays near a guess among the 8 shown values (about 0.16), two layers answer
+# every query. In one layer, a query can find its key (the same token), but the value sits
+# one position later, and nothing at the value's position says which key it follows: that
+# information has to be moved there first, by a head that reads the previous position.
+# With one layer there is no "first": each position's input is its own token and position
+# only. The second layer is what lets one head copy and the next one match.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## References
