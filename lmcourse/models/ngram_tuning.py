@@ -127,6 +127,11 @@ class NGramCounts:
         """A scorer for the rows of a ``(rows x length)`` array, each read alone."""
         return RowsScorer(self, rows)
 
+    def text_scorer(self, text: Sequence[int] | np.ndarray | torch.Tensor
+                    ) -> NGramScorer | RowsScorer:
+        """:meth:`scorer` for one stream, :meth:`rows_scorer` for a 2-D array of windows."""
+        return self.rows_scorer(text) if np.ndim(text) == 2 else self.scorer(text)
+
 
 class NGramScorer:
     """Perplexity of one text under any (order, discount) the counts allow, each in a few
@@ -261,8 +266,7 @@ class TunedNGram:
         """The chosen setting refitted on ``train_ids`` and scored on ``held_out_ids`` (one
         stream, or a 2-D array of windows each read alone, as in :func:`tune_ngram`)."""
         counts = NGramCounts(train_ids, vocab_size, self.best.order)
-        scorer = (counts.rows_scorer(held_out_ids) if np.ndim(held_out_ids) == 2
-                  else counts.scorer(held_out_ids))
+        scorer = counts.text_scorer(held_out_ids)
         return scorer.perplexity(self.best.order, self.best.discount)
 
 
@@ -276,8 +280,7 @@ def tuned_perplexities(tuned: TunedNGram, train_ids: Sequence[int] | np.ndarray 
     appended to each name (``"_fwd"``)."""
     orders = [tuned.best_of(v)[0].order for v in ("kn", "modified")]
     counts = NGramCounts(train_ids, vocab_size, max(orders))
-    scorer = (counts.rows_scorer(held_out) if np.ndim(held_out) == 2
-              else counts.scorer(held_out))
+    scorer = counts.text_scorer(held_out)
     out: dict[str, float] = {}
     for variant, key in (("kn", "kn_tuned"), ("modified", "modified_kn_tuned")):
         setting, tuning_ppl = tuned.best_of(variant)
@@ -303,8 +306,7 @@ def tune_ngram(train_ids: Sequence[int] | np.ndarray | torch.Tensor,
     if not orders or not discounts:
         raise ValueError("tune_ngram needs at least one order and one discount to try.")
     counts = NGramCounts(train_ids, vocab_size, orders[-1])
-    two_d = np.ndim(tuning_ids) == 2
-    scorer = counts.rows_scorer(tuning_ids) if two_d else counts.scorer(tuning_ids)
+    scorer = counts.text_scorer(tuning_ids)
     tried = {NGramSetting(n, d): scorer.perplexity(n, d) for n in orders for d in discounts}
     best = min(tried, key=tried.get)
     return TunedNGram(best, tried[best], tried)
