@@ -17,15 +17,18 @@ first query; attention compares the query with every earlier key directly.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import torch
 from torch import nn
 
+from lmcourse import progress_bar
+
 __all__ = ["IGNORE", "RecallBatch", "RecallRun", "lookup_attention",
-           "previous_token_attention", "recall_accuracy", "recall_batch", "recall_model",
-           "train_recall"]
+           "previous_token_attention", "query_loss", "recall_accuracy", "recall_batch",
+           "recall_model", "train_recall"]
 
 IGNORE = -100  # cross_entropy's ignore_index: positions that are not queries
 
@@ -58,6 +61,19 @@ def recall_batch(batch_size: int, pairs: int, queries: int | None = None, num_ke
     targets = torch.full_like(tokens, IGNORE)
     targets[:, 2 * pairs:] = values.gather(1, asked)
     return RecallBatch(tokens, targets, 2 * asked)
+
+
+def query_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over the query positions only,
+    ``-(1/|Q|) sum_{t in Q} log p(target_t | tokens <= t)``; ``IGNORE`` targets add nothing."""
+    return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                       targets.reshape(-1), ignore_index=IGNORE)
+
+
+def _logits(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
+    """A model's logits, whether it returns them alone or as ``(logits, state)``."""
+    out = model(tokens)
+    return out[0] if isinstance(out, tuple) else out
 
 
 @torch.no_grad()
@@ -105,10 +121,14 @@ class RecallRun:
 def train_recall(model: nn.Module, pairs: int, steps: int, seed: int, *, lr: float = 1e-3,
                  batch_size: int = 64, eval_every: int = 100, eval_size: int = 512,
                  num_keys: int = 64, num_values: int = 64,
-                 device: torch.device | str = "cpu") -> RecallRun:
-    """Train ``model`` on fresh recall batches (Adam, gradient norm clipped at 1; the loss
-    is the cross-entropy at the query positions only) and measure its accuracy on
-    ``eval_size`` held-out sequences drawn from another generator."""
+                 device: torch.device | str = "cpu",
+                 loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = query_loss,
+                 progress: bool = False) -> RecallRun:
+    """Train ``model`` on fresh recall batches (Adam, gradient norm clipped at 1; the loss,
+    ``loss_fn(logits, targets)``, is the cross-entropy at the query positions only) and
+    measure its accuracy on ``eval_size`` held-out sequences drawn from another generator.
+    ``model(tokens)`` may return the logits or ``(logits, state)``; ``progress`` shows a
+    bar."""
     torch.manual_seed(seed)
     data = torch.Generator().manual_seed(seed)
     held_out = recall_batch(eval_size, pairs, num_keys=num_keys, num_values=num_values,
@@ -120,18 +140,16 @@ def train_recall(model: nn.Module, pairs: int, steps: int, seed: int, *, lr: flo
     def evaluate() -> float:
         model.eval()
         with torch.no_grad():
-            logits, _ = model(held_out.tokens.to(device))
+            logits = _logits(model, held_out.tokens.to(device))
         model.train()
         return recall_accuracy(logits.cpu(), held_out.targets)
 
-    for step in range(1, steps + 1):
+    for step in progress_bar(range(1, steps + 1), progress, desc=f"recall, {pairs} pairs",
+                             leave=False):
         tick = time.perf_counter()
         batch = recall_batch(batch_size, pairs, num_keys=num_keys, num_values=num_values,
                              generator=data)
-        logits, _ = model(batch.tokens.to(device))
-        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                           batch.targets.to(device).reshape(-1),
-                                           ignore_index=IGNORE)
+        loss = loss_fn(_logits(model, batch.tokens.to(device)), batch.targets.to(device))
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)

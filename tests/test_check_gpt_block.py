@@ -1,0 +1,238 @@
+"""Lab 09 checks: each accepts the right answer and names the usual mistakes, from the
+module's behaviour alone (no check reads the student's source)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmcourse.checks import CheckFailed
+from lmcourse.checks import gpt_block as check
+from lmcourse.models.recall import IGNORE
+
+
+def fails_with(fn, *args, hint: str) -> str:
+    with pytest.raises(CheckFailed) as info:
+        fn(*args)
+    assert hint in str(info.value), str(info.value)
+    return str(info.value)
+
+
+# ---- the lab's solution (labs/solutions/09_gpt_block.py), with switchable mistakes -------
+
+def make_attention(mistake: str | None = None, keep: str = "detached"):
+    class CausalSelfAttention(nn.Module):
+        def __init__(self, d_model, num_heads):
+            super().__init__()
+            self.num_heads = num_heads
+            self.qkv = nn.Linear(d_model, 3 * d_model)
+            self.out = nn.Linear(d_model, d_model)
+            self.weights = None
+
+        def forward(self, x):
+            B, T, E = x.shape
+            H = self.num_heads
+            D = E // H
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))
+            scores = q @ k.transpose(-2, -1)
+            scale = {"no scale": 1.0, "scale by d": D}.get(mistake, math.sqrt(D))
+            scores = scores / scale
+            allowed = torch.ones(T, T, dtype=torch.bool).tril()
+            if mistake == "mask polarity":
+                allowed = allowed.T
+            if mistake not in ("no mask", "mask after softmax"):
+                scores = scores.masked_fill(~allowed, float("-inf"))
+            weights = scores.softmax(-1)
+            if mistake == "mask after softmax":
+                weights = weights * allowed
+            if keep == "detached":
+                self.weights = weights.detach()
+            elif keep == "attached":
+                self.weights = weights
+            heads = weights @ v
+            return self.out(heads.transpose(1, 2).reshape(B, T, E))
+    return CausalSelfAttention
+
+
+CausalSelfAttention = make_attention()
+
+
+def make_block(mistake: str | None = None):
+    class Block(nn.Module):
+        def __init__(self, d_model, num_heads):
+            super().__init__()
+            self.norm1 = nn.LayerNorm(d_model)
+            self.attn = CausalSelfAttention(d_model, num_heads)
+            self.norm2 = nn.LayerNorm(d_model)
+            self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
+                                     nn.Linear(4 * d_model, d_model))
+
+        def forward(self, x):
+            if mistake == "post-norm":
+                x = self.norm1(x + self.attn(x))
+                return self.norm2(x + self.mlp(x))
+            if mistake == "no residuals":
+                return self.mlp(self.norm2(self.attn(self.norm1(x))))
+            if mistake == "residual from the normalised input":
+                x = self.norm1(x)
+                x = x + self.attn(x)
+                x = self.norm2(x)
+                return x + self.mlp(x)
+            x = x + self.attn(self.norm1(x))
+            return x + self.mlp(self.norm2(x))
+    return Block
+
+
+Block = make_block()
+
+
+def make_gpt(mistake: str | None = None, returns: str = "logits"):
+    class TinyGPT(nn.Module):
+        def __init__(self, vocab_size, d_model, num_heads, num_layers, max_len):
+            super().__init__()
+            self.tokens = nn.Embedding(vocab_size, d_model)
+            self.positions = nn.Embedding(max_len, d_model)
+            self.blocks = nn.ModuleList(Block(d_model, num_heads) for _ in range(num_layers))
+            self.norm = nn.LayerNorm(d_model)
+            self.head = nn.Linear(d_model, vocab_size)
+
+        def forward(self, ids):
+            h = self.tokens(ids)
+            if mistake != "no positions":
+                h = h + self.positions(torch.arange(ids.shape[1]))
+            for block in self.blocks:
+                h = block(h)
+            logits = self.head(h if mistake == "no final norm" else self.norm(h))
+            return (logits, None) if returns == "tuple" else logits
+    return TinyGPT
+
+
+TinyGPT = make_gpt()
+
+
+def recall_loss(logits, targets):
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                           ignore_index=IGNORE)
+
+
+# ---- exercise 1 -------------------------------------------------------------------------
+
+def test_causal_self_attention_passes_the_solution(capsys):
+    check.causal_self_attention(CausalSelfAttention)
+    assert "passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mistake, hint", [
+    ("no mask", "sees the future"),
+    ("no scale", "1/√d scale is missing"),
+    ("scale by d", "divide by √d"),
+    ("mask after softmax", "after the softmax"),
+    ("mask polarity", "wrong way round"),
+])
+def test_causal_self_attention_names_the_mistake(mistake, hint):
+    message = fails_with(check.causal_self_attention, make_attention(mistake), hint=hint)
+    assert "masked_fill" not in message and "softmax(" not in message  # no code given away
+
+
+def test_causal_self_attention_wants_the_weights_kept_and_detached():
+    fails_with(check.causal_self_attention, make_attention(keep="none"),
+               hint="store them in self.weights")
+    fails_with(check.causal_self_attention, make_attention(keep="attached"),
+               hint="detached")
+
+
+def test_a_future_leak_the_variants_do_not_know_is_still_caught():
+    class Leaky(CausalSelfAttention):
+        def forward(self, x):
+            out = super().forward(x)
+            return out + x[:, -1:].mean() * 0.1  # every position reads the last token
+
+    fails_with(check.causal_self_attention, Leaky, hint="sees the future")
+
+
+def test_an_unwritten_forward_names_it():
+    class Stub(CausalSelfAttention):
+        def forward(self, x):
+            raise NotImplementedError("replace this line with your code")
+
+    fails_with(check.causal_self_attention, Stub, hint="not implemented yet")
+
+
+# ---- exercise 2 -------------------------------------------------------------------------
+
+def test_block_passes_the_solution(capsys):
+    check.block(Block)
+    assert "passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mistake, hint", [
+    ("post-norm", "post-norm"),
+    ("no residuals", "no residual connections"),
+    ("residual from the normalised input", "normalised x"),
+])
+def test_block_names_the_mistake(mistake, hint):
+    fails_with(check.block, make_block(mistake), hint=hint)
+
+
+# ---- exercise 3 -------------------------------------------------------------------------
+
+def test_tiny_gpt_passes_the_solution(capsys):
+    check.tiny_gpt(TinyGPT)
+    assert "passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mistake, returns, hint", [
+    ("no positions", "logits", "no position embeddings"),
+    ("no final norm", "logits", "final LayerNorm"),
+    (None, "tuple", "not a tuple"),
+])
+def test_tiny_gpt_names_the_mistake(mistake, returns, hint):
+    fails_with(check.tiny_gpt, make_gpt(mistake, returns), hint=hint)
+
+
+def test_the_lab_gpt_has_the_size_of_the_course_recall_transformer():
+    """The lab's GPT and the course's TransformerLM of chapter 7c have the same parameter
+    count, so the comparison with the LSTM is the chapter's."""
+    from lmcourse.models.recall import recall_model
+
+    ours = TinyGPT(128, max_len=96, **check.GPT_SIZE)
+    course = recall_model("transformer", 64, 128, 96, 2)
+    assert sum(p.numel() for p in ours.parameters()) == sum(
+        p.numel() for p in course.parameters())
+
+
+# ---- exercise 4 -------------------------------------------------------------------------
+
+def test_recall_loss_passes_the_solution(capsys):
+    check.recall_loss(recall_loss)
+    assert "passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda lo, t: -lo.log_softmax(-1).gather(-1, t[..., None]).mean(), "ignore_index"),
+    (lambda lo, t: F.cross_entropy(lo[:, :-1].reshape(-1, lo.shape[-1]), t[:, 1:].reshape(-1),
+                                   ignore_index=IGNORE), "shifted"),
+    (lambda lo, t: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), t.reshape(-1).clamp(min=0)),
+     "class 0"),
+    (lambda lo, t: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), t.reshape(-1),
+                                   ignore_index=IGNORE, reduction="sum"), "summed"),
+    (lambda lo, t: torch.tensor(recall_loss(lo, t).item()), "cut off from the graph"),
+])
+def test_recall_loss_names_the_mistake(wrong, hint):
+    fails_with(check.recall_loss, wrong, hint=hint)
+
+
+# ---- exercise 5 -------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_the_solution_beats_the_lstm_and_a_positionless_gpt_does_not(capsys):
+    runs = check.beats_lstm(TinyGPT, recall_loss, pairs=4, steps=400, progress=False)
+    assert runs["gpt"].accuracy >= 0.9 > runs["lstm"].accuracy
+    assert "passed" in capsys.readouterr().out
+    fails_with(check.beats_lstm, make_gpt("no positions"), recall_loss, 4, 100,
+               hint="positions are added")
