@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import torch
 
@@ -235,3 +237,33 @@ def test_copy_rule_is_right_for_palindromes_only():
     assert copied.shape == batch.tgt_out.shape
     assert sequence_accuracy(copied, batch.tgt_out).tolist() == [1.0, 0.0]
     assert copied[1, -1].item() == EOS
+
+
+def test_after_step_sees_every_step_and_its_time_is_not_counted():
+    import time
+
+    model = GRUSeq2Seq(VOCAB_SIZE, embed_dim=8, hidden_size=8, attention=True)
+    draw = partial(reversal_batch, 4, 3, 5, torch.Generator().manual_seed(0))
+    seen = []
+
+    def slow(step):
+        seen.append(step)
+        time.sleep(0.05)
+
+    history = train_seq2seq(model, draw, 5, after_step=slow)
+    assert seen == [1, 2, 3, 4, 5]
+    assert history.seconds < 0.25  # the 5 x 0.05 s of after_step are left out
+
+
+def test_reversal_sweep_compares_models_of_equal_size_with_their_schedules():
+    from lmcourse.course.reference import reversal_sweep as rs
+
+    sizes = {kind: sum(p.numel() for p in rs.build(kind).parameters()) for kind in rs.MODELS}
+    assert abs(sizes["gru"] - sizes["transformer"]) / sizes["gru"] < 0.02, sizes
+    warm = rs.RECIPE["warmup_steps"]
+    assert rs.learning_rate("gru", warm // 2) == pytest.approx(rs.RECIPE["gru"]["lr"] / 2)
+    assert rs.learning_rate("gru", 10 * warm) == rs.RECIPE["gru"]["lr"]
+    peak = rs.learning_rate("transformer", warm)
+    assert rs.learning_rate("transformer", 4 * warm) == pytest.approx(peak / 2)  # 1/sqrt(step)
+    with pytest.raises(ValueError, match="gru"):
+        rs.build("lstm")

@@ -323,12 +323,14 @@ class Seq2SeqHistory:
 def train_seq2seq(model: nn.Module, draw_batch: Callable[[], Seq2SeqBatch], steps: int,
                   lr: float = 3e-3, *, clip: float | None = 1.0,
                   lr_schedule: Callable[[int], float] | None = None,
-                  progress: bool = False, desc: str = "training") -> Seq2SeqHistory:
+                  progress: bool = False, desc: str = "training",
+                  after_step: Callable[[int], None] | None = None) -> Seq2SeqHistory:
     """Adam on :func:`sequence_loss` with teacher forcing, one fresh batch per step.
 
     ``draw_batch()`` returns a :class:`Seq2SeqBatch` (moved to the model's device here).
     ``lr_schedule(step)`` (steps count from 1), if given, replaces the constant ``lr``;
-    gradients are clipped to norm ``clip``.
+    gradients are clipped to norm ``clip``. ``after_step(step)``, if given, runs after each
+    update (to measure the model along the way; its time is not counted).
     """
     if steps < 1:
         raise ValueError(f"steps must be at least 1, got {steps}")
@@ -351,6 +353,11 @@ def train_seq2seq(model: nn.Module, draw_batch: Callable[[], Seq2SeqBatch], step
         history.losses.append(loss.item())
         history.examples += src.shape[0]
         history.tokens += int((tgt_out != PAD).sum())
+        if after_step is not None:
+            paused = time.perf_counter()
+            after_step(step)
+            model.train()
+            start += time.perf_counter() - paused
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     history.seconds = time.perf_counter() - start

@@ -17,6 +17,7 @@ from lmcourse.course.reference import (
     lm_char,
     lm_scale,
     recall_sweep,
+    reversal_sweep,
     tiny_bert,
     tinybert_stages,
     transfer_curve,
@@ -31,9 +32,12 @@ _ALL: list[Reference] = [
     # ... and on up to 8 times more text (Wikipedia): each run as it lands; the rest are in
     # lm_scale.SCALE_REFS (`python -m lmcourse.course.reference.scale_runs` runs them)
     *(lm_scale.SCALE_REFS[name] for name in ["lm-scale-lstm-300k", "lm-scale-lstm-600k",
+                                              "lm-scale-gru-300k",
                                               "lm-scale-transformer-300k"]),
     # the transformer's case: associative recall at equal size
     recall_sweep.RECALL_SWEEP,
+    # ... and the encoder-decoders on digit reversal at equal size
+    reversal_sweep.REVERSAL_SWEEP,
     # the biLM on the Lee words against word n-grams
     bilm_lee.BILM_LEE,
     # pre-training: the tiny BERT, then the bench's arms (one change each)
