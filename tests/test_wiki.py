@@ -82,3 +82,46 @@ def test_the_scale_references_match_in_parameters_and_tokens():
     shape = {(ref.recipe["batch"], ref.recipe["bptt"], ref.recipe["max_steps"],
               ref.recipe["patience"], ref.recipe["eval_every"]) for ref in SCALE_REFS.values()}
     assert len(shape) == 1  # the same batches, budget and stopping rule for every network
+
+
+def test_a_stopped_scale_run_resumes_from_its_checkpoint_and_ends_the_same(tmp_path,
+                                                                             monkeypatch):
+    """A run killed between two tuning evaluations restarts from the last one and follows
+    the same steps (losses, curve, result) as a run that was never stopped; a finished run
+    leaves no checkpoint behind."""
+    from lmcourse.course.reference import lm_scale
+
+    monkeypatch.setenv("LMCOURSE_CACHE", str(tmp_path))
+    recipe = {**lm_scale.recipe_for("lstm", "300k"), "hidden": 16, "embed": 8, "layers": 2,
+              "batch": 4, "bptt": 16, "eval_every": 4, "max_steps": 10, "patience": 9,
+              "warmup_steps": 2, "train_chars": 4000}
+    cpu = torch.device("cpu")
+    whole = lm_scale.train(recipe, 0, cpu, progress=False, name="whole")
+    real, calls = lm_scale.lm_train_step, []
+
+    def dies_at_step_7(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 7:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lm_scale, "lm_train_step", dies_at_step_7)
+    with pytest.raises(KeyboardInterrupt):
+        lm_scale.train(recipe, 0, cpu, progress=False, name="cut")
+    assert lm_scale.checkpoint_path("cut", 0).exists()  # written at step 4
+    trained = []
+
+    def counted(*args, **kwargs):
+        trained.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lm_scale, "lm_train_step", counted)
+    resumed = lm_scale.train(recipe, 0, cpu, progress=False, name="cut")
+    assert len(trained) == 10 - 4  # steps 5 to 10 only: it resumed, it did not restart
+    assert resumed.train_loss == pytest.approx(whole.train_loss, rel=1e-6)
+    assert [c[0::2] for c in resumed.curve] == [c[0::2] for c in whole.curve]
+    assert resumed.metrics["held_out_ppl"] == whole.metrics["held_out_ppl"]
+    assert not lm_scale.checkpoint_path("cut", 0).exists()
+    # a checkpoint of another recipe is not used
+    lm_scale._save_checkpoint(lm_scale.checkpoint_path("other", 0), {"x": 1}, {"step": 3})
+    assert lm_scale._load_checkpoint(lm_scale.checkpoint_path("other", 0), recipe) is None

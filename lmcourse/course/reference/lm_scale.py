@@ -27,16 +27,18 @@ the n-gram reads the history inside the stream, and none scores a stream's first
 from __future__ import annotations
 
 import copy
+import json
 import statistics
 import time
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
-from lmcourse.course.reference.result import ReferenceResult
+from lmcourse.course.reference.result import ReferenceResult, write_atomic
 from lmcourse.data import Vocab
 from lmcourse.data.wiki import wiki_text
 from lmcourse.models.gated import GatedLM
@@ -163,24 +165,76 @@ def _batches(ids: torch.Tensor, recipe: dict, generator: torch.Generator):
             yield rows[:, start:start + t], rows[:, start + 1:start + t + 1], start == 0
 
 
+def checkpoint_path(name: str, seed: int) -> Path:
+    """Where a running seed keeps its latest checkpoint: the course cache (not committed:
+    a run resumes from it when the next sitting is on the same machine)."""
+    from lmcourse.course.cache import cache_dir
+
+    return cache_dir() / "checkpoints" / f"{name}-seed{seed}.pt"
+
+
+def _save_checkpoint(path: Path, recipe: dict, progress: dict) -> None:
+    """Write ``progress`` (step, weights, optimiser, random states, curves) atomically,
+    with the recipe it belongs to."""
+    def write(tmp: str) -> None:
+        torch.save({"recipe": json.dumps(recipe, sort_keys=True, default=str), **progress},
+                   tmp)
+    write_atomic(path, write)
+
+
+def _load_checkpoint(path: Path, recipe: dict) -> dict | None:
+    """The checkpoint at ``path`` if it exists and belongs to ``recipe`` (else ``None``,
+    saying why); loaded with ``weights_only`` (tensors and plain values only)."""
+    if not path.exists():
+        return None
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - a damaged checkpoint only costs a restart
+        print(f"   checkpoint {path} unreadable ({type(err).__name__}): starting afresh")
+        return None
+    if saved.get("recipe") != json.dumps(recipe, sort_keys=True, default=str):
+        print(f"   checkpoint {path} is for another recipe: starting afresh")
+        return None
+    return saved
+
+
 def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
           stop_after: int | None = None, name: str = "lm-scale") -> SeedRun:
     """Train one seed until the tuning perplexity stops improving; score the best weights
-    on the held-out streams."""
+    on the held-out streams. At every tuning evaluation the whole state of the run is
+    checkpointed (:func:`checkpoint_path`); a run started again resumes from there and
+    follows the same steps as one that was never stopped."""
     import lmcourse
 
     ids = wiki_chars()[1]
     limit = recipe["max_steps"] if stop_after is None else stop_after
+    where = checkpoint_path(name, seed)
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(seed)
         model = build_model(recipe).to(device)
         opt = torch.optim.Adam(model.parameters(), lr=recipe["lr"])
-        batches = _batches(training_ids(recipe), recipe, torch.Generator().manual_seed(seed))
+        batch_gen = torch.Generator().manual_seed(seed)
+        batches = _batches(training_ids(recipe), recipe, batch_gen)
         lr, best, best_state, misses = recipe["lr"], float("inf"), None, 0
-        curve, losses, seconds, state = [], [], 0.0, None
+        curve, losses, seconds, state, first = [], [], 0.0, None, 1
+        saved = None if stop_after is not None else _load_checkpoint(where, recipe)
+        if saved is not None:
+            first = saved["step"] + 1
+            for _ in range(saved["step"]):  # the same batches, in the same order
+                next(batches)
+            model.load_state_dict(saved["model"])
+            opt.load_state_dict(saved["optimizer"])
+            torch.set_rng_state(saved["torch_rng"])
+            lr, best, misses = saved["lr"], saved["best"], saved["misses"]
+            best_state = saved["best_state"]
+            curve, losses, seconds = saved["curve"], saved["losses"], saved["seconds"]
+            state = _detached(saved["state"], device)
+            print(f"   {name} seed {seed}: resumed at step {saved['step']} from {where}",
+                  flush=True)
         bar = lmcourse.progress_bar(range(limit), progress, desc=f"{name} seed {seed}",
-                                    mininterval=10)
-        for step in range(1, limit + 1):
+                                    mininterval=10, initial=first - 1)
+        step = first - 1
+        for step in range(first, limit + 1):
             tick = time.perf_counter()
             x, y, fresh = next(batches)
             for group in opt.param_groups:
@@ -204,6 +258,12 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
                     lr /= 2
                     if misses >= recipe["patience"]:
                         break
+                _save_checkpoint(where, recipe, {
+                    "step": step, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "torch_rng": torch.get_rng_state(), "lr": lr, "best": best,
+                    "misses": misses, "best_state": best_state, "curve": curve,
+                    "losses": losses, "seconds": seconds,
+                    "state": _detached(state, torch.device("cpu"))})
         bar.close()
     if stop_after is not None:
         return SeedRun(curve=[], train_loss=losses, metrics={})
@@ -217,7 +277,18 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
                "steps": step, "train_tokens": tokens, "parameters": params,
                "train_chars": len(training_ids(recipe)),
                "tokens_per_s": round(tokens / max(seconds, 1e-9))}
+    where.unlink(missing_ok=True)  # finished: the result holds what the checkpoint did
     return SeedRun(curve=curve, train_loss=losses, metrics=metrics)
+
+
+def _detached(state, device: torch.device):
+    """A recurrent state (a tensor, a tuple of them, or None) without its graph, on
+    ``device``."""
+    if state is None:
+        return None
+    if isinstance(state, torch.Tensor):
+        return state.detach().to(device)
+    return tuple(_detached(s, device) for s in state)
 
 
 @cache

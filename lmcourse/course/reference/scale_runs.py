@@ -6,7 +6,9 @@ no committed result yet, in order, in the background:
 Each finished run writes ``reference/<name>/result.json`` (commit it and add the run to the
 registry). A three-seed run also keeps each finished seed in ``reference/<name>/seeds/``:
 commit those too, and a run cut off by the end of a sitting resumes from them instead of
-starting again. Nothing imports this module: it only runs.
+starting again. Within a seed, the run checkpoints itself at every tuning evaluation (in
+the course cache, ``checkpoints/``), so on the same machine a seed cut off mid-way goes on
+from its last evaluation. Nothing imports this module: it only runs.
 """
 
 from __future__ import annotations
