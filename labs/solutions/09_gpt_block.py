@@ -25,8 +25,8 @@
 # 2. **the pre-norm residual block**, attention then an MLP, each added to the stream;
 # 3. **the whole model**: token and position embeddings, the blocks, a final norm, a head;
 # 4. **the loss at the queries**, the only positions with an answer;
-# 5. then you **train** it and an LSTM with the same number of parameters on the same
-#    batches, and look at what your model's heads learned.
+# 5. then the last check **trains** it and an LSTM with the same number of parameters on
+#    the same batches, and you look at what your model's heads learned.
 #
 # **What to expect.** Your GPT answers at least 90% of the held-out queries with 8 pairs
 # (the course's reference transformer: 1.000 over 3 seeds); the LSTM stays near a guess
@@ -297,7 +297,7 @@ def recall_loss(logits, targets):
 check.recall_loss(recall_loss)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## Exercise 5: train it against an LSTM
+# ## Your GPT against an LSTM
 #
 # Nothing to write here: the check trains your `TinyGPT` and a two-layer LSTM of 80 units
 # (about the same number of parameters) on the same batches of 8 pairs, for the same number

@@ -371,7 +371,7 @@ def recall_loss(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Non
                  f"{int((targets != IGNORE).sum())} query positions only")
 
 
-# ---- exercise 5: it beats the LSTM -------------------------------------------------------
+# ---- last: it beats the LSTM ------------------------------------------------------------
 
 #: the lab's sizes: chapter 7c's transformer and LSTM (about 123K parameters each)
 GPT_SIZE = {"d_model": 64, "num_heads": 4, "num_layers": 2}
