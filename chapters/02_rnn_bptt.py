@@ -704,8 +704,9 @@ for s in range(Tn - 1, Tn - 1 - k_max, -1):
     product = product @ ((1 - h_seq[s] ** 2)[:, None] * w_trained)  # ∂h_T/∂h_{s-1}
     effective.append(torch.linalg.matrix_norm(product, ord=2).item())
 ax.semilogy(effective, color="C2", lw=2, label="trained, along real text:\n‖∂h_T/∂h_{T−k}‖")
-ax.set(xlabel="k", ylabel="norm", ylim=(1e-12, 1e12),
-       title="Matrix powers ‖W^k‖₂: at most σ₁^k, like ρ^k in the long run")
+drawn_max = max(max(line.get_ydata()) for line in ax.get_lines())
+ax.set(xlabel="k", ylabel="norm (log scale)", ylim=(1e-12, 10 * max(drawn_max, 1e12)),
+       title="Powers ‖W^k‖₂ of five matrices, and the product of Jacobians (green)")
 ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
 plt.show()
 trained_power = matrix_power_norms(w_trained, k_max)

@@ -926,13 +926,12 @@ for cell in models:
         norms = hidden_gradient_norms(model, xb, yb)
         reach[cell, when] = norms
         steps_back = np.arange(len(norms))[::-1]
-        ax.plot(steps_back, norms, style, color=colors[cell],
-                label=f"{cell.upper()}, {when}" if when == "trained" or cell == "rnn" else None)
+        ax.plot(steps_back, norms, style, color=colors[cell], label=f"{cell.upper()}, {when}")
 ax.set_yscale("log")
 ax.set_xlabel("steps back from the prediction, T − t")
 ax.set_ylabel("‖∂L_T/∂h_t‖")
 ax.set_title("Gradient reaching earlier hidden states (dashed: before training)")
-ax.legend(fontsize=8)
+ax.legend(fontsize=8, ncol=2)
 plt.show()
 for cell in models:
     print(f"{cell.upper():<5} 50 steps back, trained: {reach[cell, 'trained'][-51]:.1e}, "

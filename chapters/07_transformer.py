@@ -518,6 +518,7 @@ for ax, d, warm, factor, n in ((ax1, 512, 4000, 1.0, 20_000), (ax2, 48, 100, 2.0
     s_axis = np.arange(1, n + 1)
     ax.plot(s_axis, [transformer_lr(s, d, warm, factor) for s in s_axis])
     ax.axvline(warm, color="0.6", linestyle=":")
+    ax.set_xticks(np.linspace(0, n, 5))  # five labels: long step counts do not collide
     ax.set(xlabel="step", ylabel="learning rate",
            title=f"d = {d}, warmup {warm}, factor {factor:g}")
 ax1.set_title("paper: " + ax1.get_title())
