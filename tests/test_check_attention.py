@@ -116,7 +116,7 @@ def test_attention_accepts_the_solution_and_torch(capsys):
     (dict(axis=-2, scale="none"), "softmax over the wrong axis (dim=-1, the keys) and the 1/√d"),
     (dict(axis=0), "dim=0 is the batch"),
     (dict(transpose="T"), "k.T, which reverses ALL axes"),
-    (dict(transpose="12"), "transpose(-2, -1)"),
+    (dict(transpose="12"), "Count those axes from the end"),
 ])
 def test_attention_rejects_typical_mistakes(kwargs, hint):
     fails_with(check.attention, make_attention(**kwargs), hint=hint)
@@ -213,7 +213,7 @@ def test_heads_accept_the_solution(capsys):
 @pytest.mark.parametrize("wrong, hint", [
     (lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1),
      "you reshaped straight to (B, heads, T, E/heads)"),
-    (lambda x, h: x.view(*x.shape[:2], h, -1), "add .transpose(1, 2) after the view"),
+    (lambda x, h: x.view(*x.shape[:2], h, -1), "T and heads axes still have to be swapped"),
     (lambda x, h: x.view(*x.shape[:2], -1, h).permute(0, 3, 1, 2),
      "each head must take a contiguous block"),
     (lambda x, h: x.view(2, 5, h, -1).transpose(1, 2), "do not hard-code sizes"),
@@ -223,7 +223,7 @@ def test_split_heads_rejects_typical_mistakes(wrong, hint):
 
 
 @pytest.mark.parametrize("wrong, hint", [
-    (lambda x: x.reshape(x.shape[0], x.shape[2], -1), "first .transpose(1, 2) back"),
+    (lambda x: x.reshape(x.shape[0], x.shape[2], -1), "first swap the heads and T axes back"),
     (lambda x: x.transpose(1, 2).view(x.shape[0], x.shape[2], -1), "not contiguous"),
     (lambda x: x.permute(0, 2, 3, 1).reshape(x.shape[0], x.shape[2], -1),
      "the heads come out interleaved"),
@@ -262,7 +262,7 @@ class _OursPerHead(nn.Module):
 @pytest.mark.parametrize("kwargs, hint", [
     (dict(scale_embed=True), "scaled by 1/√(E/heads)"),
     (dict(out_proj=False), "the output projection is missing"),
-    (dict(transpose_w=False), "x @ W.T + b"),
+    (dict(transpose_w=False), "weight as (out, in)"),
     (dict(split=lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1)),
      "without the transpose"),
     (dict(average=True), "don't average them"),

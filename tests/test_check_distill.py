@@ -210,7 +210,7 @@ def test_distill_step_accepts_the_right_step():
     ({"swap": True}, "the student first"),
     ({"sched": False}, "scheduler.step() was called 0 times"),
     ({"sched_first": True}, "step the optimiser first"),
-    ({"item": False}, "return loss.item()"),
+    ({"item": False}, "(its .item()), not the tensor"),
 ])
 def test_distill_step_rejects(kwargs, hint):
     fails_with(check.distill_step, svariant(**kwargs), hint=hint)

@@ -260,7 +260,7 @@ def test_train_step():
     fails_with(check.train_step, variant(sched=False), hint="scheduler was not stepped")
     fails_with(check.train_step, variant(sched_first=True), hint="step the optimiser first")
     fails_with(check.train_step, variant(float_labels=True), hint="turned into floats")
-    fails_with(check.train_step, variant(item=False), hint="return loss.item()")
+    fails_with(check.train_step, variant(item=False), hint="(its .item()), not the tensor")
     fails_with(check.train_step, not_implemented, hint="not implemented yet")
 
     def twice(*args, **kwargs):

@@ -171,7 +171,7 @@ def test_step_rejects_a_wrong_return_value():
     def returns_after(emb_in, emb_out, centers, contexts, negatives, optimizer):
         train_step(emb_in, emb_out, centers, contexts, negatives, optimizer)
         return ns_loss(emb_in(centers), emb_out(contexts), emb_out(negatives)).item()
-    fails_with(check.train_step, returns_after, hint="return loss.item()")
+    fails_with(check.train_step, returns_after, hint="computed before the optimizer's step")
 
 
 # ---- training checks ------------------------------------------------------------------------

@@ -24,10 +24,18 @@
 # 3. **backward**, the backpropagation loop;
 # 4. a **training loop**: gradient descent on a tiny model, with your engine only.
 #
+# **What to expect.** The final check runs your engine on 200 random expressions against
+# `torch.autograd`: every value and every gradient must agree to $10^{-9}$ (relative); a
+# correct engine differs by round-off only, about $10^{-15}$. The last check then runs your
+# training loop and asks for the parameters of gradient descent to $10^{-9}$ (the loss of
+# its neuron falls from about 0.25 to about 0.002). The whole lab runs in about 5 s on a
+# laptop CPU.
+#
 # After each exercise, run the check cell below it. A check recomputes the right answer
 # itself (with PyTorch or the chain rule) and, if yours differs, tells you what is wrong,
-# often naming the exact mistake. The final check runs your engine on 200 random
-# expressions against `torch.autograd`.
+# often naming the exact mistake (`=` where `+=` belongs, a forgotten `out.grad`, a
+# backward pass in forward order, ...). Each exercise has two hints, folded: open the
+# first when you are stuck, the second if you still are.
 #
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
@@ -62,8 +70,8 @@ _ = seed_everything(0)
 # $$
 #
 # Each operation `out = f(self, other)` handles one term of these sums for each of its
-# parents: `self.grad += out.grad * (local derivative of f with respect to self)`. Two
-# things to keep in mind:
+# parents: it adds to that parent's `grad` the product of `out.grad` ($z^{\text{out}}$) and
+# the local derivative of $f$ with respect to that parent. Two things to keep in mind:
 #
 # - **`+=`, not `=`**: a parent may feed several children (think `x * x` or `x + x`), and
 #   the sum over children is built one child at a time.
@@ -89,6 +97,27 @@ _ = seed_everything(0)
 # Inside a closure, `self` and `other` are the parents and `out` the node being
 # differentiated; `out.data` is available (the forward pass already ran). Subtraction,
 # negation and division need no code of their own: they are built from `+`, `*` and `**`.
+#
+# <details><summary>Hint 1</summary>
+#
+# Each closure is one term of chapter 01's backpropagation sum,
+# $z^i = \sum_{j} z^j\, \partial f^j/\partial x^i$: the child's gradient times the local
+# derivative, **added** to what the parent already holds (other children add theirs).
+# Chapter 01's section "Several paths: add them up" says why it must be a sum; the worked
+# examples `relu` and `log` above have exactly the shape you need.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# One line per parent that receives a gradient: two for `+` and `*` (`self` and `other`),
+# one for `**`, `tanh` and `exp` (only `self`; the exponent $k$ is a plain number, not a
+# node). Each line increases the parent's `grad` by (the local derivative from the table,
+# evaluated at the numbers of the forward pass) times `out.grad`. For `*` each factor's
+# derivative is the *other* factor's `data`; for `tanh` and `exp` the local derivative is
+# cheapest written with the output's value, which the closure can read from `out`.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 class Value:
@@ -229,7 +258,7 @@ Value.__rtruediv__ = lambda self, other: Value(other) / self
 # each parent already holds 0.25 (from another child), calls the node's `_backward` once and
 # compares the parents' new grads with the chain rule.
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_ops(Value)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -238,13 +267,27 @@ check.autograd_ops(Value)
 # Write `topological_order(root)`: a list of every node `root` depends on (including `root`
 # and the inputs), each node appearing **once** and **after all of its parents**.
 #
-# Depth-first search does it: to *visit* a node, skip it if it was visited before;
-# otherwise mark it visited, visit each of its parents, and only then append the node to the
-# list. Keep the visited nodes in a `set` (a `Value` can be put in a set; it is compared by
-# identity).
-#
-# A recursive `visit` is the simplest to write. Python allows about 1,000 nested calls, so
+# A recursive solution is the simplest to write. Python allows about 1,000 nested calls, so
 # it fails on graphs deeper than that; the optional exercise at the end removes the limit.
+#
+# <details><summary>Hint 1</summary>
+#
+# This is a topological ordering of a DAG (chapter 01, "Computation graphs are DAGs"), and
+# depth-first search in **post-order** gives one: a node goes into the list only once all
+# of its parents are in it. Chapter 01's "A scalar autograd engine" section describes the
+# same search. A node shared by two children (here `c` feeds both `d` and `g`) must still
+# be listed once, so remember which nodes you have already seen.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# An empty list and an empty `set` of visited nodes (a `Value` can be put in a set; it is
+# compared by identity), then an inner function that *visits* a node: if the node was
+# visited before it returns at once; otherwise it marks the node, visits each of
+# `node._parents`, and only then appends the node. Visit `root` once and return the list.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def topological_order(root):
@@ -265,7 +308,7 @@ def topological_order(root):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_topological_order(topological_order, Value)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -276,9 +319,28 @@ check.autograd_topological_order(topological_order, Value)
 # 1. get a topological order of the graph that ends at `self`;
 # 2. **reset** every node's `grad` to 0 (so that calling `backward` twice gives the same
 #    result: the closures accumulate with `+=`);
-# 3. set the base case $z^\omega = 1$: `self.grad = 1.0`;
+# 3. set the base case $z^\omega = 1$ on the output, `self`;
 # 4. call `_backward()` of every node in **reverse** topological order, so that a node's
 #    grad is complete before it is passed on to its parents.
+#
+# <details><summary>Hint 1</summary>
+#
+# This is the **Backpropagation** algorithm of chapter 01's section "Backward pass:
+# backpropagation": $z^\omega \leftarrow 1$, then $z^i$ for $i$ in reverse topological
+# order. Reverse order matters because $z^i$ sums terms from all of $i$'s children, so
+# every child must have finished before $i$ passes its own gradient on. Your closures do
+# the summing; `backward` only decides the order.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Three short steps, in this order: one call to your `topological_order`; a loop that sets
+# every node's `grad` to 0.0; the output's `grad` set to 1.0 (after the reset, or the reset
+# wipes it); then a loop over the same list read backwards (Python's `reversed`) that
+# calls each node's `_backward`. It returns nothing: the result is in the `grad` fields.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def backward(self):
@@ -295,7 +357,7 @@ def backward(self):
 
 Value.backward = backward
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_backward(Value)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -307,7 +369,7 @@ check.autograd_backward(Value)
 # with your `Value` and with float64 `torch` tensors; the value and every gradient must agree
 # to $10^{-9}$ (relative).
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_against_torch(Value)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -317,7 +379,7 @@ check.autograd_against_torch(Value)
 # $\partial f/\partial x = y^2(2x + y)$ and $\partial f/\partial y = 2x^2y + 3xy^2$. The check
 # evaluates those formulas, asks PyTorch, and compares with your engine.
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_worked_example(Value)
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -347,13 +409,34 @@ plt.show()
 # 1. call `loss_fn()`: a **new forward pass**, which builds the graph of the loss $J$ from
 #    the parameters' current values;
 # 2. call `backward()` on it, which fills every parameter's `grad`;
-# 3. update **every** parameter in place, `p.data -= lr * p.grad`;
+# 3. move **every** parameter a step of size `lr` times its gradient, downhill, changing
+#    its `data` in place;
 #
 # and return the list of the losses (`loss.data` of each step, before its update).
 #
 # Below, it fits one tanh neuron $\hat y = \tanh(wx + b)$ to five points by the mean
 # squared error. The check runs your loop on a problem of its own and compares the
 # parameters with gradient descent to $10^{-9}$.
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 01's section "A gradient step: training with Value" is this loop: a forward pass
+# that builds the graph from the **current** parameters, a backward pass, an update
+# $\theta \leftarrow \theta - \eta\, \partial J/\partial\theta$. The graph must be rebuilt at
+# every step, because its forward values change with the parameters. The update changes
+# the number a parameter holds; the parameter object itself stays the same, since
+# `loss_fn` builds the next graph from it.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# An empty list of losses, then `steps` times: a fresh loss from `loss_fn`, `backward` on
+# it, a loop over `params` that decreases each one's `data` (an augmented assignment on the
+# attribute: assigning a new `Value` to the loop variable changes nothing), and the float
+# `loss.data` appended. Return the list: `steps` numbers.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def train(params, loss_fn, lr, steps):
@@ -370,7 +453,7 @@ def train(params, loss_fn, lr, steps):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_training(train, Value)
 
 # %% [markdown] slideshow={"slide_type": "-"}

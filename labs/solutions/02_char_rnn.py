@@ -25,11 +25,18 @@
 #    the next (sequential partitioning) but the gradient is cut at the boundary;
 # 3. **temperature sampling**, to make the trained model write.
 #
+# **What to expect.** The last check measures your trained model against n-gram models
+# that count which character follows which: its validation perplexity must be below the
+# Kneser–Ney bigram's (about 11.2, one character of context) to pass. The course's run of
+# this lab reached about 5.3; the target shown beside it, the n-gram tuned the way a network
+# is (order and discount chosen on a tuning split), gets about 3.5 and stays ahead. The
+# whole lab, training included, runs in about 40 s on a laptop CPU.
+#
 # After each exercise, run the check cell below it. A check computes the right answer itself
-# and, if yours differs, names the mistake when it recognises it. The last check measures
-# your trained model against n-gram models that count which character follows which: it
-# must beat the bigram (one character of context) to pass, and it is shown beside the
-# target: the n-gram tuned the way a network is (order and discount chosen on a tuning split).
+# and, if yours differs, names the mistake when it recognises it (a missing transpose, a
+# state that was not detached, probabilities divided by $T$ instead of logits, ...). Each
+# exercise has two hints, folded: open the first when you are stuck, the second if you
+# still are.
 #
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
@@ -95,9 +102,26 @@ for x, y in zip(X[:2], Y[:2], strict=True):
 # h_t = \tanh\left(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh}\right).
 # $$
 #
-# Every row of the result is one example's new state. Mind the transposes: a weight stored as
-# (out x in) multiplies a row vector from the right as its transpose. This is exactly the step
-# chapter 02 builds into `lmcourse.models.rnn.rnn_step`, which the check compares you with.
+# Every row of the result is one example's new state. The check compares yours with the
+# course's `lmcourse.models.rnn.rnn_step` on the same inputs.
+#
+# <details><summary>Hint 1</summary>
+#
+# This is the Elman recurrence of chapter 02, section "A language model with a memory",
+# the equation for $h_t$, written for a whole minibatch at once: each row is one example.
+# Mind the transposes: a weight stored as (out x in) multiplies a row vector from the right
+# as its transpose.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The shapes: $x_t$ (`batch x V`) times $W_{ih}^\top$ (`V x H`) is `batch x H`; $h_{t-1}$
+# (`batch x H`) times $W_{hh}^\top$ is `batch x H`; the two biases (length `H`) broadcast
+# over the rows. Add the four terms and apply `torch.tanh` to the sum: one expression,
+# with the matrix-product operator and a tensor's transpose attribute.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def rnn_step(x, h, W_ih, W_hh, b_ih, b_hh):
@@ -157,18 +181,40 @@ def rnn_forward(params: dict, X: torch.Tensor, state: torch.Tensor | None = None
 #
 # Write `train_step(params, optimizer, X, Y, state, clip)`:
 #
-# 1. if `state` is not `None`, **detach** it (`state.detach()`): a tensor with the same
-#    numbers and no history, so backpropagation stops here;
+# 1. if `state` is not `None`, **detach** it: keep its numbers, drop its history, so that
+#    backpropagation stops here;
 # 2. run `rnn_forward` from that state; the loss is the **mean** cross-entropy over every
-#    position (`F.cross_entropy` wants `(N, V)` logits and `N` targets: reshape);
-# 3. `optimizer.zero_grad()`, `loss.backward()`, clip the gradient norm to `clip`
-#    (`clip_gradients(params.values(), clip)`), `optimizer.step()`;
-# 4. return `(loss.item(), new_state)`, where `new_state` is the state after the last position.
+#    position;
+# 3. zero the gradients, backpropagate, clip the gradient norm to `clip` (with
+#    `clip_gradients`, imported above), and let the optimizer take its step;
+# 4. return the loss as a Python float and the new state, the state after the last position.
 #
 # Two mistakes the check recognises: not detaching (the gradient leaks into the previous
 # minibatch, and on the next call backward fails on a freed graph) and resetting the state
 # to zero every minibatch (the rows no longer continue each other: the model never learns
 # to use more than `num_steps` characters of context).
+#
+# <details><summary>Hint 1</summary>
+#
+# Truncated BPTT as chapter 02 trains it (sections "Training with truncated BPTT" and
+# "Full, regular-truncated and randomized-truncated BPTT"): the state's *value* crosses the
+# minibatch boundary, its computation graph does not. Clipping is chapter 02's "Gradient
+# clipping": rescale the whole gradient when its norm exceeds the threshold. PyTorch adds
+# new gradients to old ones, so they are zeroed before each backward pass, and clipping
+# comes between the backward pass and the optimizer's step.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Detaching is one method of the tensor (`Tensor.detach`). The logits are
+# `batch x num_steps x V` and `Y` is `batch x num_steps`; `F.cross_entropy` wants `N x V`
+# scores and `N` targets, so flatten the first two axes of both (its default reduction is
+# the mean). `clip_gradients` takes the parameter tensors (the dict's values) and the
+# threshold. The float is the loss tensor's `.item()`; the state to return is the second
+# thing `rnn_forward` gives back.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def train_step(params: dict, optimizer, X, Y, state, clip: float = 1.0):
@@ -207,7 +253,26 @@ check.train_step(train_step, rnn_forward)
 # renormalising would change nothing.
 #
 # Write `sample_token(logits, temperature, generator)`: `logits` is a vector of length `V`;
-# return one token id as an `int`. Use `torch.multinomial(probs, 1, generator=generator)`.
+# return one token id as an `int`, drawn with the `generator` you are given (so that the
+# draws are reproducible).
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 02's section "Sampling text, and temperature": divide the logits by $T$, turn
+# them into a distribution with a softmax, draw one token from it. As $T \to 0$ the
+# distribution becomes one-hot on the largest logit, which is why $T = 0$ is the argmax,
+# handled before any division.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Two cases. $T = 0$: the index of the largest logit, as an `int`. Otherwise: the logits
+# divided by `temperature`, a softmax over the single axis, then one draw with
+# `torch.multinomial` (one sample, the `generator` passed on by keyword); it returns a
+# one-element tensor, so convert it to an `int`.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def sample_token(logits: torch.Tensor, temperature: float,
@@ -230,7 +295,7 @@ check.sample_token(sample_token)
 # Everything is in place: minibatches, your step, your truncated BPTT. Each epoch starts
 # from `state = None` (zeros) and then carries the state along. Adam with a learning rate
 # of 0.01 and clipping at 1 train this small model quickly. On a CPU, fifteen passes over
-# the text take about forty seconds (one thread; the cell prints the characters per second
+# the text take well under a minute (one thread; the cell prints the characters per second
 # it processes, and the training loss every three epochs, so you can see how much the last
 # epochs still gain). On a GPU the same cell trains longer.
 

@@ -32,6 +32,13 @@
 # baselines: always answering "no spoiler", counting spoiler-ish words, and the strongest
 # simple classifier, a **bag-of-words logistic regression**.
 #
+# **What to expect.** The last check scores your trained BiLSTM on the test sentences and
+# passes when it beats the keyword baseline by at least 0.1 in both ROC-AUC and F1 (the
+# keywords get about 0.65 and 0.21). The course's run of this lab reached a test ROC-AUC of
+# about 0.94 and an F1 of about 0.66; the bag of words gets the same ROC-AUC (and an F1 of
+# about 0.70): on this generated sample, word order buys little. The whole lab, training
+# included, runs in about 30 s on a laptop CPU.
+#
 # > **The data is a generated sample, not real Goodreads reviews.** To run offline and in
 # > a minute, the course ships `data/goodreads_sample.jsonl.gz`: 5,000 reviews that a
 # > seeded program wrote from templates (`data/make_goodreads_sample.py`; `data/README.md`
@@ -43,8 +50,10 @@
 # > first reviews.
 #
 # After each exercise, run the check cell below it: it computes the right answer itself and,
-# if yours differs, names the mistake when it recognises it. Fill in the places that say
-# `raise NotImplementedError`.
+# if yours differs, names the mistake when it recognises it (padding on the wrong side, an
+# LSTM that read the padding, an inverted class weight, ties split in the ROC curve, ...).
+# Each exercise has two hints, folded: open the first when you are stuck, the second if you
+# still are. Fill in the places that say `raise NotImplementedError`.
 
 # %% slideshow={"slide_type": "-"}
 import time
@@ -162,6 +171,24 @@ print(encode(example.sentences[-1][1]), "<-", repr(example.sentences[-1][1]))
 #
 # The lengths matter as much as the ids: they are how the LSTM will know where each
 # sentence really ends. (`torch.nn.utils.rnn.pad_sequence` exists; write it yourself once.)
+#
+# <details><summary>Hint 1</summary>
+#
+# A padded batch is a rectangle: `B` rows as long as the longest sentence, filled with
+# `pad_id`, and each sentence copied into the start of its row, so that its real tokens
+# sit at positions $0 \dots n-1$. Exercise 2's packing reads exactly that layout: real
+# tokens first, and the real lengths beside them.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Compute the lengths first (a LongTensor of `B` numbers); `T` is their maximum. Make a
+# `B x T` tensor that holds `pad_id` everywhere, with `dtype=torch.long` (look up
+# `torch.full`), then, row by row, assign the sentence to the first `len(sentence)`
+# positions of its row with a slice. Return the pair, ids first.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -202,15 +229,34 @@ check.pad_batch(pad_batch, pad_id=PAD)
 # In a padded batch, a 3-word sentence is followed by `<pad>` tokens. The forward
 # direction would read them after the sentence and the **backward direction would start
 # with them**, so a sentence's score would depend on the length of its batch-mates.
-# `pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)` tells the LSTM
-# each real length: every direction stops (or starts) at the real last word, and `h_n`
-# holds the right final states. With one layer and two directions, `h_n` is `2 x B x H`:
-# `h_n[-2]` is the forward direction, `h_n[-1]` the backward one.
+# Packing the batch (`pack_padded_sequence`, imported above) tells the LSTM each real
+# length: every direction stops (or starts) at the real last word, and `h_n` holds the
+# right final states. With one layer and two directions, `h_n` is `2 x B x H`: `h_n[-2]` is
+# the forward direction, `h_n[-1]` the backward one.
 #
-# Write `forward(ids, lengths)`: embed, pack (the lengths must be a CPU tensor), run the
-# LSTM, concatenate `h_n[-2]` and `h_n[-1]`, apply `head`, and return `B` **logits** (no
-# sigmoid: the loss applies it). The check compares your batched output with each sentence
-# run alone, unpadded.
+# Write `forward(ids, lengths)`: return `B` **logits** $z$, one per sentence, computed as in
+# the equation above from a packed batch (no sigmoid: the loss applies it). The check
+# compares your batched output with each sentence run alone, unpadded.
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 03's section "Bidirectional LSTMs" shows where the two summaries of a sentence
+# live: the forward direction's final state after the last word, the backward direction's
+# after the first, both in `h_n`, not at the last step of the output (whose backward half
+# has read one token). Packing, above, is what makes "the last word" the real one and not
+# padding.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# In order: the embedded ids (`B x T x E`); the packed sequence, made from them and the
+# lengths (batch first, lengths on the CPU, and not sorted: read the keyword arguments of
+# `pack_padded_sequence`); the LSTM on it, keeping only `h_n` from what it returns; the two
+# directions' final states (each `B x H`) concatenated along the feature axis (`B x 2H`);
+# `self.head` (`B x 1`); the last axis dropped, so that you return a vector of `B` logits.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 class SpoilerLSTM(nn.Module):
@@ -247,9 +293,26 @@ check.spoiler_model(SpoilerLSTM, pad_id=PAD)
 # $$
 #
 # With $w_+ = n_- / n_+$ (negatives over positives, counted on the **training** labels)
-# the positives weigh as much in total as the negatives. `nn.BCEWithLogitsLoss(pos_weight=
-# ...)` implements this loss. (Oversampling the spoiler sentences is the other common fix.)
-# Write `positive_weight(labels)` for a tensor of 0/1 labels; return a float.
+# the positives weigh as much in total as the negatives. `nn.BCEWithLogitsLoss` implements
+# this loss, with $w_+$ as its `pos_weight`. (Oversampling the spoiler sentences is the
+# other common fix.) Write `positive_weight(labels)` for a tensor of 0/1 labels; return a
+# float.
+#
+# <details><summary>Hint 1</summary>
+#
+# The weight balances the two classes in the loss above: $n_+$ spoilers that each count
+# $w_+$ times weigh $w_+ n_+$ in total, the negatives $n_-$; setting the two equal gives
+# $w_+$. The rarer the positives, the larger the weight: about 29 on this training set.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# With 0/1 labels, the number of positives is their sum and the negatives are the rest of
+# the labels. Divide the one count by the other, as Python numbers (convert the tensor
+# sum with `int` first), so that you return a plain float.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def positive_weight(labels: torch.Tensor) -> float:
@@ -278,6 +341,23 @@ check.positive_weight(positive_weight)
 # True negatives appear nowhere: F1 does not reward the easy "no spoiler" answers. When
 # there is no true positive, F1 is 0 (take care: $P$ may then be $0/0$). Write
 # `f1(labels, predictions)` for two 0/1 tensors of the same length; return a float.
+#
+# <details><summary>Hint 1</summary>
+#
+# The right-hand form of the equation, $2\,TP / (2\,TP + FP + FN)$, needs only three
+# counts and never divides $0$ by $0$ unless $TP = 0$, the case you return 0 for. All three
+# counts are about the positive class, label 1.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Turn both tensors into booleans. Each count is the number of positions where a
+# condition holds: TP where the label and the prediction are both true, FP where the
+# prediction is true and the label false, FN the other way round (elementwise and, not,
+# then a sum, converted to an `int`). Then the formula, or 0.0 when TP is 0.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def f1(labels: torch.Tensor, predictions: torch.Tensor) -> float:
@@ -306,10 +386,10 @@ check.f1(f1)
 # $$
 #
 # It starts at $(0, 0)$ (nothing predicted positive) and ends at $(1, 1)$ (everything).
-# Sort the scores from high to low; each positive passed moves the curve up by $1/n_+$,
-# each negative right by $1/n_-$. Sentences with the **same score** cross the threshold
-# together, so a group of ties is one step (diagonal if it mixes both classes): emit one
-# point per *distinct* score.
+# Each positive that the threshold passes moves the curve up by $1/n_+$, each negative
+# right by $1/n_-$. Sentences with the **same score** cross the threshold together, so a
+# group of ties is one step (diagonal if it mixes both classes): the curve has one point
+# per *distinct* score, after $(0, 0)$.
 #
 # The area under it, by trapezoids,
 #
@@ -321,8 +401,33 @@ check.f1(f1)
 # counts one half): 0.5 for a coin, 1 for a perfect ranking. It needs the **scores**: on
 # 0/1 predictions the curve has a single corner.
 #
-# Write `roc_curve(labels, scores)` returning `(fpr, tpr)` (two 1-d tensors or lists,
-# starting with `(0, 0)`), and `roc_auc(labels, scores)` returning a float.
+# Write `roc_curve`, which takes the labels and the scores and returns `(fpr, tpr)` (two
+# 1-d tensors or lists, starting with `(0, 0)`), and `roc_auc`, which takes the same two
+# arguments and returns the area as a float.
+#
+# <details><summary>Hint 1</summary>
+#
+# Lowering the threshold is reading the sentences from the highest score to the lowest,
+# keeping running counts of the positives and negatives passed: TP and FP at every
+# threshold at once. A point is recorded only where the score changes, at the end of each
+# group of ties. The area is the trapezoid sum above over consecutive points of the curve
+# your `roc_curve` returns.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# `roc_curve`: the order that sorts the scores from high to low (`torch.argsort`, with
+# `stable=True`), the scores and the labels (as floats) in that order; the cumulative sum
+# of the sorted labels is TP after each sentence (`torch.cumsum`), and FP is the number of
+# sentences passed minus TP. Keep the entries at the last index of each tie group: the
+# positions where the next sorted score differs (`torch.nonzero` of a comparison of the
+# tensor with itself shifted by one), plus the very last index. Divide by the totals (the
+# last TP and the last FP) and put a 0 in front of both. `roc_auc`: the widths are
+# differences of consecutive FPR values and the mean heights are averages of consecutive
+# TPR values, both from slices of the tensors shifted by one; sum their products.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def roc_curve(labels: torch.Tensor, scores: torch.Tensor):

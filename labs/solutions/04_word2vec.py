@@ -31,7 +31,14 @@
 # After each exercise, run the check cell below it. A check computes the right answer
 # itself and, if yours differs, names the mistake when it recognises it. Two checks at the
 # end train with your code: first on a tiny corpus with two planted topics, then on the
-# real text, where the months should end up next to each other.
+# real text, where the months should end up next to each other. Each exercise has two hints,
+# folded: open the first when you are stuck, the second if you still are.
+#
+# **What to expect.** The final check trains your skip-gram for one epoch on the real text
+# and passes when, on average, at least a quarter of the other months are among each month's
+# 10 nearest neighbours (the course's solution: about 31%; random vectors: about 0.1%).
+# Before that, the planted-topics check wants at least 90% of each word's nearest neighbours
+# from its own topic (the solution: 100%). The whole lab runs in about 15 s on a laptop CPU.
 #
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
@@ -63,10 +70,27 @@ torch.set_num_threads(1)  # small tensors: one CPU thread is faster than two tha
 # For `ids = [11, 12, 13]` and `window = 1` the pairs are (11, 12), (12, 11), (12, 13),
 # (13, 12). Return them as two tensors of the same length, `centers` and `contexts`, with
 # pair number $i$ = `(centers[i], contexts[i])`; the order of the pairs does not matter.
+# Vectorise it: no loop over the positions of the sentence.
 #
-# *Vectorise it*: for a fixed offset $o$, all pairs "center at $t$, context at $t+o$" are
-# `ids[:-o]` with `ids[o:]`, and the other direction is the same two slices swapped. One
-# loop over $o = 1..L$ and `torch.cat` are enough.
+# <details><summary>Hint 1</summary>
+#
+# Chapter 4b's section *The training examples, all at once* builds the same pairs with one
+# array operation per offset. Think offset by offset: for a fixed $o$, every word that has a
+# word $o$ places to its right forms a pair with it, and the same two words form a second
+# pair the other way round (context on the left).
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# For each $o$ from 1 to $L$: the centers "with a context $o$ places to the right" are the
+# sentence without its last $o$ words, and their contexts are the sentence without its first
+# $o$ words (two slices of the same length, $n - o$); the left-hand pairs are the same two
+# slices with the roles swapped. Collect the pieces in two lists and join each list into one
+# tensor at the end (`torch.cat`). A window longer than the sentence needs no special case:
+# for an offset beyond the sentence's end, both slices are simply empty.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def skipgram_pairs(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -103,8 +127,26 @@ check.skipgram_pairs(skipgram_pairs)
 # each pair.
 #
 # Use `F.logsigmoid(x)` for $\log\sigma(x)$: `torch.log(torch.sigmoid(x))` gives $-\infty$
-# once $\sigma(x)$ rounds to 0. The scores of the noise words are a batched dot product:
-# `(u_neg * v.unsqueeze(1)).sum(-1)` has shape $B \times K$.
+# once $\sigma(x)$ rounds to 0 (the check tries large scores).
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 4b's section on negative sampling (the equation for $\ell(c, o)$) reads the loss
+# as $K+1$ binary classifications: the true pair with label 1, each noise word with label 0,
+# and $\sigma(-s) = 1 - \sigma(s)$ is the probability of "not a real pair". A score is a dot
+# product $u^\top v$; every score of the minibatch comes from one batched operation.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The $B$ true scores: multiply `v` and `u_pos` elementwise and sum over the last axis
+# (shape $B$). The $B \times K$ noise scores: the same with `u_neg`, after giving `v` a
+# middle axis of size 1 so that $B \times 1 \times d$ broadcasts against
+# $B \times K \times d$. Then `F.logsigmoid` of the true scores, plus the sum over $K$ of
+# `F.logsigmoid` of the *negated* noise scores; negate that and average over the $B$ pairs.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def ns_loss(v: torch.Tensor, u_pos: torch.Tensor, u_neg: torch.Tensor) -> torch.Tensor:
@@ -122,16 +164,34 @@ check.ns_loss(ns_loss)
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 3: one training step for a whole minibatch
 #
-# The two tables of vectors are `nn.Embedding` layers: `emb_in(centers)` looks up the rows
-# of a batch of ids at once ($B \times d$), `emb_out(negatives)` works on a $B \times K$
-# tensor of ids too ($B \times K \times d$). They are created with `sparse=True`, so the
-# gradient only touches the rows that were used, and the optimizer you are given knows
-# how to step with such gradients.
+# The two tables of vectors are `nn.Embedding` layers: `emb_in` holds the input vectors $v$
+# (centers), `emb_out` the output vectors $u$ (true contexts and noise words). Calling a
+# table on a tensor of ids returns their rows, whatever the shape of the ids: $B$ ids give
+# $B \times d$, a $B \times K$ tensor of ids gives $B \times K \times d$. The tables are
+# created with `sparse=True`, so the gradient only touches the rows that were used, and the
+# optimizer you are given knows how to step with such gradients.
 #
-# Write `train_step`: clear the old gradients, compute `ns_loss` of the minibatch (centers
-# from `emb_in`, true contexts and negatives from `emb_out`), backpropagate, let the
-# optimizer update the rows, and return the loss as a Python number. Three or four lines;
-# no loop over the pairs.
+# Write `train_step`: one optimizer step on `ns_loss` of the minibatch, returning the loss
+# (before the step) as a Python number. Three or four lines; no loop over the pairs.
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 4b's `sgns_step` (section *The gradient, and one vectorised SGD step*) does this
+# step by hand: the gradient of $\ell$, then an update of the rows that were used. Here
+# autograd computes the gradient and the optimizer applies it. PyTorch *adds* each new
+# gradient to the one already stored, so the old one must be cleared before every step.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# In order: the optimizer clears the gradients (`zero_grad`); three look-ups, the centers in
+# `emb_in` and the contexts and negatives in `emb_out` ($B \times d$, $B \times d$,
+# $B \times K \times d$); your `ns_loss` of the three; backward on that loss; the
+# optimizer's `step`; the loss tensor's value as a Python float (the tensor method that
+# returns a one-element tensor's number).
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def train_step(emb_in: nn.Embedding, emb_out: nn.Embedding, centers: torch.Tensor,
@@ -175,6 +235,22 @@ check.learns_clusters(skipgram_pairs, train_step)
 # flattens Zipf's law: frequent words are still drawn more often than rare ones, but less
 # overwhelmingly than their share of the text. `counts` is a NumPy array of word counts;
 # return a float array of the same length that sums to 1.
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 4b's section *Which noise words, and which words to skip* gives $P_n$: the power
+# $3/4$ is applied to the raw counts, and the result is a distribution only after dividing
+# by its own total (the exponent 1 would give the unigram distribution, 0 the uniform one).
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Two elementwise steps on the whole array, no loop: turn the counts into floats and raise
+# them to the power 0.75; divide by the sum of those powered values (not by the number of
+# tokens).
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def noise_distribution(counts: np.ndarray) -> np.ndarray:
@@ -202,6 +278,23 @@ check.noise_distribution(noise_distribution)
 # and gensim, which chapter 4b follows, use a smoother variant: they *keep* a word with
 # probability $(\sqrt{f/t} + 1)\,t/f$. Here you write the paper's version.) Return the
 # discard probability of every word, a float array.
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 4b's section *Which noise words, and which words to skip* explains subsampling:
+# the more frequent a word, the smaller $t / f(w)$ and the more often it is dropped. $f$ is
+# a relative frequency (a share of the text), and a probability cannot be negative.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Elementwise, on the arrays: the relative frequencies (the counts divided by their total);
+# one minus the square root of $t / f$; then clip below at 0 with NumPy's elementwise
+# maximum (Python's `max` does not work element by element). Use the argument `t`, not a
+# constant.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def discard_probability(counts: np.ndarray, t: float) -> np.ndarray:

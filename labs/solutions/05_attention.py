@@ -16,9 +16,10 @@
 # %% [markdown] slideshow={"slide_type": "slide"}
 # # Lab 05 · Attention and multi-head attention
 #
-# Chapter 06 built attention from the ground up. Here you write it yourself, piece by piece,
-# and each piece is checked against PyTorch (`torch.nn.functional.scaled_dot_product_attention`
-# and `torch.nn.MultiheadAttention`) in float64. You will write:
+# Chapters 06 and 6b built attention from the ground up. Here you write it yourself, piece
+# by piece, and each piece is checked against PyTorch
+# (`torch.nn.functional.scaled_dot_product_attention` and `torch.nn.MultiheadAttention`) in
+# float64. You will write:
 #
 # 1. **scaled dot-product attention**, $\mathrm{softmax}(QK^\top/\sqrt{d})\,V$, returning the
 #    output and the weights;
@@ -31,6 +32,15 @@
 # After each exercise, run the check cell below it. A check computes the right answer
 # itself and, when yours differs, says which typical mistake it recognises (a missing
 # $1/\sqrt d$, the softmax over the wrong axis, a mask applied after the softmax, ...).
+# Each exercise has two hints, folded: open the first when you are stuck, the second if you
+# still are.
+#
+# **What to expect.** Every check compares your code with PyTorch in float64 and wants the
+# same numbers to within $10^{-8}$ (the course's solution agrees to about $10^{-15}$). The
+# final check runs your multi-head module as causal self-attention: changing only the last
+# token must move no earlier output at all, and the output must match
+# `nn.MultiheadAttention` under a causal mask. The whole lab runs in about 5 s on a laptop
+# CPU.
 #
 # Conventions (the same as PyTorch's and the chapter's): vectors are **rows**, so `q` is
 # `... x T x d` (T queries of size d) and `k` is `... x S x d`; a mask is **boolean** with
@@ -65,9 +75,29 @@ generator = lmcourse.seed_everything(0)
 # $$
 #
 # Write `attention(q, k, v, mask=None)` returning `(output, weights)`. It must work for any
-# number of leading axes (a batch, or a batch and heads): transpose the last two axes of
-# `k` with `k.transpose(-2, -1)`. Leave the mask for exercise 3 (you may write it now if you
-# like; the first check does not use it).
+# number of leading axes (a batch, or a batch and heads), so `k.T`, which reverses *all* the
+# axes, will not do. Leave the mask for exercise 3 (you may write it now if you like; the
+# first check does not use it).
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 06's section *Attention in general: queries, keys and values* gives the row-vector
+# form, $\mathrm{softmax}(QK^\top)V$ with the softmax along each row (one row per query);
+# chapter 6b's *Why divide by $\sqrt{d}$?* derives the scale from
+# $\mathrm{Var}(q^\top k) = d$. Every axis before the last two is a batch axis that the
+# matrix product carries along.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Steps: $d$ is the size of the last axis of `q`; the scores are `q` times `k` with its last
+# two axes swapped (`transpose` accepts negative axes, counted from the end), shape
+# `... x T x S`, divided by $\sqrt d$; the softmax along the last axis (the keys) gives the
+# weights; the output is the weights times `v`, `... x T x d_v`. The matrix product `@`
+# broadcasts over the leading axes. Return both.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def attention(q, k, v, mask=None):
@@ -105,12 +135,29 @@ print("outputs (≈ the index of the key each query picked):",
 # **Padding.** Sentences in a batch have different lengths, so the shorter ones are padded
 # to the longest. Nobody should attend to a padding position. `padding_mask(lengths,
 # max_len)` returns a `B x max_len` boolean tensor, `True` at the real tokens: row `b` is
-# `True` at positions `0 .. lengths[b] - 1`. (Hint: compare `torch.arange(max_len)` with
-# `lengths`, broadcasting a row against a column.)
+# `True` at positions `0 .. lengths[b] - 1`.
 #
 # **Causal.** A language model predicts token $t+1$ from tokens $\le t$, so query $i$ may
 # only look at keys $j \le i$. `causal_mask(T)` returns the `T x T` boolean lower triangle
 # (diagonal included).
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 6b's section *Masks: who may look at whom* defines both masks, with `True` where
+# attention is allowed, and draws them. Neither needs a loop: a padding mask is a comparison
+# of positions with lengths, a causal mask a triangle.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Padding: a row of positions `0 .. max_len - 1` (`torch.arange`) compared with a
+# column of lengths (the lengths with a trailing axis of size 1); broadcasting makes the
+# result `B x max_len`, and a comparison is already boolean. Mind `<` against `<=`: position
+# `lengths[b]` is padding. Causal: a `T x T` matrix of `True` (dtype `torch.bool`) cut to its
+# lower triangle, diagonal kept (`torch.tril`).
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def padding_mask(lengths, max_len):
@@ -142,12 +189,29 @@ check.masks(padding_mask, causal_mask)
 # \exp(s_{ij'})\,[\mathrm{mask}_{ij'}]} .
 # $$
 #
-# Complete the `mask` branch of `attention` in exercise 1 (`scores.masked_fill(~mask,
-# float("-inf"))`: `~` flips a boolean tensor, because `masked_fill` fills where its
-# argument is `True`), rerun that cell, then the check below. The mask broadcasts against
-# the scores: a padding mask over the keys is `padding_mask(...)[:, None, :]` for `B x T x S`
-# scores, `[:, None, None, :]` when there is also a heads axis. (This lab never masks *all*
-# the keys of a query; chapter 06 explains what happens then.)
+# Complete the `mask` branch of `attention` in exercise 1, rerun that cell, then the check
+# below. The mask broadcasts against the scores: a padding mask over the keys is
+# `padding_mask(...)[:, None, :]` for `B x T x S` scores, `[:, None, None, :]` when there is
+# also a heads axis. (This lab never masks *all* the keys of a query; chapter 6b explains
+# what happens then.)
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 6b's section *Masks: who may look at whom*, and its "bug to watch for": the mask
+# acts on the **scores**, before the softmax, with a value whose exponential is exactly 0.
+# Multiplying the weights by the mask afterwards leaves rows that no longer sum to 1; a
+# score set to 0 still counts, since $e^0 = 1$.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# One step between the scores and the softmax, only when a mask is given: replace the
+# scores by $-\infty$ where the mask is **False**. Look up `Tensor.masked_fill`: it fills
+# where its boolean argument is `True`, so give it the mask negated (`~` flips a boolean
+# tensor). The mask broadcasts as it comes; don't reshape it.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.masked_attention(attention)
@@ -174,14 +238,29 @@ plt.show()
 # $E/h$ features. With a batch `x` of shape `B x T x E`:
 #
 # - `split_heads(x, h)` returns `B x h x T x E/h`, where head `i` holds the **contiguous**
-#   features `i*E/h .. (i+1)*E/h - 1` (the layout of `nn.MultiheadAttention`). View `x` as
-#   `B x T x h x E/h` (this only regroups the last axis), then swap the `T` and `h` axes.
-#   Reshaping straight to `B x h x T x E/h` is a classic bug: it runs, but mixes positions.
-# - `merge_heads(x)` undoes it: `B x h x T x D` back to `B x T x h*D`. After a transpose
-#   the tensor is no longer contiguous in memory, so use `.reshape` (or
-#   `.contiguous().view`).
+#   features `i*E/h .. (i+1)*E/h - 1` (the layout of `nn.MultiheadAttention`).
+# - `merge_heads(x)` undoes it: `B x h x T x D` back to `B x T x h*D`.
 #
 # Read the sizes from `x.shape`; don't hard-code them.
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 6b's section *Multi-head attention* shows the idea: one projection for all heads,
+# then each head takes its own slice of the features. A `view` or `reshape` only regroups
+# the numbers in memory order; moving the heads in front of the positions needs a
+# transpose. Reshaping straight to `B x h x T x E/h` is a classic bug: it runs, but mixes
+# positions.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Split: read `B, T, E` from the shape; regroup the last axis into `h x E/h`
+# (`B x T x h x E/h`); swap axes 1 and 2. Merge: swap axes 1 and 2 back (`B x T x h x D`),
+# then flatten the last two axes into one of size `h*D`. After a transpose the tensor is no
+# longer contiguous in memory, so `view` refuses it: use `reshape` there.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def split_heads(x, num_heads):
@@ -207,7 +286,7 @@ check.heads(split_heads, merge_heads)
 # ## Exercise 5: multi-head attention
 #
 # With $W^Q, W^K, W^V, W^O \in \mathbb{R}^{E\times E}$ and biases, in PyTorch's `nn.Linear`
-# convention ($y = x W^\top + b$, i.e. `F.linear(x, W, b)`):
+# convention ($y = x W^\top + b$):
 #
 # $$
 # Q = X_q {W^Q}^\top + b^Q,\quad K = X_k {W^K}^\top + b^K,\quad V = X_v {W^V}^\top + b^V,
@@ -225,7 +304,26 @@ check.heads(split_heads, merge_heads)
 # three biases, `out_proj` is $W^O$), so the check can load PyTorch's weights into your
 # module. Write `forward(query, key, value, mask=None)`, with batch-first inputs
 # (`B x T x E` and `B x S x E`), returning `(output B x T x E, weights B x h x T x S)`:
-# the weights of every head, not their average. Use `self.in_proj_weight.chunk(3)`.
+# the weights of every head, not their average.
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 6b's section *Multi-head attention*: project once for all heads, split, attend in
+# every head at once, merge, project with $W^O$. Your three earlier functions do the middle
+# part; what is new is reading $W^Q, W^K, W^V$ and their biases out of the stacked
+# parameters, in the order queries, keys, values.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# In order: cut `in_proj_weight` and `in_proj_bias` into three equal parts along the first
+# axis (`chunk`); project `query`, `key` and `value`, each with its own weight and bias
+# (`F.linear` computes $x W^\top + b$); split each into heads (`B x h x T x E/h` and
+# `B x h x S x E/h`); your `attention`, with the mask passed on unchanged; merge the heads
+# (`B x T x E`); `self.out_proj`. Return the output and the per-head weights.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 class MultiHeadAttention(nn.Module):
@@ -261,6 +359,22 @@ check.multi_head_attention(MultiHeadAttention)
 # depends only on tokens $\le t$. Write `causal_self_attention(mha, x)` for a batch
 # `x` of shape `B x T x E`, returning the output `B x T x E` of `mha`. The check changes only
 # the last token and verifies that no earlier output moves.
+#
+# <details><summary>Hint 1</summary>
+#
+# Self-attention (chapter 06, *Attention in general*) is attention with $Q = K = V = X$;
+# the causal mask of exercise 2 is what keeps position $t$ from reading the tokens after it
+# (chapter 6b, *Masks: who may look at whom*).
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# One call of `mha`, with `x` as query, key and value, and the causal mask of exercise 2 for
+# the sequence length `T` (the size of axis 1 of `x`). The module returns
+# `(output, weights)`: return the output alone.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def causal_self_attention(mha, x):

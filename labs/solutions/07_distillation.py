@@ -40,10 +40,19 @@
 # trained on them) and what it saves (parameters, time per batch), beside DistilBERT's
 # figures.
 #
+# **What to expect.** The last check passes when your distilled student keeps at least 90%
+# of the teacher's ROC-AUC on the test sentences and is not behind the bag of words beyond
+# the 95% bootstrap interval of their difference. In the course's run the student ends up
+# slightly *ahead* of its teacher (about 0.94 against 0.90), ahead of the labels-only
+# student (about 0.92) and of the bag of words (about 0.88), with half the teacher's layers.
+# The whole lab runs in about 100 s on a laptop CPU once the teacher is trained; the very
+# first run also trains it, about 45 s more.
+#
 # After each exercise, run the check cell below it. It compares your function with the
 # course's reference (`lmcourse.models.distill`) on fixed inputs, including logits of
-# $\pm 1000$, and names the mistake when it recognises one. Fill in the places that say
-# `raise NotImplementedError`.
+# $\pm 1000$, and names the mistake when it recognises one. Each exercise has two hints,
+# folded: open the first when you are stuck, the second if you still are. Fill in the
+# places that say `raise NotImplementedError`.
 
 # %% slideshow={"slide_type": "-"}
 import time
@@ -119,9 +128,25 @@ print(f"labelled: {len(labelled_texts)} sentences ({int(labelled_y.sum())} spoil
 #
 # Write `softmax_t(logits, T)`, the softmax of `logits / T` over the **last** axis (logits
 # may be `B x C`, or `B x L x C` for one distribution per token). The check also feeds
-# logits of $\pm 1000$: `torch.exp(1000.0)` is `inf` in float32 (and in float64), so a
-# softmax written as `exp / sum` returns `nan` there. `torch.softmax` subtracts each row's
-# maximum first (which cancels in the ratio), so use it, or do the same.
+# logits of $\pm 1000$: $e^{1000}$ is `inf` in float32 (and in float64), so a softmax
+# written as `exp / sum` returns `nan` there.
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 12's section "Soft targets and the temperature" gives the same formula: the
+# temperature acts on the logits, before the softmax, never on the probabilities after it.
+# For the overflow: subtracting one constant from every logit of a row cancels in the
+# ratio, so subtract the row's maximum and the largest exponential is $e^0 = 1$.
+# PyTorch's own softmax already does this.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# One line: divide the logits by `T` (the shape stays the same), then take `torch.softmax`
+# with `dim` set to the last axis, which is what works for both `B x C` and `B x L x C`.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def softmax_t(logits: torch.Tensor, T: float = 1.0) -> torch.Tensor:
@@ -196,14 +221,31 @@ plt.show()
 #   $L_d$ by the teacher's entropy $H(q)$, which does not depend on the student, so it has
 #   the same gradient; the exercise asks for $L_d$ itself.
 # - **The log of a softmax.** When one logit exceeds another by a few hundred,
-#   $\mathrm{softmax}$ rounds the smaller probability to exactly 0, and
-#   `torch.log(torch.softmax(...))` returns $\log 0 = -\infty$ (then $0 \cdot (-\infty)$ =
-#   `nan`). Computed directly,
-#   $\log p_i = s_i / T - \log \sum_j \exp(s_j / T)$ is finite: that is
-#   `F.log_softmax(s / T, dim=-1)`.
+#   $\mathrm{softmax}$ rounds the smaller probability to exactly 0, and the log of that
+#   softmax is $\log 0 = -\infty$ (then $0 \cdot (-\infty)$ = `nan`). Computed directly,
+#   $\log p_i = s_i / T - \log \sum_j \exp(s_j / T)$ is finite.
 #
-# Write `distillation_loss(student_logits, teacher_logits, T)` returning $L_d$ as a 0-d
-# tensor (logits are `B x C`). You may use your `softmax_t` for $q$.
+# Write `distillation_loss`, returning $L_d$ as a 0-d tensor (logits are `B x C`). You may
+# use your `softmax_t` for $q$.
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 12's section "The distillation loss, and why $T^2$" defines $L_d$ the same way:
+# the teacher's softened distribution is the weight, the student's log-probabilities are
+# what it weighs. For the logs, PyTorch has a function that computes the log of a softmax
+# directly, as the formula above does (chapter 01 explains why libraries ship it), so the
+# log of 0 never appears.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Three steps, all `B x C` until the last: $q$ from the teacher's logits at temperature
+# `T`; $\log p$ from the student's logits divided by `T`, with `F.log_softmax` over the last
+# axis; their elementwise product, summed over the classes (`B` numbers), averaged over the
+# batch, with a minus sign (one number).
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
@@ -253,9 +295,26 @@ check.distillation_loss(distillation_loss)
 # that, when $T$ changes, the balance between soft and hard targets set by $\alpha$ and
 # $\beta$ stays where it was.
 #
-# Write `combined_loss(student_logits, teacher_logits, labels, T, alpha, beta)`. Use your
-# `distillation_loss` for $L_d$ and `F.cross_entropy(student_logits, labels)` for $L_s$
-# (it applies `log_softmax` itself; `labels` are class indices).
+# Write `combined_loss(student_logits, teacher_logits, labels, T, alpha, beta)`, with your
+# `distillation_loss` for $L_d$ (`labels` are class indices).
+#
+# <details><summary>Hint 1</summary>
+#
+# $L_s$ is the ordinary classification loss of the student, at $T = 1$, against the true
+# labels: PyTorch's cross-entropy computes it from the raw logits (it applies `log_softmax`
+# itself, so it is safe at $\pm 1000$). The $T^2$ multiplies the soft term only, for the
+# reason the equations above (and chapter 12) give.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Two losses, each a 0-d tensor: your `distillation_loss` with the student's logits first,
+# then the teacher's and `T`; and `F.cross_entropy` of the student's logits (not divided by
+# `T`) and the labels. Return their weighted sum, the soft one weighed by `alpha` times the
+# square of `T`, the hard one by `beta`.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def combined_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
@@ -322,18 +381,36 @@ for name, model in (("teacher", teacher), ("student", student)):
 #
 # One update of the student on a batch `(input_ids, attention_mask, labels)`:
 #
-# 1. the teacher's logits, with the teacher in **evaluation mode** (`teacher.eval()`: with
-#    its dropout on, the same sentence would get a different target at every step) and
-#    **without gradients** (`with torch.no_grad():`, since the teacher is not trained and its
-#    graph would only cost time and memory);
-# 2. `student.train()`, `optimizer.zero_grad()`, the student's logits;
-# 3. $L = \alpha T^2 L_d + \beta L_s$ with your `combined_loss` (student's logits first);
-# 4. `loss.backward()`, the gradient clipped to norm `clip`
-#    (`nn.utils.clip_grad_norm_(student.parameters(), clip)`), `optimizer.step()`, then
-#    `scheduler.step()`;
+# 1. the teacher's logits, with the teacher in **evaluation mode** (with its dropout on, the
+#    same sentence would get a different target at every step) and **without gradients**
+#    (the teacher is not trained, and its graph would only cost time and memory);
+# 2. the student in training mode, its old gradients cleared, its logits;
+# 3. $L = \alpha T^2 L_d + \beta L_s$ with your `combined_loss`;
+# 4. backpropagate, clip the gradient to norm `clip`, one optimiser step, then one scheduler
+#    step;
 #
-# and return the loss as a Python float (`loss.item()`). It is lab 06's `train_step` with a
-# teacher added.
+# and return the loss as a Python float. It is lab 06's `train_step` with a teacher added.
+#
+# <details><summary>Hint 1</summary>
+#
+# Two models, two roles: the teacher only produces targets, like a fixed dataset that
+# happens to be computed on the fly, so it runs deterministically and outside the graph;
+# the student is trained exactly as lab 06's `train_step` trains its model, with
+# `combined_loss` in place of the weighted cross-entropy. Evaluation mode and gradients are
+# separate switches: the first turns dropout off, only the second stops the graph.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The teacher's `eval` method, then its forward pass on the ids and mask inside a
+# `torch.no_grad()` block (`B x C` targets). Then the student's `train` method, the
+# optimiser's `zero_grad`, the student's forward pass (outside `no_grad`), `combined_loss`
+# with the student's logits first and `T`, `alpha`, `beta` passed on, `backward`,
+# `clip_grad_norm_` from `nn.utils` over the student's parameters, the optimiser's `step`,
+# the scheduler's `step`, and the loss's `.item()`.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def distill_step(student: nn.Module, teacher: nn.Module, batch, optimizer, scheduler,

@@ -26,10 +26,20 @@
 # 3. **training**: count, merge the most frequent pair everywhere, repeat;
 # 4. **encoding** a word the training never saw, by replaying the merges.
 #
+# **What to expect.** Every check asks for chapter 08's answers exactly: your merges must
+# equal its `train_bpe`'s, ties included, and the last check passes when your `encode`
+# segments 8 words (unseen characters included) as its `apply_bpe` does. On the Lee corpus
+# your first merges are short frequent pieces (*th*, *in*, *the*, ...) and the last of 300
+# are whole words and suffixes (*nation*, *into*, *ated*); the final figure shows the
+# symbols per word falling faster on the training words than on unseen ones. The whole lab
+# runs in about 25 s on a laptop CPU.
+#
 # After each exercise, run the check cell below it. A check computes the right answer with
 # chapter 08's `lmcourse.tokenizers.bpe` and, when yours differs, says which typical
 # mistake it recognises (a pair counted once per word, the first occurrence merged only,
-# counts never updated, ties broken alphabetically, greedy longest match, ...).
+# counts never updated, ties broken alphabetically, greedy longest match, ...). Each
+# exercise has two hints, folded: open the first when you are stuck, the second if you
+# still are.
 #
 # Conventions: a **segmentation** is a dict `{(s_1, ..., s_n): count}` from a word's
 # current symbols to how often the word occurs; a **pair** is a tuple `(a, b)`; the merges
@@ -55,6 +65,23 @@ from lmcourse.data import load_corpus, tokenize
 # Count *occurrences*: "l o l o" holds `("l", "o")` twice. Pairs never cross from one word
 # to the next. Return a `Counter`; build it word by word, left to right, so that its order
 # is the order the pairs were first seen (exercise 3 needs that for ties).
+#
+# <details><summary>Hint 1</summary>
+#
+# This is step 3 of chapter 08's section "Byte-pair encoding, step by step", the equation
+# for $f(a, b)$: every occurrence of a pair inside a word adds that word's count, so a word
+# seen 5 times adds 5 for each of its neighbouring pairs.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Two nested loops: over the `(symbols, count)` items of the segmentation, then over the
+# neighbouring pairs of `symbols` (a sequence of $n$ symbols has $n - 1$ of them: pair the
+# sequence with itself shifted by one, e.g. with `zip`). Add `count` to each pair's entry;
+# a `Counter` starts every new key at 0 and remembers the order keys first appeared in.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def pair_counts(segmentation):
@@ -68,7 +95,7 @@ def pair_counts(segmentation):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.pair_counts(pair_counts)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -78,6 +105,23 @@ check.pair_counts(pair_counts)
 # Walk the symbols **left to right**, and after a merge skip both: "a a a" with `("a",
 # "a")` becomes "aa a". Compare whole symbols, not characters: in "ab c" there is no
 # pair `("a", "bc")`.
+#
+# <details><summary>Hint 1</summary>
+#
+# Step 4 of chapter 08's section "Byte-pair encoding, step by step": the merged pair
+# becomes one new symbol wherever it occurs. A left-to-right scan that consumes both
+# symbols of a match is what decides overlaps, so "a a a" gives "aa a".
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Build a new list while an index walks the old one (a `while` loop, since the step is
+# sometimes 1 and sometimes 2): if the symbol at the index equals `a` and a next symbol
+# exists and equals `b`, append the joined string and move on by two; otherwise append the
+# symbol as it is and move on by one.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def merge(symbols, a, b):
@@ -95,7 +139,7 @@ def merge(symbols, a, b):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.merge(merge)
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -107,8 +151,25 @@ check.merge(merge)
 # that did not exist before. Stop early when no pair is left (every word is one symbol).
 #
 # **Ties.** Two pairs often have the same count. Take the one **seen first**: the first
-# maximal pair in your counter's order (`max(counts, key=counts.get)` does exactly that,
-# since `max` keeps the first of equal keys).
+# maximal pair in your counter's order.
+#
+# <details><summary>Hint 1</summary>
+#
+# The loop of chapter 08's section "Byte-pair encoding, step by step" (steps 3 and 4,
+# repeated), with the tie rule of its section "Ties, and why the rule matters". The counts
+# must come from the segmentation as it is *now*, after every earlier merge.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Keep a segmentation: a dict from each word's symbols (a tuple of its characters at the
+# start, since a dict key cannot be a list) to the word's count. Each round: your
+# `pair_counts`; stop if it is empty; pick the pair with the largest count (Python's `max`
+# with a `key` function returns the first of equal keys, in iteration order); rebuild the
+# dict with your `merge` applied to every key (turned back into a tuple); append the pair.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def learn_bpe(word_counts, num_merges):
@@ -127,7 +188,7 @@ def learn_bpe(word_counts, num_merges):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.learn_bpe(learn_bpe)
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -148,6 +209,24 @@ print("last 8:  ", [a + b for a, b in merges[-8:]])
 # was learned **earliest** (the lowest index in `merges`). Characters that no merge
 # mentions stay single symbols, so no word is ever unknown. (Applying each merge in
 # learned order, one after the other, gives the same result.)
+#
+# <details><summary>Hint 1</summary>
+#
+# Chapter 08's section "Segmenting a word BPE has never seen": a merge's **rank** is its
+# position in the list, and the word is built up in the same order as during training.
+# Matching the longest known piece from the left is a different algorithm, and gives
+# different pieces.
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# First a dict from each pair to its rank (if a pair appears twice, keep its first rank).
+# Then start from the list of the word's characters and loop: collect its neighbouring
+# pairs that have a rank; if there are none, stop; otherwise merge the one with the lowest
+# rank (`min` with a `key`) using your `merge`. Return the list of symbols.
+#
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 def encode(word, merges):
@@ -165,7 +244,7 @@ def encode(word, merges):
     # END SOLUTION
 
 
-# %% tags=["check"] slideshow={"slide_type": "-"}
+# %% slideshow={"slide_type": "-"} tags=["check"]
 check.encode(encode)
 
 # %% [markdown] slideshow={"slide_type": "slide"}

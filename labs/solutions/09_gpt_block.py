@@ -119,21 +119,18 @@ class CausalSelfAttention(nn.Module):
         self.num_heads = num_heads
         self.qkv = nn.Linear(d_model, 3 * d_model)  # [W^Q; W^K; W^V], stacked
         self.out = nn.Linear(d_model, d_model)      # W^O
-        self.weights = None                         # the last call's attention weights
 
     def forward(self, x):
         """B x T x E -> B x T x E; position t reads positions <= t only."""
         # BEGIN SOLUTION
         B, T, E = x.shape
-        H = self.num_heads
-        q, k, v = self.qkv(x).chunk(3, dim=-1)
-        q, k, v = (t.view(B, T, H, E // H).transpose(1, 2) for t in (q, k, v))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(E // H)
+        q, k, v = (t.view(B, T, self.num_heads, -1).transpose(1, 2)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(E // self.num_heads)
         allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         weights = scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
-        self.weights = weights.detach()
-        heads = weights @ v
-        return self.out(heads.transpose(1, 2).reshape(B, T, E))
+        self.weights = weights.detach()  # B x heads x T x T, kept to look at
+        return self.out((weights @ v).transpose(1, 2).reshape(B, T, E))
         # END SOLUTION
 
 

@@ -48,8 +48,8 @@ def _softmax_variants(q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor | Non
     raw = q @ k.transpose(-2, -1)
     scaled = raw / math.sqrt(d)
     out = [
-        (raw.softmax(-1), f"the 1/√d scale is missing: divide the scores q @ kᵀ by "
-                          f"math.sqrt(d) (here d = q.shape[-1] = {d}) before the softmax."),
+        (raw.softmax(-1), f"the 1/√d scale is missing: divide the scores q kᵀ by √d (d is "
+                          f"the size of the query vectors, here {d}) before the softmax."),
         ((raw / d).softmax(-1), f"you divided the scores by d = {d}; divide by √d = "
                                 f"{math.sqrt(d):g}: the variance of q·k is d, so its standard "
                                 "deviation is √d."),
@@ -59,8 +59,8 @@ def _softmax_variants(q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor | Non
                              "(dim=-1), the keys; yours sum to 1 over the queries."),
         (raw.softmax(-2), "softmax over the wrong axis (dim=-1, the keys) and the 1/√d scale "
                           "is missing."),
-        (scaled, "the weights are the scores before the softmax: apply torch.softmax(scores, "
-                 "dim=-1) and return that."),
+        (scaled, "the weights are the scores before the softmax: take the softmax over the "
+                 "keys (the last axis) and return its result."),
     ]
     if q.dim() > 2:
         out.append((scaled.softmax(0), "softmax over the wrong axis: dim=0 is the batch; "
@@ -69,20 +69,21 @@ def _softmax_variants(q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor | Non
         allowed = mask.expand_as(raw)
         after = scaled.softmax(-1) * allowed
         out += [
-            (scaled.softmax(-1), "the mask had no effect: before the softmax set the scores "
-                                 "to -inf where the mask is False, "
-                                 "scores.masked_fill(~mask, float('-inf'))."),
+            (scaled.softmax(-1), "the mask had no effect: before the softmax, the scores "
+                                 "where the mask is False must become -inf."),
             (scaled.masked_fill(allowed, float("-inf")).softmax(-1),
              "mask polarity: True means attention is ALLOWED (PyTorch's convention); you "
-             "blocked the allowed positions. Fill where ~mask, not where mask."),
+             "blocked the allowed positions. Fill the scores where the mask is False, not "
+             "where it is True."),
             (after, "the mask was applied after the softmax: the remaining weights no "
                     "longer sum to 1. Mask the scores (with -inf) before the softmax."),
             (scaled.softmax(-1).masked_fill(allowed, 0.0),
              "the mask was applied after the softmax, and with the wrong polarity (True = "
-             "allowed). Mask the scores where ~mask, with -inf, before the softmax."),
+             "allowed). Set the scores to -inf where the mask is False, before the "
+             "softmax."),
             (scaled.masked_fill(~allowed, 0.0).softmax(-1),
              "masked scores were set to 0, but exp(0) = 1 still gives those keys weight: "
-             "fill them with float('-inf') so their weight is exactly 0."),
+             "fill them with -inf instead, so that their weight is exactly 0."),
             ((scaled * allowed).softmax(-1),
              "multiplying the scores by the mask sets them to 0, and exp(0) = 1 still gives "
              "those keys weight: fill them with float('-inf') instead."),
@@ -98,12 +99,12 @@ def _diagnose(name: str, got_out: torch.Tensor, got_w: torch.Tensor, q: torch.Te
            f"query, one column per key), got {tuple(got_w.shape)}")
     expect(got_out.shape == want_out.shape, name,
            f"{what}: the output should be ... x T x d_v = {tuple(want_out.shape)}, got "
-           f"{tuple(got_out.shape)}; multiply the weights by v (weights @ v).")
+           f"{tuple(got_out.shape)}; multiply the weights by v (a matrix product).")
     for wrong, hint in _softmax_variants(q, k, mask):
         if same(got_w, wrong):
             fail(name, f"{what}: {hint}")
     if same(got_w, want_w):
-        fail(name, f"{what}: the weights are right but the output is not weights @ v "
+        fail(name, f"{what}: the weights are right but the output is not the weights times v "
                    f"(max difference {float((got_out.double() - want_out).abs().max()):.3g}).")
     sums = got_w.double().sum(-1)
     expect(torch.allclose(sums, want_w.sum(-1), atol=1e-6), name,
@@ -113,9 +114,10 @@ def _diagnose(name: str, got_out: torch.Tensor, got_w: torch.Tensor, q: torch.Te
                f"{float((got_w.double() - want_w).abs().max()):.3g}.")
 
 
-_SHAPE_HINT = ("q is ... x T x d and k is ... x S x d: the scores are q @ k.transpose(-2, -1), "
-               "T x S. Use transpose(-2, -1) (not k.T, which reverses ALL axes, nor "
-               "transpose(1, 2)) so it works with any leading batch and head axes.")
+_SHAPE_HINT = ("q is ... x T x d and k is ... x S x d: the scores are q times k with its LAST "
+               "TWO axes swapped, ... x T x S. Count those axes from the end (not k.T, which "
+               "reverses ALL axes, nor axes 1 and 2, which are the last two only for 3-d "
+               "inputs) so it works with any leading batch and head axes.")
 
 
 def _attention_cases(g: torch.Generator) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
@@ -128,7 +130,7 @@ def _attention_cases(g: torch.Generator) -> list[tuple[str, tuple[torch.Tensor, 
 
 
 def attention(student: Callable[..., Any]) -> None:
-    """Exercise 1: ``attention(q, k, v)`` = ``(softmax(q kᵀ/√d) v, weights)`` without a mask."""
+    """Exercise 1: ``attention`` returns ``(softmax(q kᵀ/√d) v, weights)``, without a mask."""
     name = "attention"
     g = torch.Generator().manual_seed(0)
     worst = 0.0
@@ -150,8 +152,8 @@ def masks(student_padding: Callable[..., Any], student_causal: Callable[..., Any
     for lengths, max_len in (([3, 1, 4], 5), ([2, 6], 6)):
         lengths = torch.tensor(lengths)
         got = run_student(name, student_padding, lengths, max_len,
-                    shape_hint="compare a row of positions, torch.arange(max_len)[None, :], "
-                               "with a column of lengths, lengths[:, None]: broadcasting gives "
+                    shape_hint="compare a row of positions 0 .. max_len - 1 with a column of "
+                               "lengths (a trailing axis of size 1): broadcasting gives "
                                "batch x max_len.")
         want = reference.padding_mask(lengths, max_len)
         expect(isinstance(got, torch.Tensor), name,
@@ -181,8 +183,8 @@ def masks(student_padding: Callable[..., Any], student_causal: Callable[..., Any
                f"causal_mask({T}) should be a {T} x {T} tensor, got "
                f"{tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}")
         expect(got.dtype == torch.bool, name,
-               f"return a boolean tensor (got {got.dtype}), e.g. "
-               "torch.ones(T, T, dtype=torch.bool).tril().")
+               f"return a boolean tensor (got {got.dtype}): build the triangle from a matrix "
+               "of dtype torch.bool, not of numbers.")
         if torch.equal(got, want):
             continue
         ones = torch.ones(T, T, dtype=torch.bool)
@@ -201,7 +203,7 @@ def masks(student_padding: Callable[..., Any], student_causal: Callable[..., Any
 
 
 def masked_attention(student: Callable[..., Any]) -> None:
-    """Exercise 3: ``attention(q, k, v, mask)`` with a padding mask and a causal mask."""
+    """Exercise 3: ``attention`` with a mask, a padding mask and a causal mask."""
     name = "masked attention"
     g = torch.Generator().manual_seed(1)
     q0, k0, v0 = _randn(2, 3, 8, g=g), _randn(2, 5, 8, g=g), _randn(2, 5, 3, g=g)
@@ -223,8 +225,9 @@ def masked_attention(student: Callable[..., Any]) -> None:
     for what, (q, k, v, mask) in cases:
         got_out, got_w = _pair(name, run_student(name, student, q, k, v, mask,
                                            shape_hint="the mask broadcasts against the T x S "
-                                                      "scores: use scores.masked_fill(~mask, "
-                                                      "float('-inf'))."))
+                                                      "scores as it comes: fill the scores "
+                                                      "where it is False, without reshaping "
+                                                      "it."))
         want_out, want_w = reference.scaled_dot_product_attention(q, k, v, mask)
         if bool(torch.isnan(got_w).any()):
             flipped = reference.attention_scores(q, k).masked_fill(
@@ -232,9 +235,10 @@ def masked_attention(student: Callable[..., Any]) -> None:
             expect(not torch.allclose(got_w.double(), flipped, equal_nan=True), name,
                    f"{what}: mask polarity: True means attention is ALLOWED (PyTorch's "
                    "convention); you blocked the allowed positions (a query whose keys are "
-                   "all real then has nothing left: NaN). Fill where ~mask, not where mask.")
+                   "all real then has nothing left: NaN). Fill the scores where the mask is "
+                   "False, not where it is True.")
             fail(name, f"{what}: your weights contain NaN: some query had all its keys "
-                       "filled with -inf. True = allowed: fill where ~mask.")
+                       "filled with -inf. True = allowed: fill where the mask is False.")
         if not (same(got_out, want_out) and same(got_w, want_w)):
             _diagnose(name, got_out, got_w, q, k, v, mask, want_out, want_w, what)
         worst = max(worst, float((got_out.double() - want_out).abs().max()))
@@ -258,20 +262,22 @@ def heads(student_split: Callable[..., Any], student_merge: Callable[..., Any]) 
     if not same(got, want, 0.0):
         expect(not (got.shape == (B, T, H, D) and same(got, x.view(B, T, H, D), 0.0)), name,
                f"split_heads should return B x heads x T x E/heads = {(B, H, T, D)}, got "
-               f"{tuple(got.shape)}: add .transpose(1, 2) after the view.")
+               f"{tuple(got.shape)}: after regrouping the features, the T and heads axes "
+               "still have to be swapped.")
         expect(not same(got, x.reshape(B, H, T, D), 0.0), name,
                "you reshaped straight to (B, heads, T, E/heads). That cuts the memory of "
-               "each sequence into chunks that mix positions. View it as (B, T, heads, "
-               "E/heads) first, then swap the axes with .transpose(1, 2).")
+               "each sequence into chunks that mix positions. Regroup the last axis into "
+               "(heads, E/heads) first, then swap the T and heads axes.")
         expect(not same(got, x.view(B, T, D, H).permute(0, 3, 1, 2), 0.0), name,
                "each head must take a contiguous block of E/heads features (head h: "
                "features h*E/heads .. (h+1)*E/heads - 1, as in nn.MultiheadAttention); yours "
-               "takes every heads-th feature. View as (B, T, heads, E/heads).")
+               "takes every heads-th feature. Regroup the last axis as (heads, E/heads), "
+               "in that order.")
         expect(got.shape == want.shape, name,
                f"split_heads should return B x heads x T x E/heads = {tuple(want.shape)}, got "
                f"{tuple(got.shape)}")
-        fail(name, "the shape is right but the values are not x.view(B, T, heads, E/heads)"
-                   ".transpose(1, 2).")
+        fail(name, "the shape is right but the values are not x with its last axis regrouped "
+                   "into (heads, E/heads) and the T and heads axes swapped.")
     name = "merge_heads"
     parts = reference.split_heads(x, H).contiguous()  # as attention returns it
     got = run_student(name, student_merge, parts)
@@ -279,9 +285,10 @@ def heads(student_split: Callable[..., Any], student_merge: Callable[..., Any]) 
         expect(isinstance(got, torch.Tensor), name, f"return a tensor, got {type(got).__name__}")
         expect(not same(got, parts.reshape(B, T, E), 0.0), name,
                "you reshaped B x heads x T x D straight to B x T x E, which mixes positions: "
-               "first .transpose(1, 2) back to B x T x heads x D, then .reshape(B, T, E).")
+               "first swap the heads and T axes back (B x T x heads x D), then flatten the "
+               "last two axes.")
         expect(not same(got, parts.permute(0, 2, 3, 1).reshape(B, T, E), 0.0), name,
-               "the heads come out interleaved: after .transpose(1, 2) the tensor is "
+               "the heads come out interleaved: after swapping the axes back the tensor is "
                "B x T x heads x D; flatten its last two axes in that order.")
         expect(got.shape == x.shape, name,
                f"merge_heads should return B x T x heads*D = {tuple(x.shape)}, got "
@@ -343,13 +350,15 @@ _MHA_MISTAKES = (
                               "ONE head's vectors), not 1/√E."),
     (dict(out_proj=False), "the output projection is missing: apply self.out_proj to the "
                            "merged heads."),
-    (dict(transpose_w=False), "the projections use x @ W; PyTorch's weights are stored as "
-                              "(out, in), so it is x @ W.T + b, i.e. F.linear(x, W, b)."),
+    (dict(transpose_w=False), "the projections multiply x by W as stored; PyTorch stores a "
+                              "linear layer's weight as (out, in), so the projection is "
+                              "x Wᵀ + b (what F.linear computes)."),
     (dict(split="view"), "the heads were split with a reshape to (B, heads, T, E/heads) "
                          "without the transpose: use your split_heads."),
     (dict(bias=False), "the biases of the input projections (in_proj_bias) are missing."),
     (dict(qkv_order="kqv"), "in_proj_weight stacks the projections in the order queries, "
-                            "keys, values: W_q, W_k, W_v = self.in_proj_weight.chunk(3)."),
+                            "keys, values: its first E rows are W^Q, the next E W^K, the "
+                            "last E W^V (and in_proj_bias likewise)."),
     (dict(qkv_order="qqq"), "queries, keys and values each need their own projection "
                             "(W_q for the query, W_k for the key, W_v for the value)."),
 )
@@ -428,8 +437,8 @@ def causal_self_attention(student: Callable[..., Any], student_cls: type) -> Non
     leak = float((got2[:, :-1] - got[:, :-1]).abs().max())
     expect(leak == 0.0, name,
            f"changing only the LAST token changed the outputs of earlier positions (by up to "
-           f"{leak:.3g}): the future leaks. Pass causal_mask(T) as the mask (True = allowed, "
-           "the lower triangle).")
+           f"{leak:.3g}): the future leaks. Pass the causal mask of exercise 2, for the "
+           "sequence's length, as the mask (True = allowed, the lower triangle).")
     want = ref(x, x, x, attn_mask=nn.Transformer.generate_square_subsequent_mask(
         T, dtype=torch.float64), need_weights=False)[0].detach()
     diff = float((got.double() - want).abs().max())

@@ -50,9 +50,9 @@ def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
                       steps: int = 40) -> None:
     """``train(params, loss_fn, lr, steps)`` is gradient descent.
 
-    Each step builds a fresh graph with ``loss_fn()``, calls ``backward`` and moves every
-    parameter against its gradient, ``p.data -= lr * p.grad``; it returns the loss of each
-    step (measured before that step's update). Typical mistakes get their own hint.
+    Each step builds a fresh graph with ``loss_fn``, calls ``backward`` and moves every
+    parameter's ``data``, in place, ``lr`` times its gradient downhill; it returns the loss
+    of each step (measured before that step's update). Typical mistakes get their own hint.
     """
     name = "training loop"
     params, loss_fn = _neuron_problem(Value)
@@ -72,21 +72,23 @@ def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
     if not near(got, ref):
         start = [p.data for p in _neuron_problem(Value)[0]]
         if near(got, start):
-            fail(name, "the parameters did not move. Update them in place with "
-                       "`p.data -= lr * p.grad`; `p = p - lr * p.grad` only rebinds the loop "
-                       "variable to a new node and leaves the parameter as it was.")
+            fail(name, "the parameters did not move. Change each parameter's `data` in "
+                       "place; assigning a new node to the loop variable only rebinds that "
+                       "name and leaves the parameter as it was.")
         if near(got, _descend(Value, -lr, steps)[1]):
             fail(name, "the loss went up: you stepped *up* the gradient. The gradient points "
-                       "uphill, so gradient descent subtracts it: `p.data -= lr * p.grad`.")
+                       "uphill, so gradient descent subtracts it (θ ← θ - η ∂J/∂θ).")
         if near(got, _descend(Value, lr, steps, stale=True)[1]):
             fail(name, "the gradient never changed: the loss graph was built once, before "
                        "the loop, so every backward saw the starting parameters. Call "
                        "`loss_fn()` inside the loop, at every step (a new forward pass).")
         if near(got, _descend(Value, 1.0, steps)[1]):
-            fail(name, "the step ignored the learning rate: use `p.data -= lr * p.grad`.")
+            fail(name, "the step ignored the learning rate: each parameter moves by lr "
+                       "times its gradient, not by the gradient itself.")
         fail(name, f"after {steps} steps the parameters are {[round(g, 6) for g in got]}, "
-                   f"gradient descent gives {[round(r, 6) for r in ref]}. Each step: "
-                   "loss = loss_fn(); loss.backward(); p.data -= lr * p.grad for every p.")
+                   f"gradient descent gives {[round(r, 6) for r in ref]}. Each step: a "
+                   "fresh forward pass with loss_fn, backward on that loss, then every "
+                   "parameter's data moved lr times its gradient, downhill.")
     if not near(losses, ref_losses):
         fail(name, "the parameters are right but the losses are not: append `loss.data` of "
                    "each step's forward pass (before the update), one per step.")

@@ -142,7 +142,7 @@ def _learn_variants(words: Mapping[str, int], n: int) -> list[tuple[list, str]]:
             (_train_alphabetical(words, n),
              "ties were broken by the symbols' order (alphabetical): take the pair seen "
              "first, i.e. the first maximal pair in your counts' insertion order "
-             "(max(counts, key=counts.get) does that)."),
+             "(Python's max with a key function keeps the first of equal keys)."),
             (alphabetical, "the words were processed in sorted order: keep the dict's order "
                            "(the order the words were first seen), which decides ties.")]
 

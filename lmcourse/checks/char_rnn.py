@@ -56,8 +56,9 @@ def rnn_step(student: Callable[..., torch.Tensor]) -> None:
             if "shape" in str(err) or "size" in str(err):
                 fail(name, f"a shape error ({err}). x is batch x {n_in}, h is batch x {hidden}, "
                            f"W_ih is {hidden} x {n_in} and W_hh is {hidden} x {hidden} "
-                           "(PyTorch's layout: output features first), so write "
-                           "x @ W_ih.T and h @ W_hh.T.")
+                           "(PyTorch's layout: output features first), so each weight "
+                           "multiplies the rows from the right as its transpose: x W_ihᵀ "
+                           "and h W_hhᵀ.")
             fail(name, f"your code raised RuntimeError: {err}")
         except Exception as err:  # noqa: BLE001 - any crash in student code is a failed check
             fail(name, f"your code raised {type(err).__name__}: {err}")
@@ -76,20 +77,22 @@ def rnn_step(student: Callable[..., torch.Tensor]) -> None:
                             "function the state can grow without bound."),
             (torch.tanh(a_x + h @ W_hh + b),
              "W_hh is not transposed: PyTorch stores it as (out x in), so the recurrent term "
-             "is h @ W_hh.T."),
+             "multiplies h by W_hh's transpose, h W_hhᵀ."),
             (torch.tanh(a_x + a_h), "the biases are missing: add b_ih + b_hh inside the tanh."),
             (torch.tanh(a_x + a_h + b_ih), "b_hh is missing: PyTorch's RNN has two biases."),
             (torch.tanh(a_x + a_h + b_hh), "b_ih is missing: PyTorch's RNN has two biases."),
             (torch.tanh(a_x + a_h) + b, f"the biases go inside the tanh: {_STEP}."),
             (torch.sigmoid(a_x + a_h + b), "use tanh, not the sigmoid, for the hidden state."),
             (torch.relu(a_x + a_h + b), "use tanh, not ReLU, for this RNN's hidden state."),
-            (torch.tanh(a_x + b), "the previous state h is not used: add h @ W_hh.T."),
-            (torch.tanh(a_h + b), "the input x is not used: add x @ W_ih.T."),
+            (torch.tanh(a_x + b), "the previous state h is not used: add the recurrent "
+                                  "term h W_hhᵀ inside the tanh."),
+            (torch.tanh(a_h + b), "the input x is not used: add the input term x W_ihᵀ "
+                                  "inside the tanh."),
         ]
         if n_in == hidden:
             mistakes.append((torch.tanh(x @ W_ih + a_h + b), "W_ih is not transposed: "
-                             "PyTorch stores it as (hidden x input), so the input term is "
-                             "x @ W_ih.T."))
+                             "PyTorch stores it as (hidden x input), so the input term "
+                             "multiplies x by W_ih's transpose, x W_ihᵀ."))
         for wrong, hint in mistakes:
             if same(got, wrong):
                 fail(name, hint)
@@ -192,8 +195,9 @@ def train_step(student: Callable[..., Any], forward: Callable[..., Any]) -> None
                        "optimizer.zero_grad() before loss.backward() (PyTorch accumulates).")
         if matches(through):
             fail(name, "the gradient flowed back into the previous minibatch: the incoming "
-                       "state was not detached. Start with `state = state.detach()` so "
-                       "backpropagation stops at the segment boundary (truncated BPTT).")
+                       "state was not detached. Detach it before the forward pass (same "
+                       "numbers, no history) so that backpropagation stops at the segment "
+                       "boundary (truncated BPTT).")
         if matches([batch * steps * t for t in truncated]):
             fail(name, "the gradients are batch * steps times too large: use the MEAN "
                        "cross-entropy over all positions (F.cross_entropy's default), "
@@ -204,7 +208,7 @@ def train_step(student: Callable[..., Any], forward: Callable[..., Any]) -> None
                        "(detached), so row b continues where it stopped in the previous "
                        "minibatch; only state=None should mean zeros.")
         fail(name, "the gradients differ from those of the loss on this minibatch, started "
-                   "from the detached incoming state: forward(params, X, state.detach()), "
+                   "from the detached incoming state: the forward pass from that state, the "
                    "mean cross-entropy over all positions, then backward.")
     expect(isinstance(loss_value, (float, int)) or (isinstance(loss_value, torch.Tensor)
                                                     and loss_value.numel() == 1), name,
@@ -227,8 +231,8 @@ def train_step(student: Callable[..., Any], forward: Callable[..., Any]) -> None
     norm = float(torch.cat([p.grad.flatten() for p in params.values()]).norm())
     expect(norm <= 1e-3 * (1 + 1e-6), name,
            f"with clip=0.001 the gradient norm after train_step is {norm:.3g}: clip the "
-           "gradients (lmcourse.train.clip_gradients(params.values(), clip)) between "
-           "backward() and optimizer.step().")
+           "gradients to the norm `clip` (lmcourse.train.clip_gradients, on all the "
+           "parameters) between backward() and optimizer.step().")
 
     # two minibatches in a row, as in the training loop (the graph of the first is freed)
     opt = _CountingSGD(list(params.values()))
@@ -304,8 +308,9 @@ def sample_token(student: Callable[..., Any], n: int = 6000) -> None:
             return float((freq - p).abs().max()) <= tol
 
         if float(freq.max()) == 1.0 and int(freq.argmax()) == 0:
-            fail(name, f"at T = {temperature:g} every draw was the argmax: for T > 0 sample "
-                       "from the distribution (torch.multinomial(probs, 1)).")
+            fail(name, f"at T = {temperature:g} every draw was the argmax: for T > 0 draw "
+                       "from the distribution softmax(logits / T) (torch.multinomial draws "
+                       "from given probabilities).")
         if near(torch.softmax(logits.double(), dim=0)):
             fail(name, f"at T = {temperature:g} the draws follow softmax(logits), as if T "
                        "were 1: divide the LOGITS by T before the softmax. Dividing the "

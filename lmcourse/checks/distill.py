@@ -115,7 +115,7 @@ def softmax_t(student: Callable[..., Any]) -> None:
         if isinstance(got, torch.Tensor) and not got.detach().isfinite().all():
             fail(name, f"with logits of ±1000 (T = {T:g}) you get NaN or inf: exp(1000 / T) "
                        "overflows. Subtract each row's maximum before exp (it cancels in the "
-                       "ratio), or use torch.softmax(logits / T, dim=-1), which does.")
+                       "ratio), or use torch.softmax on the scaled logits, which does.")
         expect(same(got, want, _TOL), name,
                f"with logits of ±1000 (T = {T:g}) the probabilities "
                f"{got.detach()[0].tolist()} differ from {want[0].tolist()}")
@@ -172,8 +172,8 @@ def _loss_variants(s: torch.Tensor, t: torch.Tensor, T: float
 
 
 def distillation_loss(student: Callable[..., Any]) -> None:
-    """Exercise 2: ``distillation_loss(student_logits, teacher_logits, T)`` =
-    ``mean_b -sum_i softmax(t/T)_i log softmax(s/T)_i``."""
+    """Exercise 2: ``distillation_loss`` of the student's logits ``s``, the teacher's ``t`` and
+    the temperature ``T`` is ``mean_b -sum_i softmax(t/T)_i log softmax(s/T)_i``."""
     name = "distillation_loss"
     s0, t = _logits(5, 7, seed=1), _logits(5, 7, scale=3.0, seed=2)
     for T in (2.0, 4.0, 1.0):
@@ -204,12 +204,13 @@ def distillation_loss(student: Callable[..., Any]) -> None:
             fail(name, f"with logits of ±1000 (T = {T:g}) the loss is {got.item()}: the log of "
                        "a softmax was computed naively, torch.log(torch.softmax(...)). The "
                        "softmax underflows to exactly 0 and log(0) = -inf (and 0 * -inf = "
-                       "NaN). Use F.log_softmax(student_logits / T, dim=-1), which computes "
-                       "z - logsumexp(z) without ever taking the log of 0.")
+                       "NaN). Take the student's log-probabilities from F.log_softmax of its "
+                       "softened logits, which computes z - logsumexp(z) without ever taking "
+                       "the log of 0.")
         expect(close(got.item(), float(want), 1e-5), name,
                f"with logits of ±1000 (T = {T:g}) L_d = {got.item():.4f} instead of "
                f"{float(want):.4f}: a log of a softmax that was clamped or shifted away from "
-               "0 loses the value; use F.log_softmax(student_logits / T, dim=-1).")
+               "0 loses the value; use F.log_softmax on the student's softened logits.")
     example = float(reference.distillation_loss(s0, _logits(5, 7, scale=3.0, seed=2), 2.0))
     passed(name, f"L_d matches at T = 1, 2, 4 (e.g. {example:.4f} at T = 2), with the right "
                  "gradient, and stays finite at ±1000")
@@ -233,15 +234,15 @@ def _combined_variants(s: torch.Tensor, t: torch.Tensor, y: torch.Tensor, T: flo
                                        "alpha * T^2 * L_d + beta * L_s."),
         (a * T**2 * soft + b * F.cross_entropy(s / T, y),
          "the hard-label loss L_s is the ordinary cross-entropy at T = 1: "
-         "F.cross_entropy(student_logits, labels), without dividing by T."),
+         "the student's raw logits against the labels, without dividing by T."),
         (b * T**2 * soft + a * hard, "alpha and beta are exchanged: alpha weighs the soft "
                                      "targets (L_d), beta the hard labels (L_s)."),
         (a * T**2 * soft + (1 - a) * hard, "use the beta argument for L_s, not 1 - alpha."),
         (a * T**2 * soft, "the hard-label term beta * L_s is missing."),
         (b * hard, "the soft-target term alpha * T^2 * L_d is missing."),
         (a * T**2 * reference.distillation_loss(t, s, T) + b * hard,
-         "in L_d teacher and student are exchanged: call distillation_loss(student_logits, "
-         "teacher_logits, temperature), the student first."),
+         "in L_d teacher and student are exchanged: distillation_loss takes the student's "
+         "logits first, then the teacher's, then the temperature."),
     ]
 
 
@@ -274,7 +275,7 @@ def combined_loss(student: Callable[..., Any]) -> None:
     if not bool(got.detach().isfinite()):
         fail(name, f"with logits of ±1000 the loss is {got.item()}: a log of a softmax was "
                    "computed naively, torch.log(torch.softmax(...)), which gives log(0) = -inf. "
-                   "Use F.cross_entropy(student_logits, labels) for L_s (it works with "
+                   "Use F.cross_entropy on the student's raw logits for L_s (it works with "
                    "log_softmax) and your distillation_loss for L_d.")
     expect(close(got.item(), float(want), 1e-5), name,
            f"with logits of ±1000 L = {got.item():.4f} instead of {float(want):.4f}")
@@ -350,20 +351,21 @@ def distill_step(student_fn: Callable[..., Any], temperature: float = 4.0, alpha
     except CheckFailed as err:
         if "does not require grad" in str(err):
             fail(name, "the loss has no gradient: were the student's logits computed under "
-                       "torch.no_grad(), or passed where the teacher's belong? Call "
-                       "combined_loss(student_logits, teacher_logits, labels, ...), the "
-                       f"student first, with the student's forward pass outside no_grad. ({err})")
+                       "torch.no_grad(), or passed where the teacher's belong? combined_loss "
+                       "takes the student first (its logits are the first argument), and the "
+                       f"student's forward pass runs outside no_grad. ({err})")
         raise
     finally:
         hook.remove()
     if isinstance(got, torch.Tensor) and got.requires_grad:
-        fail(name, "return loss.item(), a Python float: a tensor keeps the step's graph alive.")
+        fail(name, "return the loss as a Python float (its .item()), not the tensor: a "
+                   "tensor keeps the step's graph alive.")
     try:
         loss = float(got)
     except (TypeError, ValueError, RuntimeError):
         fail(name, f"return the loss as a float (loss.item()), got {type(got).__name__}")
-    expect(bool(calls), name, "the teacher was never called: its logits, "
-                              "teacher(input_ids, attention_mask), are the soft targets.")
+    expect(bool(calls), name, "the teacher was never called: its logits on the batch (ids "
+                              "and mask) are the soft targets.")
     expect(not teacher.training, name,
            "the teacher is still in training mode: call teacher.eval(), or its dropout makes "
            "the soft targets random (a different target for the same sentence every time).")
@@ -378,20 +380,21 @@ def distill_step(student_fn: Callable[..., Any], temperature: float = 4.0, alpha
            "pass, so that its dropout is on while it learns.")
     seen = _gradient_the_optimiser_saw(name, optimizer, params, g, old, clip, "student", _near)
     if _near(seen, _clipped(hard_only, clip)):
-        fail(name, "the student learned from the hard labels only (plain cross-entropy): use "
-                   "combined_loss(student_logits, teacher_logits, labels, temperature, alpha, "
-                   "beta).")
+        fail(name, "the student learned from the hard labels only (plain cross-entropy): "
+                   "its loss is your combined_loss, the teacher's soft targets and the labels "
+                   "together.")
     if _near(seen, _clipped(defaults, clip)):
         fail(name, "the temperature, alpha and beta arguments were ignored (the defaults were "
                    "used): pass them on to combined_loss.")
     expect(_near(seen, _clipped(g, clip)), name,
-           "the gradient the optimiser used differs from that of combined_loss(student_logits, "
-           "teacher_logits, labels, temperature, alpha, beta), clipped to norm clip: check the "
+           "the gradient the optimiser used differs from that of your combined_loss on this "
+           "batch (temperature, alpha and beta passed on), clipped to norm clip: check the "
            "order of the arguments (the student's logits first) and that the teacher's logits "
            "come from the teacher in evaluation mode.")
     if not close(loss, want_loss, 1e-4):
         fail(name, f"the returned loss {loss:.6f} is not the combined loss of the batch, "
-                   f"{want_loss:.6f}: return loss.item().")
+                   f"{want_loss:.6f}: return the .item() of the loss you called backward() "
+                   "on.")
     n = optimizer.log.count("scheduler")
     expect(n == 1, name, f"scheduler.step() was called {n} times: once per step, after "
                          "optimizer.step().")

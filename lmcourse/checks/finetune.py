@@ -70,7 +70,7 @@ def classifier(SpoilerClassifier: type) -> None:
            f"forward should return a tensor of logits, got {type(got).__name__}")
     if got.dim() == 3:
         fail(name, "the output has a logit pair for every token: classify the sentence from "
-                   "its first token only, last_hidden_state[:, 0] (the [CLS] vector).")
+                   "its first position only, the [CLS] vector of last_hidden_state.")
     expect(got.shape == (4, 2), name,
            f"expected B x num_labels = 4 x 2 logits (one score per class), got shape "
            f"{tuple(got.shape)}")
@@ -86,21 +86,22 @@ def classifier(SpoilerClassifier: type) -> None:
                 (torch.softmax(want, -1), "these are probabilities: return the logits; "
                                           "F.cross_entropy applies the log-softmax itself."),
                 (no_mask, "the logits change when padding is added: attention_mask was not "
-                          "passed to the encoder, so [CLS] attended to the padding. Call "
-                          "self.encoder(input_ids, attention_mask=attention_mask)."),
+                          "passed to the encoder, so [CLS] attended to the padding. Give the "
+                          "encoder the mask through its attention_mask keyword."),
                 (model.classifier(out.pooler_output),
                  "you used pooler_output, tanh(W_p h_[CLS] + b_p), trained for next-sentence "
-                 "prediction; the exercise asks for the [CLS] vector itself, "
-                 "last_hidden_state[:, 0]."),
+                 "prediction; the exercise asks for the [CLS] vector itself, the first "
+                 "position of last_hidden_state."),
                 (model.classifier((h * m).sum(1) / m.sum(1)),
                  "that is the mean of the token vectors (mean pooling, sentence-transformers' "
-                 "choice); the exercise classifies from [CLS], last_hidden_state[:, 0]."),
+                 "choice); the exercise classifies from [CLS], the first position of "
+                 "last_hidden_state."),
                 (model.classifier(h.mean(1)),
                  "that is the mean over all positions, padding included; classify from "
-                 "[CLS], last_hidden_state[:, 0]."),
+                 "[CLS], the first position of last_hidden_state."),
                 (model.classifier(h[:, -1]),
                  "you used the last position, which is padding for short sentences; [CLS] "
-                 "is the first token, last_hidden_state[:, 0]."),
+                 "is the first token, position 0 of last_hidden_state."),
             ]
         for value, hint in wrong:
             if same(got, value, 1e-5):
@@ -141,8 +142,8 @@ def configure(student: Callable[..., Any], total_steps: int = 20, lr: float = 4e
                    "weight_decay is added to the gradient and then rescaled away, AdamW "
                    "shrinks the weights directly (Loshchilov & Hutter 2019); BERT used it.")
     expect(hasattr(scheduler, "step") and hasattr(scheduler, "get_last_lr"), name,
-           "the second item should be a learning-rate scheduler, e.g. "
-           f"torch.optim.lr_scheduler.LambdaLR(optimizer, factor), got "
+           "the second item should be a learning-rate scheduler (LambdaLR, from "
+           f"torch.optim.lr_scheduler, built on the optimiser), got "
            f"{type(scheduler).__name__}")
     expect(getattr(scheduler, "optimizer", optimizer) is optimizer, name,
            "the scheduler drives a different optimiser: build it on the one you return")
@@ -191,8 +192,9 @@ def configure(student: Callable[..., Any], total_steps: int = 20, lr: float = 4e
                    f"over the first {W} steps (t / W)." + show)
     top = seen.index(max(seen))
     if top != W and not close(seen[W], lr, 1e-6):
-        fail(name, f"the warm-up should last warmup * total_steps = {W} steps (warmup is a "
-                   f"share of the steps, not a number of steps); yours peaks at step {top}."
+        fail(name, f"the warm-up should last the share warmup of total_steps, here {W} "
+                   "steps (warmup is a share of the steps, not a number of steps); yours "
+                   f"peaks at step {top}."
              + show)
     if close(seen[-1], lr, 1e-6) or close(seen[-2], lr, 1e-6):
         fail(name, "no decay: after the warm-up the rate must fall linearly to 0 at "
@@ -261,8 +263,9 @@ def _gradient_the_optimiser_saw(name: str, optimizer: _RecordingAdamW, params: l
                    "optimizer.zero_grad() before loss.backward() (PyTorch accumulates .grad).")
     if near(seen, g) and float(g.norm()) > clip:
         fail(name, f"the gradient was not clipped when the optimiser used it (norm "
-                   f"{float(g.norm()):.3f} > clip = {clip}): call nn.utils.clip_grad_norm_("
-                   f"{model}.parameters(), clip) between loss.backward() and optimizer.step().")
+                   f"{float(g.norm()):.3f} > clip = {clip}): rescale the {model}'s whole "
+                   "gradient to norm clip (nn.utils.clip_grad_norm_) between loss.backward() "
+                   "and optimizer.step().")
     return seen
 
 
@@ -308,8 +311,9 @@ def train_step(student: Callable[..., Any], clip: float = 0.05) -> None:
         got = attempt(name, student, model, (ids, mask, labels), optimizer, scheduler,
                       clip=clip, class_weight=weight)
     if isinstance(got, torch.Tensor) and got.requires_grad:
-        fail(name, "return loss.item(), a Python float: the tensor keeps the whole graph of "
-                   "the step alive (memory grows with every step you store).")
+        fail(name, "return the loss as a Python float (its .item()), not the tensor: the "
+                   "tensor keeps the whole graph of the step alive (memory grows with every "
+                   "step you store).")
     try:
         loss = float(got)
     except (TypeError, ValueError, RuntimeError):
@@ -320,16 +324,16 @@ def train_step(student: Callable[..., Any], clip: float = 0.05) -> None:
     seen = _gradient_the_optimiser_saw(name, optimizer, params, g, old, clip, "model",
                                        lambda a, b: same(a, b, 1e-4))
     if same(seen, _clipped(grads["plain"], clip), 1e-4) or same(seen, grads["plain"], 1e-4):
-        fail(name, "class_weight was ignored: pass it to the loss, "
-                   "F.cross_entropy(logits, labels, weight=class_weight), so that the rare "
-                   "spoilers count more.")
+        fail(name, "class_weight was ignored: give it to F.cross_entropy as its weight "
+                   "argument, so that the rare spoilers count more.")
     expect(same(seen, _clipped(g, clip), 1e-4), name,
-           "the gradient the optimiser used differs from that of the weighted cross-entropy "
-           "F.cross_entropy(model(input_ids, attention_mask), labels, weight=class_weight), "
-           f"clipped to norm {clip}.")
+           "the gradient the optimiser used differs from that of the class-weighted "
+           "cross-entropy of the model's logits on this batch (ids and mask) against the "
+           f"labels, clipped to norm {clip}.")
     if not close(loss, grads["weighted loss"], 1e-4):
         fail(name, f"the returned loss {loss:.6f} is not the weighted cross-entropy of the "
-                   f"batch, {grads['weighted loss']:.6f}: return loss.item() of that loss.")
+                   f"batch, {grads['weighted loss']:.6f}: return the .item() of the loss you "
+                   "called backward() on.")
     n = optimizer.log.count("scheduler")
     expect(n >= 1, name, "the scheduler was not stepped: the learning rate would stay where "
                          "the warm-up starts, at 0. Call scheduler.step() after "
@@ -369,8 +373,8 @@ def predict_proba(student: Callable[..., Any]) -> None:
         expect(got is not None, name, f"return a tensor of probabilities, got "
                                       f"{type(raw).__name__}")
         if got.shape == (n, 2):
-            fail(name, "return P(spoiler) only, the probability of class 1: "
-                       "softmax(logits, dim=-1)[:, 1], shape (N,).")
+            fail(name, "return P(spoiler) only, the probability of class 1: one column of "
+                       "the softmax, shape (N,).")
         got = got.reshape(-1) if got.numel() == n else got
         expect(got.shape == (n,), name,
                f"expected {n} probabilities (one per row, batch_size 4: three batches, the "
@@ -384,16 +388,16 @@ def predict_proba(student: Callable[..., Any]) -> None:
     if not torch.equal(runs[0], runs[1]):
         fail(name, "two calls give different probabilities: dropout is still on. Call "
                    "model.eval() before predicting (train_step switches it back on).")
-    wrong = [(logits[:, 1], "these are logits: turn them into probabilities with "
-                            "torch.softmax(logits, dim=-1)[:, 1]."),
+    wrong = [(logits[:, 1], "these are logits: turn them into probabilities with a softmax "
+                            "over the class axis, then keep class 1's column."),
              (1 - want, "that is P(class 0), 'no spoiler': take column 1 of the softmax."),
              (torch.sigmoid(logits[:, 1]), "sigmoid(z_1) ignores z_0: the model has two "
-                                           "logits, use torch.softmax(logits, dim=-1)[:, 1] "
+                                           "logits, and P(class 1) is softmax(z)_1 over both "
                                            "(= sigmoid(z_1 - z_0))."),
              (no_mask, "attention_mask was not passed to the model: padded rows attended to "
-                       "their padding. Call model(input_ids, attention_mask).")]
+                       "their padding. Give the model each batch's mask with its ids.")]
     for value, hint in wrong:
         if same(got, value, 1e-5):
             fail(name, hint)
     fail(name, f"probabilities {[round(v, 4) for v in got.tolist()[:4]]} ... differ from "
-               f"softmax(logits)[:, 1] = {[round(v, 4) for v in want.tolist()[:4]]} ...")
+               f"P(class 1) = softmax(z)_1 = {[round(v, 4) for v in want.tolist()[:4]]} ...")

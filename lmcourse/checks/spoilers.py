@@ -7,8 +7,8 @@ The lab's pieces and what each check compares them with:
   ``batch_first=True``, ``head = Linear(2H, 1)``), ``forward(ids, lengths)`` -> ``B``
   logits that do not depend on padding: each sentence read alone, unpadded;
 * ``positive_weight(labels)``: ``n_negative / n_positive``;
-* ``f1(labels, predictions)``, ``roc_curve(labels, scores) -> (fpr, tpr)``,
-  ``roc_auc(labels, scores)``: :mod:`lmcourse.metrics`;
+* ``f1`` (of labels and 0/1 predictions), ``roc_curve`` (of labels and scores, returning
+  ``(fpr, tpr)``) and ``roc_auc`` (the same arguments): :mod:`lmcourse.metrics`;
 * the trained model against two baselines on the test sentences.
 
 Each check computes the right answer itself and, when the student's answer matches a
@@ -134,8 +134,9 @@ def spoiler_model(SpoilerLSTM: type, pad_id: int = 1) -> None:
     expect(isinstance(got, torch.Tensor), name,
            f"forward should return a tensor of logits, got {type(got).__name__}")
     if got.shape == (4, 1):
-        fail(name, "the output is B x 1: return B logits (`.squeeze(-1)`), the shape of the "
-                   "labels that BCEWithLogitsLoss compares them with.")
+        fail(name, "the output is B x 1: drop the head's last axis of size 1 and return B "
+                   "logits, the shape of the labels that BCEWithLogitsLoss compares them "
+                   "with.")
     expect(got.shape == (4,), name, f"expected one logit per sentence (shape (4,)), got shape "
                                     f"{tuple(got.shape)}")
     err = float((got - want).abs().max())
@@ -153,13 +154,14 @@ def spoiler_model(SpoilerLSTM: type, pad_id: int = 1) -> None:
         last_step = model.head(out[:, -1]).squeeze(-1)
     if torch.allclose(got, unpacked, atol=1e-5):
         fail(name, "the logits change when a sentence is padded: the LSTM read the padding. "
-                   "Pack the batch with nn.utils.rnn.pack_padded_sequence(embedded, "
-                   "lengths.cpu(), batch_first=True, enforce_sorted=False) so that each "
-                   "direction stops at the sentence's real end.")
+                   "Pack the embedded batch with nn.utils.rnn.pack_padded_sequence (batch "
+                   "first, the lengths on the CPU, not sorted) and run the LSTM on that, so "
+                   "that each direction stops at the sentence's real end.")
     if torch.allclose(got, last_step, atol=1e-5):
         fail(name, "you used output[:, -1], the last time step: for a padded sentence that "
                    "is padding, and the backward direction has read only one token there. "
-                   "Use h_n: torch.cat([h_n[-2], h_n[-1]], dim=-1) (forward, backward).")
+                   "Use the final states in h_n instead: the forward direction's, then the "
+                   "backward direction's, side by side (chapter 03, Bidirectional LSTMs).")
     with torch.no_grad():
         packed = torch.nn.utils.rnn.pack_padded_sequence(emb, lengths, batch_first=True,
                                                          enforce_sorted=False)
@@ -290,7 +292,7 @@ def _student_curve(name: str, student: Callable[..., Any], y: torch.Tensor,
 
 
 def roc_curve(student: Callable[..., Any]) -> None:
-    """Exercise 5a: ``roc_curve(labels, scores) -> (fpr, tpr)``, ties grouped."""
+    """Exercise 5a: ``roc_curve`` of labels and scores, ``(fpr, tpr)``, ties grouped."""
     name = "roc_curve"
     g = torch.Generator().manual_seed(5)
     y_r = (torch.rand(60, generator=g) < 0.3).long()
@@ -333,7 +335,8 @@ def roc_curve(student: Callable[..., Any]) -> None:
 
 
 def roc_auc(student: Callable[..., Any]) -> None:
-    """Exercise 5b: ``roc_auc(labels, scores)``, the trapezoid area under the ROC curve."""
+    """Exercise 5b: ``roc_auc`` of labels and scores, the trapezoid area under the ROC
+    curve."""
     name = "roc_auc"
     g = torch.Generator().manual_seed(7)
     y = (torch.rand(80, generator=g) < 0.25).long()

@@ -71,7 +71,8 @@ def _diagnose_pairs(name: str, got: Counter, ids: list[int], window: int) -> Non
                    "`window` positions to its LEFT and to its RIGHT (both directions).")
     if got == _reference_pairs(ids, window - 1):
         fail(name, f"with window={window} you produced the pairs of window={window - 1}: "
-                   "offsets go from 1 to window INCLUDED (range(1, window + 1)).")
+                   "offsets go from 1 to window, window INCLUDED (Python's range stops "
+                   "before its end).")
     if got == _reference_pairs(ids, window + 1):
         fail(name, f"with window={window} you produced the pairs of window={window + 1}: "
                    "the farthest context is `window` positions away, not window + 1.")
@@ -250,22 +251,24 @@ def train_step(student: Callable[..., Any]) -> None:
                        "negatives.")
         if same(W_in1, W_in0):
             fail(name, "the input (center) embeddings did not change: the center vectors "
-                       "v must come from emb_in(centers).")
+                       "v must be looked up in emb_in, the input table.")
         if same(W_out1, W_out0):
             fail(name, "the output embeddings did not change: the true contexts and the "
                        "negatives must be looked up in emb_out.")
         off = max((W_in1 - want_in).abs().max().item(), (W_out1 - want_out).abs().max().item())
-        fail(name, "after one step the embeddings differ from a plain SGD step on "
-                   "ns_loss(emb_in(centers), emb_out(contexts), emb_out(negatives)) "
-                   f"(max |difference| {off:.2e}). Did ns_loss pass its check? Use the "
-                   "optimizer you are given.")
+        fail(name, "after one step the embeddings differ from a plain SGD step on ns_loss "
+                   "of the minibatch, with the centers looked up in emb_in and the contexts "
+                   f"and negatives in emb_out (max |difference| {off:.2e}). Did ns_loss pass "
+                   "its check? Use the optimizer you are given.")
     expect(isinstance(value, (float, int)) or (isinstance(value, torch.Tensor)
                                                 and value.numel() == 1), name,
-           f"return the loss as a number (loss.item()), got {type(value).__name__}")
+           "return the loss as a Python number (the value of the one-element loss tensor), "
+           f"got {type(value).__name__}")
     value = float(value)
     expect(abs(value - want_loss) < 1e-9, name,
            f"you returned {value:.6f}, but the minibatch's loss before the step is "
-           f"{want_loss:.6f}: return loss.item() of the loss you minimised.")
+           f"{want_loss:.6f}: return the value of the very loss you called backward() on, "
+           "computed before the optimizer's step.")
     # a second step: its gradient must not include the first one's
     value2 = attempt(name, student, emb_in, emb_out, n[:, 0], c, o.unsqueeze(1), opt)
     W_in2, W_out2 = emb_in.weight.detach().clone(), emb_out.weight.detach().clone()

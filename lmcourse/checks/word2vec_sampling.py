@@ -52,9 +52,9 @@ def noise_distribution(student: Callable[..., Any]) -> None:
         "than in the unigram distribution, not more.": c ** (4 / 3) / (c ** (4 / 3)).sum(),
         "all words are equally likely (the uniform distribution): weight each word by "
         "count^0.75.": np.full(len(c), 1 / len(c)),
-        "the power is applied to the rank or the word id, not to the count: use "
-        "counts ** 0.75.": np.arange(1, len(c) + 1) ** 0.75 / (np.arange(1, len(c) + 1)
-                                                                ** 0.75).sum(),
+        "the power is applied to the rank or the word id, not to the count: raise each "
+        "word's count to the power 0.75.":
+            np.arange(1, len(c) + 1) ** 0.75 / (np.arange(1, len(c) + 1) ** 0.75).sum(),
     }
     for hint, value in wrong.items():
         if np.allclose(got, value, rtol=1e-6, atol=0):
@@ -87,7 +87,8 @@ def discard_probability(student: Callable[..., Any]) -> None:
         "this is the probability of KEEPING the word (sqrt(t / f)); the exercise asks for "
         "the probability of DISCARDING it, 1 - sqrt(t / f).": np.minimum(1.0, root),
         "negative probabilities for rare words: 1 - sqrt(t / f) is below 0 when f < t; "
-        "clip it at 0 (np.maximum(0, ...)): rare words are never discarded.": 1 - root,
+        "clip it at 0 (NumPy's elementwise maximum): rare words are never discarded.":
+            1 - root,
         "f(w) must be the relative frequency count / total, not the raw count.":
             np.maximum(0.0, 1 - np.sqrt(t / counts)),
         "the square root is missing: the paper discards with probability 1 - sqrt(t / f).":
