@@ -900,7 +900,9 @@ plt.show()
 # frozen, and $s$, $\gamma$ and the task's classifier are trained together on the task's
 # loss. `fit_scalar_mix_probe` does exactly that with a linear classifier on top (each layer
 # standardised first, so the weights compare layers on one scale). The learned
-# $\mathrm{softmax}(s)_j$ say how much each layer is worth to the task.
+# $\mathrm{softmax}(s)_j$ say how the task weighs the layers when it may use all of them;
+# the single-layer probes above say what each layer is worth alone, and the two need not
+# agree.
 
 # %% slideshow={"slide_type": "-"}
 show(fit_scalar_mix_probe)
@@ -925,6 +927,14 @@ ax.set(xticks=range(3), xticklabels=["layer 0", "layer 1", "layer 2"],
        ylabel="learned softmax(s)", title="ScalarMix weights learned on each probe")
 ax.legend(fontsize=7)
 plt.show()
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# Read the weights together with the accuracies printed beside them. A learned mix is not
+# guaranteed to beat the best single layer: when it ends below it (compare the two figures
+# on each line), the mix has not found the better combination within its steps, because
+# layers that carry overlapping information give a loss that barely depends on how they
+# are weighted. So the weights say where training led the mix on this probe, not a ranking
+# of the layers; the single-layer probes are the measurement of what each layer holds.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Numbers beside the paper
@@ -985,8 +995,9 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 #   layers add is measured, never assumed: 1-nearest-neighbour sense classification against
 #   the static layer and the majority sense, and linear probes of the neighbours' classes
 #   against their majority floors, from each layer and each direction's half.
-# - A **ScalarMix** trained on a task (biLM frozen) learns how much each layer is worth to
-#   it: its $\mathrm{softmax}(s)_j$ and $\gamma$ are printed and plotted above.
+# - A **ScalarMix** trained on a task (biLM frozen) learns how the task weighs the layers:
+#   its $\mathrm{softmax}(s)_j$ and $\gamma$ are printed and plotted above, beside the best
+#   single layer, which the mix does not always reach.
 # - Chapter 06 replaces the recurrence by attention, and BERT (chapter 09) makes every
 #   layer see both sides at once instead of concatenating two one-sided LMs.
 

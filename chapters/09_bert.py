@@ -465,9 +465,10 @@ verdict("next-sentence prediction rises above chance (0.5) on held-out pairs", s
 # frequent and where punctuation goes. Then the accuracy climbs steeply, passes the
 # one-sided and then the two-sided bigram, and levels off well above both: the encoder has
 # learned to use the whole sequence, not one neighbour on each side. The seeds agree to
-# a few thousandths (the spread above). BERT-base saw 128,000 tokens per step for a million
-# steps; our model sees a few million tokens in all (printed above), and for a corpus
-# this small and this regular that is enough.
+# a few thousandths (the spread above). BERT-base saw 256 sequences per step for a million
+# steps, 128 tokens long and 512 for the last tenth (Devlin et al. 2019; the token count is
+# computed below); our model sees a few million tokens in all (printed above), and for a
+# corpus this small and this regular that is enough.
 #
 # Next-sentence prediction is another story: after 3,000 steps the `[CLS]` classifier is
 # still at chance on held-out pairs, on every seed (the NSP column and the second
@@ -946,7 +947,8 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # - What pre-training buys depends on how many labels there are: the learning curves put
 #   fine-tuned MiniLM ahead of a bag of words from about a hundred labels of the generated
 #   reviews, level with it once every sentence is labelled, and far ahead on 100 sentences
-#   of real English; with a dozen labels the frozen sentence vectors are the safer choice.
+#   of real English; with a dozen labels the intervals overlap, and the curves cannot rank
+#   the methods there.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises

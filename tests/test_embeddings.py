@@ -453,3 +453,22 @@ def test_plot_projections_draws_one_panel_per_embedding_with_the_legend_in_the_f
     assert len(first.collections) == len(second.collections) == 6  # a point per word
     assert first.get_legend() is not None and second.get_legend() is None
     assert [t.get_text() for t in first.get_legend().get_texts()] == ["a", "b"]
+
+
+def test_rho_gap_interval_is_a_paired_bootstrap_over_word_pairs():
+    import numpy as np
+
+    from lmcourse.models.embeddings import rho_gap_interval, word_similarity
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(60)]
+    good = rng.normal(size=(60, 8))
+    unit = good / np.linalg.norm(good, axis=1, keepdims=True)
+    pairs = [(words[i], words[j], float(unit[i] @ unit[j]) + rng.normal(0, 0.05))
+             for i, j in rng.integers(0, 60, (300, 2)) if i != j]
+    noise = rng.normal(size=(60, 8))
+    gap, low, high = rho_gap_interval(good, noise, words, pairs, resamples=300)
+    rho_good, rho_noise = (word_similarity(v, words, pairs)[0] for v in (good, noise))
+    assert gap == pytest.approx(rho_good - rho_noise)  # the same rho as word_similarity
+    assert 0 < low < gap < high
+    assert rho_gap_interval(good, good, words, pairs, resamples=50) == (0.0, 0.0, 0.0)

@@ -28,6 +28,7 @@ from lmcourse.models.embeddings.evaluate import (
     load_word_pairs,
     most_similar,
     neighbour_agreement,
+    rho_gap_interval,
     word_similarity,
 )
 from lmcourse.models.embeddings.glove import (
@@ -77,6 +78,7 @@ __all__ = [
     "one_hot",
     "ppmi",
     "randomized_svd",
+    "rho_gap_interval",
     "sgns_step",
     "skipgram_pairs",
     "subsample",
