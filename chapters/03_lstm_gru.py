@@ -456,8 +456,9 @@ for label, norms in chains.items():
 # they keep it over 60 steps. The open LSTM chain even amplifies it (its printed ratio is
 # above 1, by more than a factor of ten): the direct path contributes
 # $\mathrm{diag}(f_t) \approx 0.95$ per step, and the paths through $h_{t-1}$ add to that,
-# enough here to outgrow the decay. Gates do not forbid explosion (that is what clipping is for); they make the
-# gradient's fate something the network controls with a bias it can learn.
+# enough here to outgrow the decay. Gates do not forbid explosion (that is what clipping
+# is for); they make the gradient's fate something the network controls with a bias it can
+# learn.
 #
 # The widget of chapter 02 now offers the gated chains too (registered with a gate bias
 # of 1). Its static view puts the three cells side by side at two spectral radii,
@@ -951,8 +952,8 @@ print("50 steps back, trained, relative to the RNN: "
 # highway in this run: a gated cell that keeps more gradient 50 characters back than the
 # RNN has learned to use its additive path, where the RNN's only path back is the product
 # of Jacobians. How much more differs a great deal between the cells and between runs
-# (from a factor of tens to many orders of magnitude): read it off the printed ratios. A model can only learn a
-# dependency whose gradient reaches it. (Training used truncated BPTT with 64 steps, so
+# (from a factor of tens to many orders of magnitude): read it off the printed ratios. A
+# model can only learn a dependency whose gradient reaches it. (Training used truncated BPTT with 64 steps, so
 # gradients never actually travelled further than that during training; the measurement
 # here is over 100 steps of a fresh sequence.)
 #
