@@ -953,9 +953,9 @@ print("50 steps back, trained, relative to the RNN: "
 # RNN has learned to use its additive path, where the RNN's only path back is the product
 # of Jacobians. How much more differs a great deal between the cells and between runs
 # (from a factor of tens to many orders of magnitude): read it off the printed ratios. A
-# model can only learn a dependency whose gradient reaches it. (Training used truncated BPTT with 64 steps, so
-# gradients never actually travelled further than that during training; the measurement
-# here is over 100 steps of a fresh sequence.)
+# model can only learn a dependency whose gradient reaches it. (Training used truncated
+# BPTT with 64 steps, so gradients never actually travelled further than that during
+# training; the measurement here is over 100 steps of a fresh sequence.)
 #
 # ## Inside a trained LSTM: the gates at work
 #
