@@ -52,6 +52,20 @@ def _needs(name: str, module: Any, attributes: tuple[str, ...], cls: str) -> Non
                               "write only the forward method.")
 
 
+def _name_the_mistake(name: str, got: torch.Tensor, variant: Callable[[str], torch.Tensor],
+                      hints: dict[str, str]) -> None:
+    """Fail with the hint of the first usual mistake whose answer, ``variant(mistake)``
+    computed from the same weights, equals the student's ``got``; return if none does."""
+    with torch.no_grad():
+        for mistake, hint in hints.items():
+            if same(got, variant(mistake), _TOL):
+                fail(name, hint)
+
+
+def _shape_of(value: Any) -> str:
+    return str(tuple(value.shape)) if isinstance(value, torch.Tensor) else type(value).__name__
+
+
 # ---- exercise 1: causal self-attention ------------------------------------------------
 
 def attention_variant(attn: nn.Module, x: torch.Tensor, mistake: str | None = None
@@ -146,11 +160,8 @@ def causal_self_attention(cls: type[nn.Module]) -> None:
     expect(got.shape == want.shape, name,
            f"the output should be B x T x E = {tuple(want.shape)}, got {tuple(got.shape)}")
     if not same(got, want, _TOL):
-        for mistake, hint in _ATTENTION_HINTS.items():
-            with torch.no_grad():
-                wrong = attention_variant(attn, x, mistake)[0]
-            if same(got, wrong, _TOL):
-                fail(name, hint)
+        _name_the_mistake(name, got, lambda m: attention_variant(attn, x, m)[0],
+                          _ATTENTION_HINTS)
         changed = x.clone()
         changed[:, -1] = torch.randn(_B, _E, generator=g, dtype=torch.float64)
         moved = run_student(name, attn, changed)[:, :-1] - got[:, :-1]
@@ -236,13 +247,10 @@ def block(cls: type[nn.Module]) -> None:
     with torch.no_grad():
         want = block_variant(blk, x)
     expect(isinstance(got, torch.Tensor) and got.shape == want.shape, name,
-           f"forward should return a tensor of x's shape {tuple(x.shape)}, got " + (
-               str(tuple(got.shape)) if isinstance(got, torch.Tensor) else type(got).__name__))
+           f"forward should return a tensor of x's shape {tuple(x.shape)}, got "
+           f"{_shape_of(got)}")
     if not same(got, want, _TOL):
-        with torch.no_grad():
-            for mistake, hint in _BLOCK_HINTS.items():
-                if same(got, block_variant(blk, x, mistake), _TOL):
-                    fail(name, hint)
+        _name_the_mistake(name, got, lambda m: block_variant(blk, x, m), _BLOCK_HINTS)
         fail(name, f"the output differs from the pre-norm block by up to "
                    f"{float((got - want).abs().max()):.3g}: reread exercise 2's two lines "
                    "(each branch reads the normalised stream; its output is added to the "
@@ -300,13 +308,9 @@ def tiny_gpt(cls: type[nn.Module]) -> None:
     if isinstance(got, tuple | list):
         fail(name, "return the logits tensor alone (B x T x vocab), not a tuple.")
     expect(isinstance(got, torch.Tensor) and got.shape == want.shape, name,
-           f"the logits should be B x T x vocab = {tuple(want.shape)}, got " + (
-               str(tuple(got.shape)) if isinstance(got, torch.Tensor) else type(got).__name__))
+           f"the logits should be B x T x vocab = {tuple(want.shape)}, got {_shape_of(got)}")
     if not same(got, want, _TOL):
-        with torch.no_grad():
-            for mistake, hint in _GPT_HINTS.items():
-                if same(got, gpt_variant(model, ids, mistake), _TOL):
-                    fail(name, hint)
+        _name_the_mistake(name, got, lambda m: gpt_variant(model, ids, m), _GPT_HINTS)
         fail(name, f"the logits differ from head(LN(blocks(E[x] + P))) by up to "
                    f"{float((got - want).abs().max()):.3g}: reread exercise 3's equation.")
     changed = ids.clone()
