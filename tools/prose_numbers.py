@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)")
 CITES = re.compile(r"et al\.|\(\d{4}\)|\b(?:19|20)\d\d\b|\bpaper|\breports?\b|published|"
                    r"Table \d|model card|arXiv", re.IGNORECASE)
 FENCE = re.compile(r"```.*?```", re.DOTALL)
