@@ -939,7 +939,8 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # 6. *(stability, harder)* Write `logsumexp` for `Value` lists that never overflows
 #    (subtract the maximum), and check its gradient (the softmax) against PyTorch on inputs
 #    around 1000, where the naive `log(sum(exp))` returns `inf`.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -960,7 +961,8 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # $\partial g/\partial y = x\,(1 - \tanh^2 xy)$: the node $x$ feeds two children (the
 # product and the sum), so its gradient is the sum of two paths, the `+=` of the engine.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -990,7 +992,8 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # $1 \to 3 \to 4 \to 1$: no order can put each of the three before the next, the graph is
 # no longer a DAG, and backpropagation has no order to run in.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -1070,7 +1073,8 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # the three gradients with PyTorch's `sigmoid` on 200 expressions: the largest relative
 # difference is at round-off (printed), against the chapter's tolerance of $10^{-9}$.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -1128,7 +1132,8 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # products, limited by reading every weight once rather than by arithmetic (the middle line's
 # rate). This is why training uses minibatches: the fixed costs are paid once per batch.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python
@@ -1195,7 +1200,8 @@ _ = widgets.interact(dropout_figure, p=slider, samples=widgets.fixed(5000))
 # approximation where the dropout noise in the pre-activations is small; inverted dropout has
 # the same property, it only moves the factor $1-p$ to training time.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python

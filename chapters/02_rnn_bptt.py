@@ -928,7 +928,8 @@ plt.show()
 # 6. *(open)* Initialise $W_{hh}$ as an orthogonal matrix ($\rho = 1$) instead of PyTorch's
 #    default and retrain. Does the validation perplexity improve? Look at the eigenvalues
 #    after training.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -949,7 +950,8 @@ plt.show()
 # perplexity $|V| - 1$; every trained model of the chapter sits far below it, and a model
 # that is always 50% sure of the right character would sit at 2.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -1009,7 +1011,8 @@ plt.show()
 # costs perplexity once both have converged (and at equal numbers of updates) needs the
 # chapter's full budget; this small run cannot tell.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -1067,7 +1070,8 @@ plt.show()
 # layer 2's `weight_ih` gradient). All eight recurrent gradients agree with autograd in float64
 # (largest difference 1.4e-17).
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -1130,7 +1134,8 @@ plt.show()
 # $\tau$ covers that range, here a few tens of steps, the steady, slightly biased estimate is
 # the better single gradient, which is why regular truncation is the default.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python
@@ -1196,7 +1201,8 @@ plt.show()
 # average slope, and a larger $\rho$ pushes the states further into saturation, lowering the
 # slope it has to make up for.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python

@@ -1170,7 +1170,8 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 #   reference runs on Wikipedia measure how the gap changes as the text grows.
 # - A bidirectional LSTM concatenates a left-to-right and a right-to-left pass: position $t$
 #   sees the whole sequence; the backward final state sits at position 0.
-#
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises
 #
 # 1. **(warm-up)** How many parameters does a two-layer bidirectional LSTM with $I = 300$,
@@ -1192,7 +1193,8 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 #    $i_t = \sigma(\dots + w_{ci}\odot c_{t-1})$, and likewise for $f_t$ and $o_t$ (with
 #    $c_t$). Add peepholes to `lstm_gates` as an option, keep the PyTorch-compatible version
 #    the default, and test both.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -1214,7 +1216,8 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 # matrix and (in PyTorch's convention) two bias vectors. The trap is the second layer:
 # it reads the concatenated outputs of both directions of the first, $2H$ numbers.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -1275,7 +1278,8 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 # it pays in perplexity needs the chapter's budget or the reference runs' 2,000 steps, with
 # their seeds.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -1314,7 +1318,8 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 # "constant error carousel"; the bracket is what the gates add, and it is multiplied by
 # small factors (sigmoid slopes at most 1/4), which is why $f_t$ dominates.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -1390,7 +1395,8 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 # scale the placement of the reset gate does not matter. PyTorch's placement has the practical
 # advantage the chapter names: all three products with $h_{t-1}$ in one matrix multiply.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python
@@ -1447,7 +1453,8 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 # parameters and equal steps. What does not survive is reading the chapter's one-epoch
 # language-model table as a fair race: there the cells differ in parameters and in speed.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python

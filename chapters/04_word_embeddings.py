@@ -435,7 +435,8 @@ plt.show()
 # 2. *(warm-up)* Compute the PPMI matrix of the co-occurrence counts
 #    $X = \begin{pmatrix} 2 & 1 \\ 1 & 0 \end{pmatrix}$ by hand (no context smoothing,
 #    $\alpha = 1$), and check with `ppmi`.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -460,7 +461,8 @@ plt.show()
 # $\lVert e_i - e_j\rVert^2 = 1 + 1$. Every word is then equally far from every other,
 # so a nearest-neighbour classifier on one-hot vectors has nothing to go on but identity.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python

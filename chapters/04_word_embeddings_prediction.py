@@ -603,7 +603,8 @@ verdict("skip-gram with 5 negative samples fits u.v = PMI - log 5 on well-seen p
 # 3. *(harder)* Build the **shifted PPMI** matrix $\max(\mathrm{PMI} - \log K, 0)$ for
 #    $K = 1, 5, 15$ and factorise it with `svd_embeddings`. Compare with our skip-gram
 #    trained with the same $K$ (Levy & Goldberg, 2014).
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -627,7 +628,8 @@ verdict("skip-gram with 5 negative samples fits u.v = PMI - log 5 on well-seen p
 # opposite job on the *training* side: a word making up 90% of the text is kept only a
 # few percent of the time, while words below $f \approx t$ are always kept.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -705,7 +707,8 @@ verdict("skip-gram with 5 negative samples fits u.v = PMI - log 5 on well-seen p
 # the chapter's five epochs on all of text8 for each setting, and `neighbour_agreement`
 # against chapter 4c's gensim run.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python

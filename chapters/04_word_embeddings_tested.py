@@ -475,7 +475,8 @@ for name, (source, acc, size) in paper.items():
 # 4. *(open)* Train everything on the Lee corpus (`load_corpus("lee")`: unstemmed news,
 #    60 thousand words) instead. How do the coverage and the scores change, and what does
 #    that tell you about preprocessing choices versus corpus size?
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -545,7 +546,8 @@ for name, (source, acc, size) in paper.items():
 # agreement rewards sharing gensim's procedure, the test sets only the information in the
 # text.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -637,7 +639,8 @@ for name, (source, acc, size) in paper.items():
 # SimLex-999), so "the best $p$" depends on whether relatedness or similarity is asked for.
 # ($d = 50$ here to stay within time; chapter 4c's table uses 100.)
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -709,7 +712,8 @@ for name, (source, acc, size) in paper.items():
 # is the corpus: the logarithms of counts below 2 are mostly noise, which only more text
 # fixes.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python

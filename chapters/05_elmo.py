@@ -1018,7 +1018,8 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 #    occurrences and recompute the 1-NN accuracies. How many rule labels did you change?
 # 6. *(stretch)* Remove the residual connection between the LSTM layers, retrain with the
 #    same budget, and compare the perplexities and the layer-2 WSD accuracy.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -1042,7 +1043,8 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # letters get the same input and the same vector. 50 characters (48 bytes) separate every
 # word of the corpus; ELMo chose it so that almost no English word is cut.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -1070,7 +1072,8 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # gate bias makes a deep stack start close to the identity, the same idea as a residual
 # connection.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -1112,7 +1115,8 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # about a word's grammatical role, and so about the next word) more than whole stems: an unseen
 # or misspelled word still gets a sensible vector, but a vector of "its kind of word".
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -1167,7 +1171,8 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # only the accuracy gap. Settling which layers a task prefers needs the chapter's 2,500
 # positions or more, and several samples and biLM seeds.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python
@@ -1226,7 +1231,8 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # conclusion does not depend on the rule's two errors. On 80 tokens, though, a single label
 # is worth 1/80 of an accuracy, the size of many of the differences between layers.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python

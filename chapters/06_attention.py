@@ -581,7 +581,8 @@ plt.show()
 #    $L = 12$, at the same number of steps? Change the task to *sorting* the digits
 #    (build the batches like `reverse_pairs`): what is the true alignment now, and does
 #    attention find it?
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -606,7 +607,8 @@ plt.show()
 # $W_q q_i + W_k k_j$ holds $h$ numbers for every pair, $T S h$ = 524,288, $h$ times the
 # $T \times S$ matrix that $QK^\top$ computes in one product.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -692,7 +694,8 @@ plt.show()
 # argmax over tokens only needs the right token to outweigh each of the other 49 tokens, whose
 # share is spread over the 255 other positions.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # Scaled down to run in seconds: strings of 3 to 8 digits, test length 8 instead of 12,

@@ -603,7 +603,8 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # 5. *(open)* Write a memory-efficient attention that processes the keys in chunks of 64 and
 #    combines the chunks' softmaxes with a running maximum and sum (the idea behind
 #    FlashAttention). Check it against `scaled_dot_product_attention` and time both.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -626,7 +627,8 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # $\mathrm{Var}(q\cdot k) = d\sigma^4$. Dividing by $\sigma^2\sqrt d$ brings it back to 1;
 # with $\sigma = 1$ that is the transformer's $\sqrt d$.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -654,7 +656,8 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # scores of spread 8: the softmax is saturated at 1, and its gradient is almost 0, which is
 # the chapter's argument for the scale.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -710,7 +713,8 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # chapter's `embed_dim` 64 and 450 steps, several seeds) is needed to see whether 4 or 8 heads
 # overtake 1.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -770,7 +774,8 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # not to predict, and at generation time there is no next character to copy. Only the last
 # position of each window was ever an honest prediction.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python

@@ -561,7 +561,8 @@ print(f"peak: paper {transformer_lr(4000, 512, 4000):.2e} at step 4000; "
 # 2. *(short)* Count the parameters of BERT-base ($d = 768$, 12 heads, $d_{ff} = 3072$, 12
 #    layers, 30,522-token vocabulary, 512 learned positions) with `encoder_layer_parameters`
 #    and compare with the 110M reported by Devlin et al. (2019).
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -588,7 +589,8 @@ print(f"peak: paper {transformer_lr(4000, 512, 4000):.2e} at step 4000; "
 # is one fixed linear map, which a layer can learn. (The table is float32, hence the
 # tolerance.)
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python

@@ -791,7 +791,8 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 #    `reference.load_weights("lm-char-transformer")`) at $T = 0.7$, $T = 1$ and with top-5,
 #    and fit a Kneser–Ney 3-gram to each sample. Score the validation text with these
 #    "model-written" n-grams: which decoding setting writes text most like the corpus?
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -816,7 +817,8 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 # logits and renormalises: $e^2/(e^2 + e) = 1/(1 + e^{-1}) = 0.731$ and 0.269, and the
 # other two tokens can no longer be drawn.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -868,7 +870,8 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 # here, is the order of the context. A longer run widens that gap, because the model with
 # positions keeps learning to read the last few characters in order.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -923,7 +926,8 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 # narrows the gap; the full exercise (the race's width and steps, several seeds) shows how
 # much.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -989,7 +993,8 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 # a GPU, and at the widths of real models ($d$ in the thousands), the same crossover comes at
 # far longer windows.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # Scaled down to run in seconds: training strings of 3 to 6 digits (instead of 3 to 10) and
@@ -1100,7 +1105,8 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 # attention one digit left per output) that carries a little further. Neither truly
 # generalises: both lose accuracy with every extra digit.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python

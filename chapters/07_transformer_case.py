@@ -363,7 +363,8 @@ plt.show()
 #    on 8 pairs: how much closer does it get?
 # 3. *(ablate the circuit)* Train a transformer with **one** layer on 8 pairs. Can it learn
 #    the lookup? Explain the answer with the two-step circuit described above.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python

@@ -577,7 +577,8 @@ plt.show()
 # 4. *(measure)* Plot the held-out unknown rate and tokens per word of **WordPiece** when
 #    the vocabulary is cut to its first $n$ entries ($n$ = 2,000, 5,000, 10,000, 30,522).
 #    Is the order of `vocab.txt` a frequency order?
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -595,7 +596,8 @@ plt.show()
 # (17) or *u n* (16). Then *u n* (pun, bun: 16) beats *h ug* (15), which is merged third.
 # No tie arises, so the tie rule does not matter here.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -614,7 +616,8 @@ plt.show()
 # starts a word of its own: it cannot be `##19`. The uncased vocabulary also lower-cases
 # everything (`co ##vid`), and a rare name falls apart into frequent pieces.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -660,7 +663,8 @@ plt.show()
 # own, so *lowest_* is *low + est_* while *estate_* keeps *est* inside it. The two are
 # different tokens, which is what Sennrich et al.'s `</w>` is for.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python

@@ -686,7 +686,8 @@ plt.show()
 # 3. *(project)* Implement WordPiece *training* with the score $f(a,b)/(f(a)f(b))$, train
 #    3,000 merges on the training articles, and compare tokens per word and the held-out
 #    segmentations with BPE's and the unigram LM's at the same vocabulary size.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -703,7 +704,8 @@ plt.show()
 # the output layer): $(50{,}265 - 30{,}522) \times 768 = 15{,}162{,}624$, about 12% of
 # RoBERTa-base. The chapter's table prints the same 15.2M.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -841,7 +843,8 @@ plt.show()
 # factor barely moves the held-out tokens per word (3.768, 3.666, 3.701). Whether these gaps
 # survive on all 240 articles needs the full runs.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python

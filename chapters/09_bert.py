@@ -976,7 +976,8 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 #    `transfer_curve.finetune_minilm` on the first 16 sentences of
 #    `transfer_curve.label_order` with 200 steps, then with `lr` 3e-5, three seeds each, and
 #    compare with `reference.load("spoiler-curve")`'s points.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -995,7 +996,8 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # $H \to 4H \to H$ ($8H^2 + 5H$); two LayerNorms ($4H$). For $H = 1024$: 12,596,224 per
 # layer, 302M in all 24: most of BERT-large's 335M.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -1015,7 +1017,8 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # neighbour on each side. (Training seed 3 and halving the learning rate is the part of the
 # exercise left to you: a few minutes each.)
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -1086,7 +1089,8 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # targets stop paying for the lost context is what the full runs (3,000 steps, three seeds)
 # would show.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -1156,7 +1160,8 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # each word recoverable; the middle layers keep more of what masked-LM pre-training put
 # there. A longer run would train on more blanks and predict over all 30,522 pieces.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python
@@ -1221,7 +1226,8 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # NER dev F1) spreads further: 91.0 for the embeddings, 94.9 for the last layer, 95.5 for
 # the weighted sum of all 12 layers and 96.1 for the last four concatenated.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python
@@ -1277,7 +1283,8 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # gets no gradient, so AdamW never moves it; with `nsp=True` it moves. Chapter 10 reads the
 # same runs beside RoBERTa's ablation.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 7</summary>
 #
 # ```python

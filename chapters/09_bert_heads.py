@@ -377,7 +377,8 @@ print(f"SQuAD, head (c): {squad.question} -> {answer!r} (gold {squad.answer!r}; 
 # 4. *(pairs)* Print the pairs head's accuracy separately on the two kinds of negatives:
 #    those whose sentences name different people (`pt.name_overlap_pairs` is 0) and those
 #    naming the same ones. Which kind does it learn first?
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -418,7 +419,8 @@ print(f"SQuAD, head (c): {squad.question} -> {answer!r} (gold {squad.answer!r}; 
 # random problems (random lengths and windows, float64 so that ties do not occur) it returns
 # exactly `best_span`'s span.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -486,7 +488,8 @@ print(f"SQuAD, head (c): {squad.question} -> {answer!r} (gold {squad.answer!r}; 
 # questions has no reason to score `[CLS]` sensibly. That fine-tuning is the reference's 150
 # steps of MiniLM and more, too slow for this answer.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -560,7 +563,8 @@ print(f"SQuAD, head (c): {squad.question} -> {answer!r} (gold {squad.answer!r}; 
 # encoder can adapt to either scheme instead (the BERT paper labels the first piece);
 # comparing the two there means rerunning the `bert-heads-tags` reference each way.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python

@@ -1063,7 +1063,8 @@ display(Markdown("\n".join(table)))
 #   the bench can measure: NSP, SOP, span vs token masking on the probe. Against the paper:
 #   the large batch (its rate untuned) and ELECTRA (a generator too good for its
 #   discriminator) end behind; the text says why.
-#
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises
 #
 # 1. *(warm-up)* Compute the embedding parameters of ALBERT-xxlarge ($H = 4096$, $E = 128$,
@@ -1084,7 +1085,8 @@ display(Markdown("\n".join(table)))
 # 6. *(harder)* Use `sentence_tree`'s soft positions and visible matrix in our `BertModel`
 #    (positions and an attention mask per example) and check that a branch cannot change
 #    the `[CLS]` vector of a one-layer model.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -1100,7 +1102,8 @@ display(Markdown("\n".join(table)))
 # $1 - E/H - E/V$: it grows with $H$, which is why it matters most for ALBERT's widest
 # model.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -1122,7 +1125,8 @@ display(Markdown("\n".join(table)))
 # started to learn the masked answers of its training pairs, and its training loss is
 # already far below the held-out loss at that point.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -1215,7 +1219,8 @@ display(Markdown("\n".join(table)))
 # (about 13 and 4 returns) the toy stops telling them apart. The toy shows the direction and where
 # the effect fades for a model this small, not the bench's numbers.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -1278,7 +1283,8 @@ display(Markdown("\n".join(table)))
 # by a flat row over the non-special ids, three seeds at the masked LM's FLOPs, scored by the same
 # probe.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python
@@ -1337,7 +1343,8 @@ display(Markdown("\n".join(table)))
 # (checked), so after setting `pretraining_eval.PROBE_SENTENCES` call
 # `pretraining_eval.probe_data.cache_clear()`.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python

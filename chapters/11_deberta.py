@@ -674,7 +674,8 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # - On the bench, trained long enough to pass every n-gram guess, the comparison with BERT
 #   and the three ablations are printed with their seed spreads above; the paper's gains
 #   were measured at a scale thousands of times larger.
-#
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises
 #
 # 1. *(warm-up)* Write out $\delta(i,j)$ for $n = 6$, $k = 2$ by hand, then check it with
@@ -693,7 +694,8 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 #    three seeds each.
 # 6. *(harder)* Apply SiFT to the tiny BERT of chapter 10's bench with `embeddings_forward`,
 #    and vary $\epsilon$ over $\{0.01, 0.1, 1\}$. Where does the regulariser start to hurt?
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -715,7 +717,8 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # values. Bucket 0 holds every pair whose key is two or more places to the right of the
 # query ($j \ge i + 2$): "far ahead", however far.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -760,7 +763,8 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # deviation of 17.4, nearer $\sqrt{4d}$ = 16.0 than $\sqrt{3d}$ = 13.9 (the position terms draw on
 # only $2k$ = 8 vectors, so their spread is a noisy estimate).
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -848,7 +852,8 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # either moves the held-out loss by more than the seed spread is what the two arms of three
 # 4,000-step seeds each decide.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -881,7 +886,8 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # smaller from the first step. $\sqrt{3d}$ brings them back to the spread a single
 # dot product has under $\sqrt d$.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python
@@ -956,7 +962,8 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # stayed within the seed spread in the chapter, expect the two versions to be hard to tell apart at
 # this scale.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python

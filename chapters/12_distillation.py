@@ -781,7 +781,8 @@ for row in table:
 #   labels and 2,048 teacher-labelled sentences: ahead of the labels-only student and of
 #   a bag of words at 120 steps, gone by 300, when the student copies the teacher's
 #   mistakes (verdicts above).
-#
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises
 #
 # 1. *(warm-up)* Compute $\operatorname{softmax}(z / T)$ for $z = (2, 1, 0)$ at $T = 1$
@@ -800,7 +801,8 @@ for row in table:
 # 6. *(harder)* Quantize the distilled student with chapter 13's `quantize_int8` and add
 #    its row to the table. How far are you from the teacher now, in size, time and
 #    ROC-AUC?
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -822,7 +824,8 @@ for row in table:
 # $T = 10$ the logits become 0.2, 0.1, 0: (0.367, 0.332, 0.301), almost uniform, but still
 # in the same order.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -842,7 +845,8 @@ for row in table:
 # \mathrm{KL}(q\,\|\,p) + H(q)$. $H(q)$ depends on the teacher only, so both losses
 # have the same gradient with respect to the student.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -910,7 +914,8 @@ for row in table:
 # its cached teacher; there the margins carry less, a teacher that a bag of words matches on this
 # task, so expect a smaller move than the toy's.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -968,7 +973,8 @@ for row in table:
 # default (then the classifier copied and the embeddings frozen, as `half_depth_student` does),
 # three seeds each; a difference must clear the seed spread.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python
@@ -1040,7 +1046,8 @@ for row in table:
 # per-call overhead and the $T \times T$ attention products, which do not shrink with the width,
 # weigh in, so read the printed times rather than the ratio of parameters.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python

@@ -820,7 +820,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 #   compare: the printed numbers, not the method's name, decide. On 2,300 test sentences
 #   with about a hundred spoilers, differences of a few thousandths are inside the paired
 #   bootstrap interval; only the verdicts that clear it say a method lost (or kept) quality.
-#
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises
 #
 # 1. *(warm-up)* Compute by hand the size in bytes of one $384 \times 1536$ matrix in
@@ -840,7 +841,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # 7. *(harder)* Static int8: calibrate each Linear's *input* scale on 100 training
 #    sentences instead of computing it on the fly, with `torch.ao.quantization`, and add
 #    the row to the table.
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 1</summary>
 #
 # ```python
@@ -860,7 +862,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # 8 bytes for its scale and zero point: 589,832, about a quarter. The bias stays in
 # float32 and is not counted here.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 2</summary>
 #
 # ```python
@@ -946,7 +949,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # less. Per matrix, a matrix of small weights loses as many as one of large weights; globally the
 # matrices whose entries matter least by size pay, which is what magnitude pruning assumes.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 3</summary>
 #
 # ```python
@@ -1018,7 +1022,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # For MiniLM, replace `order` in the chapter's head cell by
 # `torch.randperm(72, generator=torch.Generator().manual_seed(seed))` for three seeds.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 4</summary>
 #
 # ```python
@@ -1100,7 +1105,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # section's `distil_loss`; the toy says the cut's size matters much less after recovery than before
 # it.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 5</summary>
 #
 # ```python
@@ -1147,7 +1153,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # feed-forward block, the embeddings and the LayerNorms set the floor, which is why the chapter
 # prunes heads and units together.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 6</summary>
 #
 # ```python
@@ -1222,7 +1229,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # this toy). For MiniLM, use `per_layer` in place of `keep_most_important` in the chapter's
 # `prune_half`.
 # </details>
-#
+
+# %% [markdown] slideshow={"slide_type": "skip"}
 # <details><summary>Worked answer to exercise 7</summary>
 #
 # ```python
