@@ -352,6 +352,16 @@ plt.show()
 #   for: the lookup is visible in the weights.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
+# ## Now build one: lab 09
+#
+# Lab 09 (`labs/09_gpt_block.ipynb`) has you write this chapter's winner yourself: causal
+# multi-head self-attention, the pre-norm residual block and a tiny GPT around them, from
+# `nn.Linear`, `nn.LayerNorm` and `nn.Embedding` alone. Its checks feed your modules crafted
+# inputs and name the usual mistakes (a model that sees the future, the missing $1/\sqrt d$,
+# a mask applied after the softmax, a block without its residual); its last check trains
+# your model against an LSTM of the same size on associative recall with 8 pairs.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises
 #
 # 1. *(Table 1 on your machine)* Re-run the timing cell with $d = 32$ and $d = 512$. Does
