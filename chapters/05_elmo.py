@@ -459,6 +459,8 @@ print(f"first {len(live.train_loss)} steps of seed 0, live vs committed: largest
       f"{'reproduced' if worst <= ref.tolerance else 'NOT reproduced'}")
 print(f"reference trained on {ref.device}, torch {ref.torch}, "
       f"{ref.wall_s / 60:.0f} min for {len(ref.seeds)} seeds")
+print(f"recipe: {ref.recipe['epochs']} epochs, dropout {ref.recipe['dropout']}, "
+      f"{ref.recipe['weight_average']}")
 print("how the settings were chosen (tuning split, seed 0):\n- " + "\n- ".join(TUNING))
 
 # %% slideshow={"slide_type": "-"}

@@ -315,6 +315,9 @@ transformer_verdict(at_equal_time, "equal wall-clock")
 refs = show_crossover()
 ref_final = {label: [r.metrics[s]["held_out_ppl"] for s in r.seeds]
              for label, r in refs.items()}
+ref_sizes = [r.metrics[0]["parameters"] for r in refs.values()]
+print(f"parameters: {min(ref_sizes) / 1e6:.2f} to {max(ref_sizes) / 1e6:.2f} M "
+      f"(about {np.mean(ref_sizes) / 1e6:.1f} M each)")
 verdict("transformer vs LSTM at equal compute: trained to the reference budget (equal "
         "parameters and tokens), the transformer reaches a lower held-out perplexity than the "
         "LSTM", ref_final["transformer"], baseline=("LSTM", ref_final["LSTM"]),

@@ -381,6 +381,11 @@ data_arms = {"1/4 of the pairs, 4,000 steps": "bench-data-25",
              "all pairs, 8,000 steps": "bench-steps-8000"}
 print(bench_table(data_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
                                  "masked accuracy", "probe_auc": "probe ROC-AUC"}))
+seen = MLM.recipe["steps"] * MLM.recipe["batch"]  # pairs drawn in 4,000 steps
+print("passes over its pairs in 4,000 steps: " + ", ".join(
+    f"{part} {seen / n:.1f}" for part, n in (("a quarter", pb.QUARTER_PAIRS),
+                                             ("a half", pb.HALF_PAIRS),
+                                             ("all", len(train_pairs)))))
 verdict("at equal steps, all the training pairs give a lower held-out MLM loss than a "
         "quarter of them", seed_values("bench-mlm", "mlm_loss"),
         baseline=("a quarter of the pairs", seed_values("bench-data-25", "mlm_loss")),
@@ -643,6 +648,10 @@ pair_arms = {"MLM + NSP (BERT), NSP pairs": "bench-nsp",
 print(bench_table(pair_arms, {"nsp_accuracy": "NSP accuracy", "sop_accuracy":
                                  "SOP accuracy", "mlm_loss": "held-out loss",
                                  "probe_auc": "probe ROC-AUC"}))
+sop_loss, mlm_only = (sum(last_train_loss(n)) / 3 for n in ("bench-sop", "bench-mlm"))
+print(f"training loss over the last 100 steps (mean of 3 seeds): MLM + SOP {sop_loss:.2f} "
+      f"nats, MLM alone {mlm_only:.2f}; the sentence-pair part {sop_loss - mlm_only:.2f}, "
+      f"against ln 2 = {np.log(2):.2f} for a coin toss")
 verdict("a model trained on SOP solves held-out SOP pairs above chance (0.5)",
         seed_values("bench-sop", "sop_accuracy"), baseline=("chance", 0.5),
         higher_is_better=True, metric="held-out SOP accuracy",

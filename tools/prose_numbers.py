@@ -2,11 +2,13 @@
 
 A decimal typed into a markdown cell is a claim about a run; if no cell's source or output
 of the same notebook shows it, it cannot be checked and drifts when the run changes. This
-lists them (``python -m tools.prose_numbers [notebook ...]``), per notebook, with the line
-they sit on. Not counted: code (fenced blocks and inline backticks: a worked answer's code
-is checked by running it), maths (``$...$``: a hand derivation, checkable by reading), and
-lines that cite where a figure comes from (an author "et al.", a year, a paper, a table,
-an arXiv number).
+lists them (``python -m tools.prose_numbers [notebook ...]``), per notebook, with the
+sentence they sit in. Not counted: code (fenced blocks and inline backticks), maths
+(``$...$``: a hand derivation, checkable by reading), and sentences that cite where their
+figures come from (an author "et al.", a year, a paper, a table, an arXiv number), and
+version numbers (PyTorch 2.5, SQuAD 2.0). Numbers inside a folded worked answer
+(``<details>``) are listed apart: what checks them is the answer's own code, whose printout
+``tests/test_worked_answers.py`` can compare them with.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)")
 CITES = re.compile(r"et al\.|\(\d{4}\)|\b(?:19|20)\d\d\b|\bpaper|\breports?\b|published|"
                    r"Table \d|model card|arXiv", re.IGNORECASE)
 FENCE = re.compile(r"```.*?```", re.DOTALL)
+VERSIONED = re.compile(r"(?:PyTorch|SQuAD|Python|CUDA|transformers|torch)\s*$")
+DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL)
+SENTENCE = re.compile(r"(?<=[.!?])(?<!\bal\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z*(|$-])")
 INLINE = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.DOTALL)
 
 
@@ -40,30 +45,38 @@ def _printed(nb: dict) -> str:
     return "\n".join(parts)
 
 
-def unprinted(path: Path) -> list[tuple[str, str]]:
-    """``(number, line)`` for each decimal in ``path``'s prose that no cell prints."""
+def unprinted(path: Path, answers: bool = False) -> list[tuple[str, str]]:
+    """``(number, line)`` for each decimal in ``path``'s prose that no cell prints; with
+    ``answers``, in its worked answers instead."""
     nb = json.loads(path.read_text())
     printed, found = _printed(nb), []
     for cell in nb["cells"]:
         if cell["cell_type"] != "markdown":
             continue
-        text = INLINE.sub(" ", FENCE.sub(" ", "".join(cell["source"])))
-        for line in text.splitlines():
-            if CITES.search(line):
-                continue
-            found += [(n, line.strip()) for n in NUMBER.findall(line) if n not in printed]
+        source = "".join(cell["source"])
+        source = "\n".join(DETAILS.findall(source)) if answers else DETAILS.sub(" ", source)
+        text = INLINE.sub(" ", FENCE.sub(" ", source))
+        for paragraph in re.split(r"\n\s*\n", text):
+            for sentence in SENTENCE.split(" ".join(paragraph.split())):
+                if not CITES.search(sentence):
+                    found += [(m.group(), sentence) for m in NUMBER.finditer(sentence)
+                              if m.group() not in printed
+                              and not VERSIONED.search(sentence[:m.start()])]
     return found
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv] or sorted((ROOT / "chapters").glob("*.ipynb"))
+    answers = "--answers" in argv
+    paths = [Path(a) for a in argv if a != "--answers"] or sorted(
+        (ROOT / "chapters").glob("*.ipynb"))
     total = 0
     for path in paths:
-        rows = unprinted(path)
+        rows = unprinted(path, answers)
         total += len(rows)
         for number, line in rows:
             print(f"{path.name}: {number}  | {line[:110]}")
-    print(f"{total} number(s) in prose that no cell prints")
+    print(f"{total} number(s) in {'worked answers' if answers else 'prose'} that no cell "
+          "prints")
     return 0
 
 
