@@ -879,6 +879,8 @@ plot_data_scaling(ax, scale, {"modified_kn_tuned": "tuned KN (modified)",
 ax.set_title("Held-out perplexity against the amount of training text (Wikipedia)",
              fontsize=9)
 plt.show()
+
+# %% slideshow={"slide_type": "-"}
 print(lm_scale.scale_table(scale))
 for label, results in scale.items():
     for r in results:
@@ -886,6 +888,10 @@ for label, results in scale.items():
         print(f"{label} on {r.values('train_chars')[0]:,} characters: "
               + (f"the tuned n-gram is ahead by {gap:.3f}" if gap > 0 else
                  f"the network is ahead by {-gap:.3f}"))
+train_all = len(lm_scale.training_ids({"train_chars": "all"}))
+sizes = {r.values("parameters")[0] for results in scale.values() for r in results}
+print(f"the whole training part: {train_all:,} characters ({train_all / 1e6:.1f} million); "
+      f"every network: {min(sizes) / 1e6:.2f} to {max(sizes) / 1e6:.2f} M parameters")
 missing = [n for n in lm_scale.SCALE_REFS if n not in reference.REFERENCES]
 print(f"not yet run: {', '.join(missing) or 'none'}"
       + ("\n(python -m lmcourse.course.reference.scale_runs makes them)" if missing else ""))
