@@ -912,7 +912,9 @@ for label, results in scale.items():
 # A network's line falling faster than the n-gram's as the text grows is the case for
 # learning: the n-gram can only count contexts it has seen, while a network shares what it
 # learns across contexts. Where a network's line crosses below the tuned n-gram, more text
-# has made learning pay.
+# has made learning pay. A point below the line on one seed (the printed gaps say where
+# "the network is ahead") is the trend, not yet a result: the verdict waits for the three
+# seeds of the full-size runs, and the ledger records it only then.
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # ### Experiment 3: how far back does the gradient reach in a trained model?

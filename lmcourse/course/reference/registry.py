@@ -31,9 +31,9 @@ _ALL: list[Reference] = [
     lm_char.LM_CHAR_RNN, lm_char.LM_CHAR_LSTM, lm_char.LM_CHAR_GRU, lm_char.LM_CHAR_TRANSFORMER,
     # ... and on up to 8 times more text (Wikipedia): each run as it lands; the rest are in
     # lm_scale.SCALE_REFS (`python -m lmcourse.course.reference.scale_runs` runs them)
-    *(lm_scale.SCALE_REFS[name] for name in ["lm-scale-lstm-300k", "lm-scale-lstm-600k",
-                                              "lm-scale-gru-300k", "lm-scale-gru-600k",
-                                              "lm-scale-transformer-300k"]),
+    *(lm_scale.SCALE_REFS[name] for name in [
+        "lm-scale-lstm-300k", "lm-scale-lstm-600k", "lm-scale-lstm-1200k",
+        "lm-scale-gru-300k", "lm-scale-gru-600k", "lm-scale-transformer-300k"]),
     # the transformer's case: associative recall at equal size
     recall_sweep.RECALL_SWEEP,
     # ... and the encoder-decoders on digit reversal at equal size
