@@ -135,8 +135,7 @@ def spoiler_model(SpoilerLSTM: type, pad_id: int = 1) -> None:
            f"forward should return a tensor of logits, got {type(got).__name__}")
     if got.shape == (4, 1):
         fail(name, "the output is B x 1: drop the head's last axis of size 1 and return B "
-                   "logits, the shape of the labels that BCEWithLogitsLoss compares them "
-                   "with.")
+                   "logits, the shape of the labels BCEWithLogitsLoss compares them with.")
     expect(got.shape == (4,), name, f"expected one logit per sentence (shape (4,)), got shape "
                                     f"{tuple(got.shape)}")
     err = float((got - want).abs().max())
@@ -335,8 +334,7 @@ def roc_curve(student: Callable[..., Any]) -> None:
 
 
 def roc_auc(student: Callable[..., Any]) -> None:
-    """Exercise 5b: ``roc_auc`` of labels and scores, the trapezoid area under the ROC
-    curve."""
+    """Exercise 5b: ``roc_auc`` of labels and scores, the trapezoid area under ROC."""
     name = "roc_auc"
     g = torch.Generator().manual_seed(7)
     y = (torch.rand(80, generator=g) < 0.25).long()

@@ -95,27 +95,6 @@ def _normalise(word: str, transform: Callable[[str], str] | None) -> str:
     return transform(word) if transform else word
 
 
-def word_similarity(vectors: np.ndarray, words: Sequence[str],
-                    pairs: Sequence[tuple[str, str, float]],
-                    transform: Callable[[str], str] | None = None) -> tuple[float, float, int]:
-    """Spearman's rho between cosine similarity and human scores over the pairs whose
-    both words are in the vocabulary (lowercased, then ``transform``-ed, e.g. stemmed).
-    Returns ``(rho, coverage, n)``: coverage is the fraction of pairs used."""
-    from scipy.stats import spearmanr
-
-    index = {w: i for i, w in enumerate(words)}
-    unit = _unit(vectors)
-    model, human = [], []
-    for a, b, score in pairs:
-        a, b = _normalise(a, transform), _normalise(b, transform)
-        if a in index and b in index:
-            model.append(float(unit[index[a]] @ unit[index[b]]))
-            human.append(score)
-    n = len(model)
-    rho = float(spearmanr(model, human).statistic) if n > 2 else float("nan")
-    return rho, n / max(len(pairs), 1), n
-
-
 def _pair_cosines(vectors: np.ndarray, words: Sequence[str],
                   pairs: Sequence[tuple[str, str, float]],
                   transform: Callable[[str], str] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -127,6 +106,20 @@ def _pair_cosines(vectors: np.ndarray, words: Sequence[str],
         if a in index and b in index]
     cos = np.array([float(unit[i] @ unit[j]) for i, j, _ in kept])
     return cos, np.array([score for _, _, score in kept])
+
+
+def word_similarity(vectors: np.ndarray, words: Sequence[str],
+                    pairs: Sequence[tuple[str, str, float]],
+                    transform: Callable[[str], str] | None = None) -> tuple[float, float, int]:
+    """Spearman's rho between cosine similarity and human scores over the pairs whose
+    both words are in the vocabulary (lowercased, then ``transform``-ed, e.g. stemmed).
+    Returns ``(rho, coverage, n)``: coverage is the fraction of pairs used."""
+    from scipy.stats import spearmanr
+
+    model, human = _pair_cosines(vectors, words, pairs, transform)
+    n = len(model)
+    rho = float(spearmanr(model, human).statistic) if n > 2 else float("nan")
+    return rho, n / max(len(pairs), 1), n
 
 
 def rho_gap_interval(vectors_a: np.ndarray, vectors_b: np.ndarray, words: Sequence[str],
