@@ -1190,7 +1190,7 @@ plt.show()
 # not explain it: $W/\rho$ is orthogonal, so
 # $\lVert\mathrm{diag}(1-h_t^2)W\rVert = \rho\max_i(1-h_{t,i}^2)$, and with 64 units one of them
 # is always nearly linear; the smallest norm over the 60 steps is 0.994 at $\rho = 1$, and the
-# product of the norms (0.96 at $\rho = 1$, 4.5e16 at $\rho = 1.9$) is an upper bound far above
+# product of the norms (9.6e-01 at $\rho = 1$, 4.5e16 at $\rho = 1.9$) is an upper bound far above
 # the measured gradients (4.0e-13 and 1.3). The gradient is a vector in a random direction, and
 # each step multiplies it by $\rho$ times a *typical* slope, the root-mean-square of
 # $1 - h_{t,i}^2$ over the units. With inputs of $\sigma = 1$ many units are saturated and that

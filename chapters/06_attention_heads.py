@@ -646,6 +646,8 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # scaled = torch.softmax(scores / math.sqrt(d), -1)[:, 0].mean().item()
 # unscaled = torch.softmax(scores, -1)[:, 0].mean().item()
 # print(f"weight on k1: {scaled:.3f} with 1/sqrt(d), {unscaled:.4f} without")
+# plug_in = math.exp(8) / (math.exp(8) + 15 * math.exp(0.5))    # e^8 against 15 e^(1/2)
+# print(f"plug-in value with typical scores: {plug_in:.2f}")
 # assert 0.95 < scaled < unscaled
 # ```
 #
@@ -698,7 +700,7 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # ```
 #
 # Scaled down to run in seconds: a 32-character context, `embed_dim` 32, and 200 steps of 16
-# windows at learning rate 0.01, the same batches for every head count. That is about a
+# windows at learning rate `1e-2`, the same batches for every head count. That is about a
 # ninth of the chapter's training tokens, and all four models end near the Kneser–Ney
 # bigram (11.24). Within that budget the trend is clear. Splitting the same 32 dimensions into
 # more heads makes each head *less* sharp. One head of 32 dimensions puts 0.60 of its weight

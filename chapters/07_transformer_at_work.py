@@ -1188,7 +1188,7 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 # and can give them only back-off mass. $T = 1$ even beats the real slice, since 20 prompts
 # from all over the text cover more topics than 2,000 contiguous characters do. The samples
 # are small, so differences of a few tenths are noise (another generator seed moves them);
-# the gaps of 1.5 here are larger.
+# the gaps here, one and a half to two points, are larger.
 # </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}

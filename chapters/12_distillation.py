@@ -817,7 +817,8 @@ for row in table:
 #     e = [math.exp(v / T) for v in z.tolist()]
 #     by_hand = [v / sum(e) for v in e]
 #     assert torch.allclose(softmax_t(z, T), torch.tensor(by_hand, dtype=torch.float64))
-#     print(f"T = {T:g}:", [round(p, 3) for p in by_hand])
+#     print(f"T = {T:g}: exp = {', '.join(f'{v:.3f}' for v in e)}, sum {sum(e):.3f}, "
+#           f"softmax = ({', '.join(f'{p:.3f}' for p in by_hand)})")
 # ```
 #
 # At $T = 1$: $e^2, e^1, e^0 = 7.389, 2.718, 1$, sum 11.107: (0.665, 0.245, 0.090). At

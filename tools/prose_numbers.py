@@ -29,7 +29,7 @@ SENTENCE = re.compile(r"(?<=[.!?])(?<!\bal\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-
 INLINE = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.DOTALL)
 
 
-def _printed(nb: dict) -> str:
+def printed_text(nb: dict) -> str:
     """Everything the notebook's code cells say: their source and every text output."""
     parts = []
     for cell in nb["cells"]:
@@ -45,23 +45,30 @@ def _printed(nb: dict) -> str:
     return "\n".join(parts)
 
 
+def quoted_numbers(markdown: str) -> list[tuple[str, str]]:
+    """``(number, sentence)`` for each decimal a piece of markdown quotes as a run's figure:
+    outside code and maths, in a sentence that cites no source, not a version number."""
+    text = INLINE.sub(" ", FENCE.sub(" ", markdown))
+    found = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        for sentence in SENTENCE.split(" ".join(paragraph.split())):
+            if not CITES.search(sentence):
+                found += [(m.group(), sentence) for m in NUMBER.finditer(sentence)
+                          if not VERSIONED.search(sentence[:m.start()])]
+    return found
+
+
 def unprinted(path: Path, answers: bool = False) -> list[tuple[str, str]]:
     """``(number, line)`` for each decimal in ``path``'s prose that no cell prints; with
     ``answers``, in its worked answers instead."""
     nb = json.loads(path.read_text())
-    printed, found = _printed(nb), []
+    printed, found = printed_text(nb), []
     for cell in nb["cells"]:
         if cell["cell_type"] != "markdown":
             continue
         source = "".join(cell["source"])
         source = "\n".join(DETAILS.findall(source)) if answers else DETAILS.sub(" ", source)
-        text = INLINE.sub(" ", FENCE.sub(" ", source))
-        for paragraph in re.split(r"\n\s*\n", text):
-            for sentence in SENTENCE.split(" ".join(paragraph.split())):
-                if not CITES.search(sentence):
-                    found += [(m.group(), sentence) for m in NUMBER.finditer(sentence)
-                              if m.group() not in printed
-                              and not VERSIONED.search(sentence[:m.start()])]
+        found += [(n, s) for n, s in quoted_numbers(source) if n not in printed]
     return found
 
 
