@@ -51,7 +51,7 @@ from torch import nn
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict
+from lmcourse.course.claims import verdict, verdict_table
 from lmcourse.course.reference import lm_scale
 from lmcourse.course.reference.figures import plot_crossover, plot_data_scaling
 from lmcourse.course.reference.lm_char import LM_CHAR_LSTM
@@ -710,20 +710,21 @@ fig.tight_layout()
 plt.show()
 
 # %% slideshow={"slide_type": "-"}
-for a, b in (("lstm", "rnn"), ("gru", "rnn"), ("gru", "lstm")):
-    verdict(f"the {a.upper()} reaches a lower validation perplexity than the "
-            f"{'plain RNN' if b == 'rnn' else b.upper()}", val_ppl[a],
-            baseline=(b.upper(), val_ppl[b]), higher_is_better=False,
-            metric="validation perplexity", digits=2,
-            paper="gated units beat tanh units (Chung et al. 2014)" if b == "rnn" else None,
-            note=None if b == "rnn" else "Chung et al. (2014) found the two comparable")
-best_cell = min(val_ppl, key=lambda c: val_ppl[c].mean())
-verdict(f"the best network ({best_cell.upper()}) beats the bigram Kneser-Ney model",
-        val_ppl[best_cell], baseline=("bigram KN", ngram_ppl[2]), higher_is_better=False,
-        metric="validation perplexity", digits=2)
-verdict(f"the best network ({best_cell.upper()}) beats the tuned Kneser-Ney n-gram",
-        val_ppl[best_cell], baseline=("tuned KN", tuned_ppl),
-        higher_is_better=False, metric="validation perplexity", digits=2)
+with verdict_table("Gated cells, the plain RNN and the n-grams (validation perplexity)"):
+    for a, b in (("lstm", "rnn"), ("gru", "rnn"), ("gru", "lstm")):
+        verdict(f"the {a.upper()} reaches a lower validation perplexity than the "
+                f"{'plain RNN' if b == 'rnn' else b.upper()}", val_ppl[a],
+                baseline=(b.upper(), val_ppl[b]), higher_is_better=False,
+                metric="validation perplexity", digits=2,
+                paper="gated units beat tanh units (Chung et al. 2014)" if b == "rnn" else None,
+                note=None if b == "rnn" else "Chung et al. (2014) found the two comparable")
+    best_cell = min(val_ppl, key=lambda c: val_ppl[c].mean())
+    verdict(f"the best network ({best_cell.upper()}) beats the bigram Kneser-Ney model",
+            val_ppl[best_cell], baseline=("bigram KN", ngram_ppl[2]), higher_is_better=False,
+            metric="validation perplexity", digits=2)
+    verdict(f"the best network ({best_cell.upper()}) beats the tuned Kneser-Ney n-gram",
+            val_ppl[best_cell], baseline=("tuned KN", tuned_ppl),
+            higher_is_better=False, metric="validation perplexity", digits=2)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # What to read from this, honestly:
@@ -775,7 +776,6 @@ worst = max(abs(a - b) / b for a, b in zip(live.train_loss, committed, strict=Tr
 print(f"first {len(live.train_loss)} steps of seed 0, live vs committed: largest relative "
       f"difference {worst:.1e} (tolerance {ref.tolerance:g}) -> "
       f"{'reproduced' if worst <= ref.tolerance else 'NOT reproduced'}")
-print(f"reference trained on {ref.device}, torch {ref.torch}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The three cells' reference curves, your 25 steps, and the n-gram baselines on one set of
@@ -807,26 +807,29 @@ print(reference.compare(cells, baselines={"kn5": "5-gram KN", "kn6": "6-gram KN"
                                           "modified_kn_tuned": "tuned KN"}))
 final = {label: [r.metrics[s]["held_out_ppl"] for s in r.seeds]
          for label, r in refs.items()}
-for gated in ("LSTM", "GRU"):
-    verdict(f"gates help on text: at equal parameters and steps, the {gated} reaches a lower "
-            "held-out perplexity than the tanh RNN (reference runs)", final[gated],
-            baseline=("RNN", final["RNN"]), higher_is_better=False,
-            metric="held-out perplexity", digits=3,
-            paper="gated units beat tanh units on character text (Chung et al. 2014)")
-verdict("LSTM vs GRU: at equal parameters and steps, the LSTM reaches a lower held-out "
-        "perplexity than the GRU (reference runs)", final["LSTM"], baseline=("GRU", final["GRU"]),
-        higher_is_better=False, metric="held-out perplexity", digits=3,
-        paper="neither gated unit wins everywhere (Chung et al. 2014; Jozefowicz et al. 2015)")
-best = min(final, key=lambda k: np.mean(final[k]))
-verdict(f"a character network trained to the reference budget ({best}) beats the 6-gram "
-        "Kneser-Ney model", final[best], baseline=("6-gram KN", ref.baselines["kn6"]),
-        higher_is_better=False, metric="held-out perplexity", digits=3)
-print(f"Kneser-Ney tuned on the tuning split: modified, order "
-      f"{ref.baselines['modified_kn_tuned_order']}")
-verdict(f"a character network trained to the reference budget ({best}) beats Kneser-Ney "
-        "tuned on the tuning split", final[best],
-        baseline=("tuned modified KN", ref.baselines["modified_kn_tuned"]),
-        higher_is_better=False, metric="held-out perplexity", digits=3)
+with verdict_table("Reference runs: gated cells against the RNN and the n-grams "
+                   "(held-out perplexity)"):
+    for gated in ("LSTM", "GRU"):
+        verdict(f"gates help on text: at equal parameters and steps, the {gated} reaches a lower "
+                "held-out perplexity than the tanh RNN (reference runs)", final[gated],
+                baseline=("RNN", final["RNN"]), higher_is_better=False,
+                metric="held-out perplexity", digits=3,
+                paper="gated units beat tanh units on character text (Chung et al. 2014)")
+    verdict("LSTM vs GRU: at equal parameters and steps, the LSTM reaches a lower held-out "
+            "perplexity than the GRU (reference runs)", final["LSTM"],
+            baseline=("GRU", final["GRU"]),
+            higher_is_better=False, metric="held-out perplexity", digits=3,
+            paper="neither gated unit wins everywhere (Chung et al. 2014; Jozefowicz et al. 2015)")
+    best = min(final, key=lambda k: np.mean(final[k]))
+    verdict(f"a character network trained to the reference budget ({best}) beats the 6-gram "
+            "Kneser-Ney model", final[best], baseline=("6-gram KN", ref.baselines["kn6"]),
+            higher_is_better=False, metric="held-out perplexity", digits=3)
+    print(f"Kneser-Ney tuned on the tuning split: modified, order "
+          f"{ref.baselines['modified_kn_tuned_order']}")
+    verdict(f"a character network trained to the reference budget ({best}) beats Kneser-Ney "
+            "tuned on the tuning split", final[best],
+            baseline=("tuned modified KN", ref.baselines["modified_kn_tuned"]),
+            higher_is_better=False, metric="held-out perplexity", digits=3)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Read the curves from the left: a fresh network guesses among 56 characters, far above

@@ -457,8 +457,8 @@ worst = max(abs(a - b) / b for a, b in zip(live.train_loss, committed, strict=Tr
 print(f"first {len(live.train_loss)} steps of seed 0, live vs committed: largest relative "
       f"difference {worst:.1e} (tolerance {ref.tolerance:g}) -> "
       f"{'reproduced' if worst <= ref.tolerance else 'NOT reproduced'}")
-print(f"reference trained on {ref.device}, torch {ref.torch}, "
-      f"{ref.wall_s / 60:.0f} min for {len(ref.seeds)} seeds")
+print(f"reference run: {ref.wall_s / 60:.0f} min for {len(ref.seeds)} seeds on a "
+      f"{ref.device_kind}")
 print(f"recipe: {ref.recipe['epochs']} epochs, dropout {ref.recipe['dropout']}, "
       f"{ref.recipe['weight_average']}")
 print("how the settings were chosen (tuning split, seed 0):\n- " + "\n- ".join(TUNING))

@@ -42,7 +42,7 @@ import torch
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict
+from lmcourse.course.claims import verdict, verdict_table
 from lmcourse.course.reference import reversal_sweep
 from lmcourse.course.reference.lm_char import NETWORKS, build_model, show_crossover
 from lmcourse.data import Vocab, lm_batches, load_corpus
@@ -206,14 +206,15 @@ def transformer_verdict(results: dict[str, list[float]], when: str) -> None:
             higher_is_better=False, metric="validation perplexity", digits=2)
 
 
-transformer_verdict(final, "equal steps")
-best_net = min(NAMES, key=lambda k: np.mean(final[k]))
-verdict(f"the best network ({best_net}) beats the 3-gram Kneser-Ney model", final[best_net],
-        baseline=("3-gram KN", ngram_ppl[3]), higher_is_better=False,
-        metric="validation perplexity", digits=2)
-verdict(f"the best network ({best_net}) beats the tuned Kneser-Ney n-gram", final[best_net],
-        baseline=("tuned KN", tuned_ppl), higher_is_better=False,
-        metric="validation perplexity", digits=2)
+with verdict_table("The transformer, the recurrent networks and the n-grams at equal steps"):
+    transformer_verdict(final, "equal steps")
+    best_net = min(NAMES, key=lambda k: np.mean(final[k]))
+    verdict(f"the best network ({best_net}) beats the 3-gram Kneser-Ney model", final[best_net],
+            baseline=("3-gram KN", ngram_ppl[3]), higher_is_better=False,
+            metric="validation perplexity", digits=2)
+    verdict(f"the best network ({best_net}) beats the tuned Kneser-Ney n-gram", final[best_net],
+            baseline=("tuned KN", tuned_ppl), higher_is_better=False,
+            metric="validation perplexity", digits=2)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Two views of the same runs. **Equal steps** (left): validation perplexity after the same
@@ -318,21 +319,22 @@ ref_final = {label: [r.metrics[s]["held_out_ppl"] for s in r.seeds]
 ref_sizes = [r.metrics[0]["parameters"] for r in refs.values()]
 print(f"parameters: {min(ref_sizes) / 1e6:.2f} to {max(ref_sizes) / 1e6:.2f} M "
       f"(about {np.mean(ref_sizes) / 1e6:.1f} M each)")
-verdict("transformer vs LSTM at equal compute: trained to the reference budget (equal "
-        "parameters and tokens), the transformer reaches a lower held-out perplexity than the "
-        "LSTM", ref_final["transformer"], baseline=("LSTM", ref_final["LSTM"]),
-        higher_is_better=False, metric="held-out perplexity", digits=3,
-        note="character text of 324K characters on a CPU; Vaswani et al. (2017) compared "
-             "translation models at far larger scale")
-best_ref = min(ref_final, key=lambda k: np.mean(ref_final[k]))
-verdict(f"a network beats the n-gram: the best reference network ({best_ref}) reaches a lower "
-        "held-out perplexity than the 6-gram Kneser-Ney model", ref_final[best_ref],
-        baseline=("6-gram KN", refs[best_ref].baselines["kn6"]), higher_is_better=False,
-        metric="held-out perplexity", digits=3)
-verdict(f"the best reference network ({best_ref}) reaches a lower held-out perplexity than "
-        "Kneser-Ney tuned on the tuning split", ref_final[best_ref],
-        baseline=("tuned modified KN", refs[best_ref].baselines["modified_kn_tuned"]),
-        higher_is_better=False, metric="held-out perplexity", digits=3)
+with verdict_table("Reference runs at equal parameters and tokens (held-out perplexity)"):
+    verdict("transformer vs LSTM at equal compute: trained to the reference budget (equal "
+            "parameters and tokens), the transformer reaches a lower held-out perplexity than the "
+            "LSTM", ref_final["transformer"], baseline=("LSTM", ref_final["LSTM"]),
+            higher_is_better=False, metric="held-out perplexity", digits=3,
+            note="character text of 324K characters on a CPU; Vaswani et al. (2017) compared "
+                 "translation models at far larger scale")
+    best_ref = min(ref_final, key=lambda k: np.mean(ref_final[k]))
+    verdict(f"a network beats the n-gram: the best reference network ({best_ref}) reaches a lower "
+            "held-out perplexity than the 6-gram Kneser-Ney model", ref_final[best_ref],
+            baseline=("6-gram KN", refs[best_ref].baselines["kn6"]), higher_is_better=False,
+            metric="held-out perplexity", digits=3)
+    verdict(f"the best reference network ({best_ref}) reaches a lower held-out perplexity than "
+            "Kneser-Ney tuned on the tuning split", ref_final[best_ref],
+            baseline=("tuned modified KN", refs[best_ref].baselines["modified_kn_tuned"]),
+            higher_is_better=False, metric="held-out perplexity", digits=3)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # What the reference runs say, in the order of the figure:
@@ -340,7 +342,7 @@ verdict(f"the best reference network ({best_ref}) reaches a lower held-out perpl
 # - **Every network passes the 3-gram early**, within its first minutes, and passes the
 #   5-gram later; the table gives when, on average over the seeds.
 # - **The 6-gram is where the networks part.** The LSTM and the GRU end below it on every
-#   seed; the verdict lines above say whether the best network's three seeds all end below
+#   seed; the verdicts above say whether the best network's three seeds all end below
 #   it, and the table gives the others' finals against it.
 # - **No network reaches the tuned Kneser–Ney model** on this text (the last verdict): with
 #   its order chosen on the tuning split it reads long histories, and a third of a million

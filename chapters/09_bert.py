@@ -49,7 +49,7 @@ from IPython.display import display
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict
+from lmcourse.course.claims import verdict, verdict_table
 from lmcourse.course.reference.figures import plot_learning_curve, plot_reference
 from lmcourse.course.reference.tiny_bert import TINY_BERT_REF, tiny_bert_eval_batch
 from lmcourse.course.reference.transfer_curve import curve_values
@@ -81,7 +81,7 @@ from lmcourse.viz import attention_widget, bertviz_offline, masking_figure, mask
 generator = lmcourse.seed_everything(0)
 dev = lmcourse.device()
 tokenizer = load_hf_tokenizer()
-print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
+print(f"device: {dev}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The input: one sequence for one or two sentences
@@ -411,7 +411,7 @@ seed0 = ref_tiny.metrics[0]
 tokens_seen = round(seed0["tokens_per_s"] * seed0["train_seconds"])
 print(f"reference: {count_params(tiny.bert):,} parameters, {steps:,} steps of {batch_size} "
       f"pairs (about {tokens_seen:,} tokens), {seed0['train_seconds']:.0f} s "
-      f"per seed on {ref_tiny.device.split(',')[0]}")
+      f"per seed on a {ref_tiny.device_kind}")
 
 # %% slideshow={"slide_type": "-"}
 guess_lines = {"bigram_both": "bigram, both sides", "bigram_left": "bigram, left",
@@ -819,7 +819,7 @@ plt.show()
 # %% slideshow={"slide_type": "subslide"}
 for result, part, title in panels[::2]:
     sizes = list(curve_values(result, "minilm_finetuned", part))
-    print(f"{title} ({len(result.seeds)} seeds; {result.device.split(',')[0]})")
+    print(f"{title} ({len(result.seeds)} seeds, {result.device_kind})")
     print(f"{'labels':<38}" + "".join(f"{n:>8,}" for n in sizes))
     for key, label in METHODS.items():
         values = curve_values(result, key, part)
@@ -843,15 +843,16 @@ def versus_bag_of_words(result, method, n, part="", what="spoilers"):
                    higher_is_better=True, metric="test ROC-AUC")
 
 
-all_labels = max(curve_values(spoiler_curve, "bag_of_words"))
-for n in (16, 64, 128, 256, 512, all_labels):
-    versus_bag_of_words(spoiler_curve, "minilm_finetuned", n)
-for n in (16, 64):
-    versus_bag_of_words(spoiler_curve, "minilm_features", n)
-versus_bag_of_words(spoiler_curve, "minilm_finetuned", 256, part="heldout")
-for method in ("minilm_features", "minilm_finetuned"):
-    for n in (16, 100):
-        versus_bag_of_words(polarity_curve, method, n, what="positive reviews")
+with verdict_table("Transfer against a bag of words on the same labels (test ROC-AUC)"):
+    all_labels = max(curve_values(spoiler_curve, "bag_of_words"))
+    for n in (16, 64, 128, 256, 512, all_labels):
+        versus_bag_of_words(spoiler_curve, "minilm_finetuned", n)
+    for n in (16, 64):
+        versus_bag_of_words(spoiler_curve, "minilm_features", n)
+    versus_bag_of_words(spoiler_curve, "minilm_finetuned", 256, part="heldout")
+    for method in ("minilm_features", "minilm_finetuned"):
+        for n in (16, 100):
+            versus_bag_of_words(polarity_curve, method, n, what="positive reviews")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **What the curves say.** With a handful of labels (16 sentences, 2 of them spoilers)
@@ -902,7 +903,7 @@ rows = [("batch", "256 sequences (32K tokens at 128, 128K at 512)", f"{batch_siz
         ("dropout, activation", "0.1, GELU", f"{tiny_config.hidden_dropout_prob:g}, GELU"),
         ("data", "BooksCorpus + Wikipedia, 3.3B words", f"{pre_train.num_tokens():,} pieces"),
         ("hardware", "16 TPU chips × 4 days",
-         f"{ref_tiny.device.split(',')[0]}, {ref_tiny.metrics[0]['train_seconds']:.0f} s"),
+         f"{ref_tiny.device_kind}, {ref_tiny.metrics[0]['train_seconds']:.0f} s"),
         ("compute, 6·N·tokens", f"{flops_bert:.1e} FLOP", f"{flops_tiny:.1e} FLOP")]
 print(f"{'':<20} {'BERT-base (paper)':<46} {'this chapter (measured)'}")
 for name, paper, here in rows:

@@ -43,7 +43,7 @@ import transformers
 from lmcourse import finetune_heads as fh
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict
+from lmcourse.course.claims import verdict, verdict_table
 from lmcourse.course.reference import bert_heads as bh
 from lmcourse.data import plot_tasks as pt
 from lmcourse.models import heads
@@ -276,16 +276,17 @@ papers = {"qa": "SQuAD 1.1 dev EM 80.8 / F1 88.5, BERT-base (Devlin et al. 2019)
           "pairs": "MRPC F1 88.9, BERT-base (Devlin et al. 2019)"}
 strongest = {task: max(results[task].baselines.items(), key=lambda kv: kv[1])
              for task in ("qa", "tags")}
-for task in ("qa", "tags"):
-    name, value = strongest[task]
-    verdict(f"fine-tuned MiniLM ({task}) beats the strongest word-matching baseline on "
-            "test names it never saw", seeds(task, bh.TASKS[task]["metric"]),
-            baseline=(name.replace("_", " "), value), higher_is_better=True,
-            metric=labels[task], paper=papers[task])
-verdict("fine-tuned MiniLM tells whether two spoilers give away the same fact better than a "
-        "bag-of-words pair classifier", seeds("pairs", "accuracy"),
-        baseline=("bag of words, same pairs", seeds("pairs", "bag_of_words")),
-        higher_is_better=True, metric="accuracy", paper=papers["pairs"])
+with verdict_table("Fine-tuned MiniLM against word-matching baselines"):
+    for task in ("qa", "tags"):
+        name, value = strongest[task]
+        verdict(f"fine-tuned MiniLM ({task}) beats the strongest word-matching baseline on "
+                "test names it never saw", seeds(task, bh.TASKS[task]["metric"]),
+                baseline=(name.replace("_", " "), value), higher_is_better=True,
+                metric=labels[task], paper=papers[task])
+    verdict("fine-tuned MiniLM tells whether two spoilers give away the same fact better than a "
+            "bag-of-words pair classifier", seeds("pairs", "accuracy"),
+            baseline=("bag of words, same pairs", seeds("pairs", "bag_of_words")),
+            higher_is_better=True, metric="accuracy", paper=papers["pairs"])
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Reading the three panels:

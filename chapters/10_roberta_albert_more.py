@@ -49,7 +49,7 @@ from IPython.display import Markdown, display
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict
+from lmcourse.course.claims import verdict, verdict_table
 from lmcourse.course.reference import bench_arms as pb
 from lmcourse.course.reference.figures import plot_crossover, plot_reference
 from lmcourse.course.reference.report import bench_table, last_train_loss, seed_values
@@ -77,7 +77,7 @@ from lmcourse.viz import masking_widget
 
 dev = lmcourse.device()
 tokenizer = load_hf_tokenizer()
-print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
+print(f"device: {dev}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The test bench: chapter 09's tiny BERT, smaller still
@@ -211,31 +211,31 @@ masking_arms = {"dynamic (RoBERTa)": "bench-dynamic-40",
                 "static, 1 mask per pair": "bench-static-40"}
 print(bench_table(masking_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
                                     "masked accuracy", "probe_auc": "probe ROC-AUC"}))
-train_losses = {label: last_train_loss(name) for label, name in masking_arms.items()}
-for label, losses in train_losses.items():
-    print(f"  {label:<38} training loss, last 100 steps: {mean_spread(losses)}")
+for label, name in masking_arms.items():
+    print(f"  {label:<38} training loss, last 100 steps: {mean_spread(last_train_loss(name))}")
 small = reference.load("bench-static-40").baselines
 print(f"  guess, bigram both sides (fitted on the 3,200 pairs): {small['bigram_both']:.3f}")
 print("\nLiu et al. (2019), Table 1, BERT-base (paper; medians of 5 seeds):")
 print(f"{'':<10} {'SQuAD 2.0 F1':>13} {'MNLI-m':>7} {'SST-2':>6}")
 for name, row in {"static": (78.3, 84.3, 92.5), "dynamic": (78.7, 84.0, 92.9)}.items():
     print(f"{name:<10} {row[0]:>13} {row[1]:>7} {row[2]:>6}")
-for label, name in list(masking_arms.items())[:2]:  # the bench models
-    verdict(f"{label} over 40 epochs predicts masked tokens better than a two-sided bigram "
-            "fitted on the same 3,200 pairs", seed_values(name, "masked_accuracy"),
-            baseline=("bigram, both sides (3,200 pairs)", small["bigram_both"]),
+with verdict_table("Static against dynamic masking (bench, 40 epochs)"):
+    for label, name in list(masking_arms.items())[:2]:  # the bench models
+        verdict(f"{label} over 40 epochs predicts masked tokens better than a two-sided bigram "
+                "fitted on the same 3,200 pairs", seed_values(name, "masked_accuracy"),
+                baseline=("bigram, both sides (3,200 pairs)", small["bigram_both"]),
+                higher_is_better=True, metric="held-out masked-token accuracy")
+    verdict("one static mask per pair, seen 40 times, is memorised: a two-sided bigram fitted on "
+            "the same 3,200 pairs fills held-out blanks better (the demonstration)",
+            small["bigram_both"], baseline=("1 static mask per pair",
+                                            seed_values("bench-static-40", "masked_accuracy")),
             higher_is_better=True, metric="held-out masked-token accuracy")
-verdict("one static mask per pair, seen 40 times, is memorised: a two-sided bigram fitted on "
-        "the same 3,200 pairs fills held-out blanks better (the demonstration)",
-        small["bigram_both"], baseline=("1 static mask per pair",
-                                        seed_values("bench-static-40", "masked_accuracy")),
-        higher_is_better=True, metric="held-out masked-token accuracy")
-dynamic_loss = seed_values("bench-dynamic-40", "mlm_loss")
-for label, name in list(masking_arms.items())[1:]:
-    verdict(f"dynamic masking reaches a lower held-out MLM loss than {label} over 40 epochs",
-            dynamic_loss, baseline=(label, seed_values(name, "mlm_loss")),
-            higher_is_better=False, metric="held-out MLM loss (nats)",
-            paper="SQuAD 2.0 F1 78.7 dynamic vs 78.3 static (Liu et al. 2019)")
+    dynamic_loss = seed_values("bench-dynamic-40", "mlm_loss")
+    for label, name in list(masking_arms.items())[1:]:
+        verdict(f"dynamic masking reaches a lower held-out MLM loss than {label} over 40 epochs",
+                dynamic_loss, baseline=(label, seed_values(name, "mlm_loss")),
+                higher_is_better=False, metric="held-out MLM loss (nats)",
+                paper="SQuAD 2.0 F1 78.7 dynamic vs 78.3 static (Liu et al. 2019)")
 
 # %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(7.5, 3.6))
@@ -290,18 +290,19 @@ print(bench_table(nsp_arms, {"mlm_loss": "held-out loss", "masked_accuracy":
 mlm_loss, nsp_loss = (seed_values(n, "mlm_loss") for n in nsp_arms.values())
 print(f"\nheld-out MLM loss, with NSP minus without (measured): "
       f"{statistics.mean(nsp_loss) - statistics.mean(mlm_loss):+.3f} nats")
-verdict("without NSP, the masked LM reaches a lower held-out MLM loss than with it",
-        mlm_loss, baseline=("MLM + NSP", nsp_loss), higher_is_better=False,
-        metric="held-out MLM loss (nats)",
-        paper="SQuAD 2.0 F1 79.1 without NSP vs 78.7 with (Liu et al. 2019)")
-verdict("NSP rises above chance (0.5) on held-out pairs",
-        seed_values("bench-nsp", "nsp_accuracy"), baseline=("chance", 0.5),
-        higher_is_better=True, metric="held-out NSP accuracy")
-verdict("without NSP, the spoiler probe scores at least as high as with it",
-        seed_values("bench-mlm", "probe_auc"),
-        baseline=("MLM + NSP", seed_values("bench-nsp", "probe_auc")),
-        higher_is_better=True, metric="spoiler-probe ROC-AUC",
-        paper="MNLI-m 84.7 without NSP vs 84.0 with (Liu et al. 2019)")
+with verdict_table("Next-sentence prediction on and off (bench)"):
+    verdict("without NSP, the masked LM reaches a lower held-out MLM loss than with it",
+            mlm_loss, baseline=("MLM + NSP", nsp_loss), higher_is_better=False,
+            metric="held-out MLM loss (nats)",
+            paper="SQuAD 2.0 F1 79.1 without NSP vs 78.7 with (Liu et al. 2019)")
+    verdict("NSP rises above chance (0.5) on held-out pairs",
+            seed_values("bench-nsp", "nsp_accuracy"), baseline=("chance", 0.5),
+            higher_is_better=True, metric="held-out NSP accuracy")
+    verdict("without NSP, the spoiler probe scores at least as high as with it",
+            seed_values("bench-mlm", "probe_auc"),
+            baseline=("MLM + NSP", seed_values("bench-nsp", "probe_auc")),
+            higher_is_better=True, metric="spoiler-probe ROC-AUC",
+            paper="MNLI-m 84.7 without NSP vs 84.0 with (Liu et al. 2019)")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Three answers, all measured. The NSP head stays at chance on held-out pairs, as chapter
@@ -507,11 +508,12 @@ albert_papers = {  # Lan et al. (2020), ALBERT-base, average of 5 downstream tas
     "bench-albert-e32": "avg 82.3 at E=768 vs 81.7 at E=128, not shared (Table 3)",
     "bench-albert-shared": "avg 82.3 not shared vs 79.8 all-shared, E=768 (Table 4)",
     "bench-albert": "avg 82.3 (E=768, not shared) vs 80.1 (E=128, all-shared) (Table 4)"}
-for label, name in list(albert_arms.items())[1:]:
-    verdict(f"ALBERT's saving costs quality: unshared, unfactorised layers reach a lower "
-            f"held-out MLM loss than '{label}'", base_loss,
-            baseline=(label, seed_values(name, "mlm_loss")), higher_is_better=False,
-            metric="held-out MLM loss (nats)", paper=albert_papers[name])
+with verdict_table("ALBERT's two savings against unshared, unfactorised layers (bench)"):
+    for label, name in list(albert_arms.items())[1:]:
+        verdict(f"ALBERT's saving costs quality: unshared, unfactorised layers reach a lower "
+                f"held-out MLM loss than '{label}'", base_loss,
+                baseline=(label, seed_values(name, "mlm_loss")), higher_is_better=False,
+                metric="held-out MLM loss (nats)", paper=albert_papers[name])
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Both savings cost quality on the bench, on every seed (the verdicts), and not by the same
@@ -857,7 +859,7 @@ print(f"{'untrained encoder':<26} {'0':>12} {'-':>15} {untrained_auc:>15.3f}")
 print(f"{'bag of words':<26} {'-':>12} {'-':>15} {ref_mlm.baselines['bag_of_words_auc']:>15.3f}")
 
 # %% slideshow={"slide_type": "-"}
-print(f"(wall time measured on {ref_electra.device.split(',')[0]}, one thread, training "
+print(f"(wall time measured on a {ref_electra.device_kind}, one thread, training "
       "only; the ratio of the two is what transfers between machines)")
 verdict("at equal training FLOPs, ELECTRA's discriminator leaves a better sentence "
         "representation than a masked LM of the same size",

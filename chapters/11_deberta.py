@@ -57,7 +57,7 @@ from torch import nn
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict
+from lmcourse.course.claims import verdict, verdict_table
 from lmcourse.course.reference import bench_arms as pb
 from lmcourse.course.reference.figures import plot_crossover
 from lmcourse.course.reference.report import bench_table, seed_values
@@ -88,7 +88,7 @@ from lmcourse.pretrained import load_hf_tokenizer
 dev = lmcourse.device()
 tokenizer = load_hf_tokenizer()
 notebook_start = time.perf_counter()
-print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
+print(f"device: {dev}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Relative distance, clipped to $2k$ buckets
@@ -428,24 +428,25 @@ names = list(variants)
 print()
 
 # %% slideshow={"slide_type": "-"}
-verdict("DeBERTa (b) reaches a lower held-out MLM loss than BERT (a) at equal parameters",
-        losses[names[1]], baseline=(names[0], losses[names[0]]), higher_is_better=False,
-        metric="held-out MLM loss (nats)",
-        paper="MNLI-m 86.3 DeBERTa-base vs 84.9 RoBERTa-ReImp-base (He et al. 2021)")
-ablation_papers = {names[2]: "MNLI-m 86.3 -> 86.1 without EMD (He et al. 2021, Table 5)",
-                   names[3]: "MNLI-m 86.3 -> 85.9 without C2P (He et al. 2021, Table 5)",
-                   names[4]: "MNLI-m 86.3 -> 86.0 without P2C (He et al. 2021, Table 5)"}
-for name in names[2:]:
-    verdict(f"removing one part of DeBERTa raises the held-out MLM loss: {name}",
-            losses[names[1]], baseline=(name, losses[name]), higher_is_better=False,
-            metric="held-out MLM loss (nats)", paper=ablation_papers[name])
-weakest = min(names, key=lambda n: statistics.mean(seed_values(variants[n],
-                                                                  "masked_accuracy")))
-verdict("every model of the experiment predicts masked tokens better than the strongest "
-        "context-free guess (the weakest shown)",
-        seed_values(variants[weakest], "masked_accuracy"),
-        baseline=("bigram, both sides", guesses["bigram_both"]), higher_is_better=True,
-        metric="held-out masked-token accuracy", note=f"weakest: {weakest}")
+with verdict_table("DeBERTa against BERT, and DeBERTa's ablations (held-out MLM loss)"):
+    verdict("DeBERTa (b) reaches a lower held-out MLM loss than BERT (a) at equal parameters",
+            losses[names[1]], baseline=(names[0], losses[names[0]]), higher_is_better=False,
+            metric="held-out MLM loss (nats)",
+            paper="MNLI-m 86.3 DeBERTa-base vs 84.9 RoBERTa-ReImp-base (He et al. 2021)")
+    ablation_papers = {names[2]: "MNLI-m 86.3 -> 86.1 without EMD (He et al. 2021, Table 5)",
+                       names[3]: "MNLI-m 86.3 -> 85.9 without C2P (He et al. 2021, Table 5)",
+                       names[4]: "MNLI-m 86.3 -> 86.0 without P2C (He et al. 2021, Table 5)"}
+    for name in names[2:]:
+        verdict(f"removing one part of DeBERTa raises the held-out MLM loss: {name}",
+                losses[names[1]], baseline=(name, losses[name]), higher_is_better=False,
+                metric="held-out MLM loss (nats)", paper=ablation_papers[name])
+    weakest = min(names, key=lambda n: statistics.mean(seed_values(variants[n],
+                                                                      "masked_accuracy")))
+    verdict("every model of the experiment predicts masked tokens better than the strongest "
+            "context-free guess (the weakest shown)",
+            seed_values(variants[weakest], "masked_accuracy"),
+            baseline=("bigram, both sides", guesses["bigram_both"]), higher_is_better=True,
+            metric="held-out masked-token accuracy", note=f"weakest: {weakest}")
 
 # %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(7.5, 3.8))

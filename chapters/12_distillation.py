@@ -50,7 +50,7 @@ from IPython.display import Markdown, display
 import lmcourse
 from lmcourse import finetune, show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict
+from lmcourse.course.claims import verdict, verdict_table
 from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
 from lmcourse.data.sentences import minilm_review_corpus
 from lmcourse.metrics import mean_spread, roc_auc
@@ -78,7 +78,7 @@ from lmcourse.viz.temperature import entropy_bits, temperature_widget
 
 notebook_start = time.perf_counter()
 dev = lmcourse.device()
-print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
+print(f"device: {dev}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Soft targets and the temperature
@@ -466,7 +466,7 @@ for n in STUDENT_STEPS:
 arm_names |= {"bag_of_words": "bag of words, 256 labels",
               "bag_of_words_transfer": "bag of words, 256 + 2,048 teacher-labelled"}
 print(f"ROC-AUC on the 2,300 distinct test sentences ({len(transfer.seeds)} seeds, "
-      f"{transfer.device.split(',')[0]}, {transfer.wall_s / 60:.0f} min in all)")
+      f"{transfer.device_kind}, {transfer.wall_s / 60:.0f} min in all)")
 for arm, name in arm_names.items():
     print(f"  {name:<44} {mean_spread(transfer_aucs(arm))}   seeds: "
           + ", ".join(f"{v:.3f}" for v in transfer_aucs(arm)))
@@ -476,26 +476,27 @@ print("spoilers in the 2,048 transfer sentences, the teacher's labels / the true
       + ", ".join(f"{a} / {b}" for a, b in counts))
 
 # %% slideshow={"slide_type": "-"}
-for n in STUDENT_STEPS:
-    verdict(f"a student distilled on a teacher-labelled transfer set beats the same student "
-            f"trained on the labels alone ({n} steps)", transfer_aucs(f"student_distilled@{n}"),
-            baseline=("labels only", transfer_aucs(f"student_labels_only@{n}")),
-            higher_is_better=True, metric="test ROC-AUC",
-            paper="TinyBERT's ablation: task distillation without its augmented transfer set "
-                  "scores lower on every GLUE task reported (Jiao et al. 2020)")
-    verdict(f"a random-layer student distilled on the transfer set beats the same student "
-            f"trained on the labels alone ({n} steps)",
-            transfer_aucs(f"random_student_distilled@{n}"),
-            baseline=("labels only", transfer_aucs(f"random_student_labels_only@{n}")),
+with verdict_table("Distillation on a transfer set against labels alone and a bag of words"):
+    for n in STUDENT_STEPS:
+        verdict(f"a student distilled on a teacher-labelled transfer set beats the same student "
+                f"trained on the labels alone ({n} steps)", transfer_aucs(f"student_distilled@{n}"),
+                baseline=("labels only", transfer_aucs(f"student_labels_only@{n}")),
+                higher_is_better=True, metric="test ROC-AUC",
+                paper="TinyBERT's ablation: task distillation without its augmented transfer set "
+                      "scores lower on every GLUE task reported (Jiao et al. 2020)")
+        verdict(f"a random-layer student distilled on the transfer set beats the same student "
+                f"trained on the labels alone ({n} steps)",
+                transfer_aucs(f"random_student_distilled@{n}"),
+                baseline=("labels only", transfer_aucs(f"random_student_labels_only@{n}")),
+                higher_is_better=True, metric="test ROC-AUC")
+        verdict(f"the distilled student beats a bag of words trained on the same 256 labels "
+                f"({n} steps)", transfer_aucs(f"student_distilled@{n}"),
+                baseline=("bag of words", transfer_aucs("bag_of_words")), higher_is_better=True,
+                metric="test ROC-AUC")
+    verdict("a teacher-labelled transfer set helps a bag of words trained on 256 labels",
+            transfer_aucs("bag_of_words_transfer"),
+            baseline=("bag of words, 256 labels", transfer_aucs("bag_of_words")),
             higher_is_better=True, metric="test ROC-AUC")
-    verdict(f"the distilled student beats a bag of words trained on the same 256 labels "
-            f"({n} steps)", transfer_aucs(f"student_distilled@{n}"),
-            baseline=("bag of words", transfer_aucs("bag_of_words")), higher_is_better=True,
-            metric="test ROC-AUC")
-verdict("a teacher-labelled transfer set helps a bag of words trained on 256 labels",
-        transfer_aucs("bag_of_words_transfer"),
-        baseline=("bag of words, 256 labels", transfer_aucs("bag_of_words")),
-        higher_is_better=True, metric="test ROC-AUC")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **What the transfer set buys, and for whom.** At lab 07's 120 steps the distilled
@@ -606,16 +607,17 @@ print(f"{'teacher (fine-tuned MiniLM, 6 layers)':<52} ROC-AUC "
       f"{stages.baselines['teacher']:.3f}")
 print(f"{'bag of words on the pool labels':<52} ROC-AUC "
       f"{stages.baselines['bag_of_words']:.3f}")
-for label, key in (("task distillation alone", "one_stage"), ("the labels alone",
-                                                              "labels_only")):
-    verdict(f"general distillation before task distillation gives a better student than "
-            f"{label}", auc["two_stage"], baseline=(label, auc[key]), higher_is_better=True,
-            metric="test ROC-AUC", paper=None if key == "labels_only" else (
-                "TinyBERT without general distillation scores lower on every GLUE task "
-                "reported (Jiao et al. 2020, ablation)"))
-verdict("the two-stage TinyBERT student beats a bag of words", auc["two_stage"],
-        baseline=("bag of words", stages.baselines["bag_of_words"]),
-        higher_is_better=True, metric="test ROC-AUC")
+with verdict_table("TinyBERT's two stages"):
+    for label, key in (("task distillation alone", "one_stage"), ("the labels alone",
+                                                                  "labels_only")):
+        verdict(f"general distillation before task distillation gives a better student than "
+                f"{label}", auc["two_stage"], baseline=(label, auc[key]), higher_is_better=True,
+                metric="test ROC-AUC", paper=None if key == "labels_only" else (
+                    "TinyBERT without general distillation scores lower on every GLUE task "
+                    "reported (Jiao et al. 2020, ablation)"))
+    verdict("the two-stage TinyBERT student beats a bag of words", auc["two_stage"],
+            baseline=("bag of words", stages.baselines["bag_of_words"]),
+            higher_is_better=True, metric="test ROC-AUC")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The first stage does what the paper says it does: the student that had general

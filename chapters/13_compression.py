@@ -65,7 +65,7 @@ from IPython.display import Markdown, display
 import lmcourse
 from lmcourse import finetune, show
 from lmcourse.course import reference
-from lmcourse.course.claims import bootstrap_verdict, verdict
+from lmcourse.course.claims import bootstrap_verdict, verdict, verdict_table
 from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
 from lmcourse.data.goodreads import distinct_sentences
 from lmcourse.metrics import mean_spread, roc_auc
@@ -95,7 +95,7 @@ from lmcourse.viz.pareto import pareto_figure
 
 notebook_start = time.perf_counter()
 dev = lmcourse.device()
-print(f"device: {dev}; torch threads: {torch.get_num_threads()}")
+print(f"device: {dev}")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The model, the task, the yardsticks
@@ -661,15 +661,16 @@ for name, (before, after) in stack_rows.items():
     low, high = min(b[1] for b in bounds), max(b[2] for b in bounds)
     print(f"{name:<36} {mean_spread(per_seed(before)) if before else '-':>15} "
           f"{mean_spread(per_seed(after)):>15} {f'[{low:+.3f}, {high:+.3f}]':>26}")
-for name, (before, after) in list(stack_rows.items())[:2]:
-    verdict(f"a short distillation after the cut ({name}) beats the cut alone",
-            per_seed(after), baseline=("one-shot", per_seed(before)), higher_is_better=True,
-            metric="test ROC-AUC")
-verdict("the distilled, pruned and int8 student ranks spoilers better than the bag of words",
-        per_seed("student_pruned_int8"), baseline=("bag of words", bow_auc),
-        higher_is_better=True, metric="test ROC-AUC",
-        note=f"{measured['student, pruned + int8'][0]:.1f} MB, "
-             f"{teacher_latency / measured['student, pruned + int8'][1]:.2f}x faster")
+with verdict_table("Recovering after the cut, and the compressed student against a bag of words"):
+    for name, (before, after) in list(stack_rows.items())[:2]:
+        verdict(f"a short distillation after the cut ({name}) beats the cut alone",
+                per_seed(after), baseline=("one-shot", per_seed(before)), higher_is_better=True,
+                metric="test ROC-AUC")
+    verdict("the distilled, pruned and int8 student ranks spoilers better than the bag of words",
+            per_seed("student_pruned_int8"), baseline=("bag of words", bow_auc),
+            higher_is_better=True, metric="test ROC-AUC",
+            note=f"{measured['student, pruned + int8'][0]:.1f} MB, "
+                 f"{teacher_latency / measured['student, pruned + int8'][1]:.2f}x faster")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Read the one-shot column against the recovered one. The rank-96 cut costs about 0.018
@@ -737,13 +738,14 @@ print(f"below the plotted range: {', '.join(left_out) or 'none'}")
 # words, below zero behind it, and an interval across zero is no difference.
 
 # %% slideshow={"slide_type": "-"}
-for name, model in {"MiniLM fine-tuned (fp32)": teacher, "MiniLM, int8 dynamic": quantized,
-                    "MiniLM, bfloat16": bf16,
-                    "MiniLM, 90% of weights pruned": pruned_models[0.9]}.items():
-    mb, seconds, _ = summary[name]
-    bootstrap_verdict(f"the {name} ranks spoilers better than the bag of words", eval_labels,
-                      scores_of[model], baseline=("bag of words", bow_scores), resamples=500,
-                      note=f"{mb:.1f} MB, {seconds * 1e3:.1f} ms per batch of 64")
+with verdict_table("Each compressed MiniLM against the bag of words (paired bootstrap)"):
+    for name, model in {"MiniLM fine-tuned (fp32)": teacher, "MiniLM, int8 dynamic": quantized,
+                        "MiniLM, bfloat16": bf16,
+                        "MiniLM, 90% of weights pruned": pruned_models[0.9]}.items():
+        mb, seconds, _ = summary[name]
+        bootstrap_verdict(f"the {name} ranks spoilers better than the bag of words", eval_labels,
+                          scores_of[model], baseline=("bag of words", bow_scores), resamples=500,
+                          note=f"{mb:.1f} MB, {seconds * 1e3:.1f} ms per batch of 64")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Model sizes over time

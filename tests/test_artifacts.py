@@ -143,7 +143,8 @@ def test_each_artifact_leaves_the_rng_alone_cold_and_warm_and_passes_its_first_s
     assert "not in the course cache" not in capsys.readouterr().out
     assert cold == warm == untouched
     assert artifact.check(tiny=True) < 1e-3
-    assert "first" in capsys.readouterr().out
+    assert "first" not in capsys.readouterr().out  # the check's line goes to the log
+    assert "steps trained here" in (cache_in / "harness.log").read_text()
 
 
 def test_first_steps_check_fails_loudly_on_another_run():
@@ -275,3 +276,15 @@ def test_the_package_imports_without_fcntl():
                             text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     assert "tensor([1.])" in result.stdout
+
+
+def test_harness_notes_go_to_the_log_not_the_output(tmp_path, monkeypatch, capsys):
+    from lmcourse.course import harness
+
+    monkeypatch.setenv("LMCOURSE_CACHE", str(tmp_path))
+    artifacts.check_first_steps([1.0, 0.5], [1.0, 0.5, 0.2], "toy run")
+    assert capsys.readouterr().out == ""
+    log = (tmp_path / harness.LOG_NAME).read_text()
+    assert "toy run, first 2 steps trained here" in log
+    with pytest.raises(AssertionError, match="differ from the cached run"):
+        artifacts.check_first_steps([1.0, 0.9], [1.0, 0.5], "toy run")

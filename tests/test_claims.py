@@ -222,3 +222,42 @@ def test_every_verdict_prints_a_plain_takeaway(capsys):
     out = capsys.readouterr().out
     assert ahead.takeaway in out and behind.takeaway in out and "In plain words" in out
     assert "takeaway" not in ahead.record()  # the ledger's records keep their fields
+
+
+# ---- one table per experiment ----------------------------------------------------------------
+
+
+def test_verdicts_inside_a_table_are_shown_once_as_one_table_and_all_recorded(monkeypatch,
+                                                                              capsys):
+    shown = []
+    monkeypatch.setattr("IPython.get_ipython", lambda: object())
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append(obj))
+    with claims.verdict_table("Two <sizes>") as rows:
+        a = verdict("small beats KN", [0.9, 0.91], baseline=("KN", 0.8), higher_is_better=True,
+                    metric="accuracy")
+        b = verdict("large beats KN", [0.7, 0.95], baseline=("KN", 0.8), higher_is_better=True,
+                    metric="accuracy")
+    assert rows == [a, b] and capsys.readouterr().out == ""  # no lines, no takeaways
+    [data] = shown
+    assert data[claims.MIME_TABLE] == [a.record(), b.record()]
+    page = data["text/html"]
+    assert page.count("<tr>") == 3 and "Two &lt;sizes&gt;" in page
+    assert "<b>reproduced</b>" in page and "<b>no difference</b>" in page
+    assert "accuracy, higher is better" in page and "0.905 ± 0.005 (2 seeds)" in page
+    assert data["text/plain"].splitlines()[1:] == [a.line, b.line]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[
+        nbformat.v4.new_output("display_data", data=data)])])
+    nb = nbformat.reads(nbformat.writes(nb), as_version=4)
+    assert claims.recorded(nb) == [a.record(), b.record()]
+
+
+def test_a_table_outside_ipython_prints_its_lines_and_an_error_shows_nothing(capsys):
+    with claims.verdict_table("t"):
+        line = verdict("x beats KN", 1.0, baseline=("KN", 0.5), higher_is_better=True).line
+    assert capsys.readouterr().out == f"t\n{line}\n"
+    with pytest.raises(RuntimeError), claims.verdict_table("t"):
+        verdict("x beats KN", 1.0, baseline=("KN", 0.5), higher_is_better=True)
+        raise RuntimeError("the run failed")
+    assert capsys.readouterr().out == ""
+    assert not claims._TABLES  # the table was closed
+

@@ -290,3 +290,47 @@ def test_cross_references_resolve():
                         bad.append(f"{path.name} cell {i}: {m.group(0)!r}, but {name} is not "
                                    f"in {target[0]}")
     assert not bad, "\n".join(bad)
+
+
+# ---- what the student's view shows: the lesson, not the machinery ---------------------------
+
+HARNESS_CHATTER = re.compile(r"torch threads|Intel\(R\)|AMD EPYC|Xeon|steps trained here|"
+                             r"cached run \d", re.I)
+
+
+def _output_text(cell) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        parts.append(out.get("text", ""))
+        for kind in ("text/plain", "text/html", "text/markdown"):
+            parts.append(out.get("data", {}).get(kind, ""))
+    return "\n".join(p if isinstance(p, str) else "".join(p) for p in parts)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_outputs_show_no_harness_chatter(path):
+    """Cache checks, the processor's model and thread counts go to the harness log
+    (lmcourse.course.harness.note); reference runs keep their machine in result.json."""
+    nb = nbformat.read(path, as_version=4)
+    found = [f"cell {i}: {m.group(0)!r}" for i, c in enumerate(nb.cells)
+             if c.cell_type == "code" for m in [HARNESS_CHATTER.search(_output_text(c))] if m]
+    assert not found, (f"{path.name} shows the harness's details {found}: log them with "
+                       "lmcourse.course.harness.note instead of printing them")
+
+
+CHAPTERS = [p for p in NOTEBOOKS if p.parent.name == "chapters"]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_an_experiment_shows_its_verdicts_as_one_table(path):
+    """Three or more verdicts in one cell read as a table (claims.verdict_table), not as a
+    row of verdict lines."""
+    from lmcourse.course.claims import MIME
+
+    nb = nbformat.read(path, as_version=4)
+    rows = [f"cell {i}: {n} verdict lines" for i, c in enumerate(nb.cells)
+            if c.cell_type == "code"
+            for n in [sum(MIME in out.get("data", {}) for out in c.get("outputs", []))]
+            if n >= 3]
+    assert not rows, (f"{path.name}: {rows}; wrap the cell's verdicts in "
+                      "`with verdict_table(title):`")

@@ -249,17 +249,21 @@ def test_claims_page_has_a_row_per_claim_linking_to_its_notebook():
         assert cells[-1] == f"<strong>{record['verdict']}</strong>"
 
 
-def test_recorded_claims_show_as_their_line_on_the_notebook_pages():
-    """A claim's output bundle has no renderer of its own: the page shows its text/plain."""
+def test_recorded_claims_show_on_the_notebook_pages_as_lines_or_table_rows():
+    """A claim's output bundle has no renderer of its own: the page shows its text/plain,
+    or, for the claims of one experiment (claims.verdict_table), one row of its table."""
     _need_site()
     page_of = {source: href for href, source in _pages()}
     records = json.loads((ROOT / "benchmarks" / "claims.json").read_text())
     for notebook in dict.fromkeys(r["notebook"] for r in records):
         html = (SITE / page_of[notebook].strip("/") / "index.html").read_text()
         shown = re.findall(r'<pre class="output-text">(verdict: .*?)</pre>', html, re.S)
+        tables = re.findall(r"<table class=.lmcourse-verdicts.>(.*?)</table>", html, re.S)
+        rows = sum(table.count("<tr>") - 1 for table in tables)  # less each header row
         count = sum(r["notebook"] == notebook for r in records)
-        assert len(shown) == count, (
-            f"{notebook}: {len(shown)} verdict lines shown, {count} recorded")
+        assert len(shown) + rows == count, (
+            f"{notebook}: {len(shown)} verdict lines and {rows} table rows shown, "
+            f"{count} recorded")
         assert "vnd.lmcourse" not in html
 
 

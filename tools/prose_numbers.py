@@ -39,9 +39,10 @@ def printed_text(nb: dict) -> str:
         for out in cell.get("outputs", []):
             parts.append("".join(out.get("text", "")))
             for kind, value in out.get("data", {}).items():
-                if kind.startswith("text/") or kind.endswith("json"):
-                    parts.append(value if isinstance(value, str) else
-                                 "".join(value) if isinstance(value, list) else json.dumps(value))
+                if kind.endswith("json"):
+                    parts.append(value if isinstance(value, str) else json.dumps(value))
+                elif kind.startswith("text/"):
+                    parts.append(value if isinstance(value, str) else "".join(value))
     return "\n".join(parts)
 
 

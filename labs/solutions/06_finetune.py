@@ -548,7 +548,7 @@ results = check.beats_baseline(
 ref = reference.load("spoiler-curve")
 print(f"reference spoiler-curve, seed 0, the same {N_LABELS} labels (ROC-AUC on the "
       f"{len(distinct_sentences(test)[0]):,} distinct test sentences, each once; "
-      f"{ref.device.split(',')[0]}):")
+      f"{ref.device_kind}):")
 for key, name in (("minilm_finetuned", "MiniLM fine-tuned"), ("bag_of_words", "bag of words"),
                   ("bilstm", "BiLSTM"), ("minilm_features", "MiniLM features + regression")):
     runs = [ref.metrics[s][f"{key}@{N_LABELS}"] for s in ref.seeds]

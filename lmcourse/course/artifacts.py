@@ -35,6 +35,7 @@ import torch
 import lmcourse
 from lmcourse.course import teacher
 from lmcourse.course.cache import cache_dir, cached_tensors, keeps_rng
+from lmcourse.course.harness import note
 from lmcourse.course.keys import digest
 from lmcourse.course.reference import transfer_curve
 from lmcourse.data.words import WordCorpus
@@ -50,14 +51,15 @@ spoiler_teacher = teacher.spoiler_teacher  # registered below, with the others
 def check_first_steps(live: Sequence[float], cached: Sequence[float], what: str,
                       tol: float = 1e-3) -> float:
     """Compare the losses of the first steps trained here (``live``) with the cached run's
-    first ones; print one line, raise ``AssertionError`` when the largest relative
-    difference reaches ``tol`` (thread counts change the rounding, nothing else should)."""
+    first ones; log one line (:func:`lmcourse.course.harness.note`, not the student's
+    view), raise ``AssertionError`` when the largest relative difference reaches ``tol``
+    (thread counts change the rounding, nothing else should)."""
     k = len(live)
     if k == 0 or len(cached) < k:
         raise AssertionError(f"{what}: {k} live steps to compare with {len(cached)} cached")
     gap = max(abs(a / b - 1) if b else abs(a) for a, b in zip(live, cached[:k], strict=True))
-    print(f"{what}, first {k} steps trained here: loss {live[-1]:.6f} at step {k}, cached run "
-          f"{cached[k - 1]:.6f}; largest relative difference {gap:.1e} (tolerance {tol:g})")
+    note(f"{what}, first {k} steps trained here: loss {live[-1]:.6f} at step {k}, cached run "
+         f"{cached[k - 1]:.6f}; largest relative difference {gap:.1e} (tolerance {tol:g})")
     if not gap < tol:
         raise AssertionError(f"{what}: the first {k} steps trained here differ from the cached "
                              f"run by {gap:.1e} (tolerance {tol:g}): the cache entry was not "

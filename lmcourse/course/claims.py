@@ -39,18 +39,30 @@ of the committed, executed notebooks into ``benchmarks/claims.json`` and the sit
 
 A comparison that is not against a number (a qualitative check, a threshold decided by
 the notebook) passes ``verdict=`` explicitly; the record says ``rule: "stated"``.
+
+**One table per experiment.** Several verdicts of one experiment (one claim per model,
+size or seed count) read better as one table than as rows of lines::
+
+    with verdict_table("Pre-training objectives against the masked LM (3 seeds each)"):
+        for arm in arms:
+            verdict(...)
+
+shows a single table (claim, ours ± spread and seeds, baseline, verdict, why) and records
+every claim, as the separate lines would (``application/vnd.lmcourse.claims+json``).
 """
 
 from __future__ import annotations
 
+import html
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["MIME", "RULES", "VERDICTS", "Claim", "bootstrap_verdict", "bundle", "decide",
-           "format_number", "recorded", "verdict"]
+__all__ = ["MIME", "MIME_TABLE", "RULES", "VERDICTS", "Claim", "bootstrap_verdict", "bundle",
+           "decide", "format_number", "recorded", "table_bundle", "verdict", "verdict_table"]
 
 #: the three verdicts a claim can get
 REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE = "reproduced", "not reproduced", "no difference"
@@ -59,6 +71,8 @@ VERDICTS = (REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE)
 RULES = ("every seed", "spreads", "paired bootstrap")
 #: the MIME type of a recorded claim in a notebook's outputs
 MIME = "application/vnd.lmcourse.claim+json"
+#: the MIME type of a table of claims (a list of records)
+MIME_TABLE = "application/vnd.lmcourse.claims+json"
 
 
 @dataclass(frozen=True)
@@ -89,6 +103,13 @@ class Claim:
     def record(self) -> dict:
         """The JSON record (what the notebook's output carries)."""
         return asdict(self)
+
+    @property
+    def why(self) -> str:
+        """What the line says after the figures: the reason, the paper's figure, the note."""
+        head = f"verdict: {self.verdict} — {self.claim}; "
+        rest = self.line[len(head):] if self.line.startswith(head) else self.line
+        return "; ".join(rest.split("; ")[1:])
 
     @property
     def takeaway(self) -> str:
@@ -342,12 +363,12 @@ def bundle(claim: Claim) -> dict:
 
 
 def _show(claim: Claim) -> None:
-    """In IPython, display the bundle (the output keeps the record); otherwise print."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is a dependency of the notebooks only
-        get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
+    """In IPython, display the bundle (the output keeps the record); otherwise print. Inside
+    :func:`verdict_table`, collect it for the table instead."""
+    if _TABLES:
+        _TABLES[-1].append(claim)
+        return
+    if _in_ipython():
         from IPython.display import display
 
         display(bundle(claim), raw=True)
@@ -355,6 +376,78 @@ def _show(claim: Claim) -> None:
         print(claim.line)
     if claim.takeaway:
         print(claim.takeaway)
+
+
+def _in_ipython() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of the notebooks only
+        return False
+    return get_ipython() is not None
+
+
+# ---- one table per experiment -------------------------------------------------------------
+
+_TABLES: list[list[Claim]] = []
+
+
+def _figure_cell(claim: Claim) -> str:
+    return _figure(claim.per_seed, claim.digits)
+
+
+def _baseline_cell(claim: Claim) -> str:
+    b = claim.baseline
+    if b is None:
+        return "—"
+    shown = format_number(b["figure"], claim.digits)
+    if b["spread"] is not None:
+        shown += f" ± {format_number(b['spread'], claim.digits)} ({b['seeds']} seeds)"
+    return f"{b['name']} {shown}"
+
+
+def table_bundle(claims: Sequence[Claim], title: str | None = None) -> dict:
+    """The MIME bundle of one table of claims: an HTML table (what JupyterLab, the site and
+    the slides show), the verdict lines as text, and the records."""
+    metrics = {c.metric for c in claims}
+    shared = metrics.pop() if len(metrics) == 1 else None
+    direction = {c.higher_is_better for c in claims}
+    if shared and len(direction) == 1 and None not in direction:
+        shared += f", {'higher' if direction.pop() else 'lower'} is better"
+    head = ["claim", shared or "ours", "baseline", "verdict", "why"]
+    rows = []
+    for c in claims:
+        ours = _figure_cell(c) if shared or not c.metric else f"{c.metric}: {_figure_cell(c)}"
+        cells = [c.claim, ours, _baseline_cell(c), f"<b>{html.escape(c.verdict)}</b>", c.why]
+        rows.append("<tr>" + "".join(
+            f"<td style='text-align:left'>{cell if i == 3 else html.escape(cell)}</td>"
+            for i, cell in enumerate(cells)) + "</tr>")
+    caption = (f"<caption style='text-align:left'><b>{html.escape(title)}</b></caption>"
+               if title else "")
+    table = ("<table class='lmcourse-verdicts'>" + caption + "<thead><tr>"
+             + "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in head)
+             + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    text = "\n".join(([title] if title else []) + [c.line for c in claims])
+    return {"text/plain": text, "text/html": table, MIME_TABLE: [c.record() for c in claims]}
+
+
+@contextmanager
+def verdict_table(title: str | None = None) -> Iterator[list[Claim]]:
+    """Collect the verdicts made inside the block and show them as one table when it ends
+    (in IPython; elsewhere their lines are printed). Yields the list the claims go into."""
+    rows: list[Claim] = []
+    _TABLES.append(rows)
+    try:
+        yield rows
+    finally:
+        _TABLES.pop()
+    if not rows:
+        return
+    if _in_ipython():
+        from IPython.display import display
+
+        display(table_bundle(rows, title), raw=True)
+    else:
+        print("\n".join(([title] if title else []) + [c.line for c in rows]))
 
 
 # ---- reading them back ------------------------------------------------------------------
@@ -367,7 +460,8 @@ def recorded(nb: Any) -> list[dict]:
         if cell.get("cell_type") != "code":
             continue
         for out in cell.get("outputs", []):
-            record = out.get("data", {}).get(MIME)
-            if record is not None:
-                found.append(dict(record))
+            data = out.get("data", {})
+            if data.get(MIME) is not None:
+                found.append(dict(data[MIME]))
+            found += [dict(record) for record in data.get(MIME_TABLE) or []]
     return found

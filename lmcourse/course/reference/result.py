@@ -96,8 +96,10 @@ class ReferenceResult:
 
     @property
     def device_kind(self) -> str:
-        """The device without its details (``"cpu: <model>"`` or ``"cuda: <name>"``)."""
-        return self.device.split(",")[0]
+        """The kind of device it ran on, for a reader: ``"CPU"`` or ``"GPU <name>"`` (the
+        processor's model, cores and threads stay in ``result.json``'s ``device``)."""
+        kind, _, detail = self.device.split(",")[0].partition(":")
+        return "CPU" if kind.strip() == "cpu" else f"GPU {detail.strip()}".strip()
 
     # -- the file ---------------------------------------------------------------------------
     @classmethod
