@@ -85,8 +85,10 @@ print(f"device: {dev}")
 # Every experiment below pre-trains the same kind of model on the same data and scores it
 # the same way, so that only the one thing a paper changed differs between two rows:
 #
-# - **data**: chapter 09's corpus, the Goodreads reviews split into sentences, WordPiece
-#   pieces in a compact vocabulary, sentence pairs `[CLS] A [SEP] B [SEP]` cut to 32 pieces;
+# - **data**: chapter 09's corpus, the course's *generated* Goodreads-style reviews
+#   (written from templates by `data/make_goodreads_sample.py`, not by people) split into
+#   sentences, WordPiece pieces in a compact vocabulary, sentence pairs
+#   `[CLS] A [SEP] B [SEP]` cut to 32 pieces;
 # - **model**: 2 layers of width 64, 2 heads, feed-forward 256, no dropout (half of
 #   chapter 09's width, so that we can afford three seeds of every variant);
 # - **recipe**: chapter 09's `pretrain` (AdamW, warm-up then linear decay, clipping) with

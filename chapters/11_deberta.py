@@ -363,7 +363,8 @@ for emd in (False, True):
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The experiment: BERT vs DeBERTa, and the paper's ablations one change at a time
 #
-# We reuse chapter 10's **test bench**: the Goodreads review sentences as WordPiece pieces
+# We reuse chapter 10's **test bench**: the sentences of the generated Goodreads-style
+# reviews (written from templates, not by people) as WordPiece pieces
 # in a compact vocabulary, sentence pairs cut to 32 pieces, RoBERTa's recipe (dynamic
 # masking, MLM only, no next-sentence prediction) for 4,000 steps of 32 pairs, and the same
 # held-out scores: masked-token accuracy and MLM loss on 1,000 pairs from reviews the

@@ -26,8 +26,10 @@
 # 40% fewer parameters, 60% faster, 97% of BERT's score on GLUE (paper). TinyBERT (Jiao et
 # al., 2020) also matches the teacher's hidden states and attention maps layer by layer.
 #
-# Our teacher is lab 06's: MiniLM fine-tuned to flag spoiler sentences. By the end of this
-# chapter you will be able to
+# Our teacher is lab 06's: MiniLM fine-tuned to flag spoiler sentences of the course's
+# generated Goodreads-style reviews (written from templates by
+# `data/make_goodreads_sample.py`, not by people). By the end of this chapter you will be
+# able to
 #
 # - soften a distribution with a temperature and say what the entropy and the gradient do
 #   as $T$ grows, and why Hinton multiplies the soft loss by $T^2$;

@@ -334,3 +334,19 @@ def test_an_experiment_shows_its_verdicts_as_one_table(path):
             if n >= 3]
     assert not rows, (f"{path.name}: {rows}; wrap the cell's verdicts in "
                       "`with verdict_table(title):`")
+
+
+GENERATED_DATA = re.compile(r"goodreads|minilm_review_corpus|spoiler_teacher|spoiler_data")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_a_notebook_on_the_generated_reviews_says_they_are_generated(path):
+    """The spoiler sample is written from templates: a reader must not take a verdict on it
+    for one about real text."""
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    if GENERATED_DATA.search(code):
+        assert re.search(r"\bgenerated\b", prose, re.I), (
+            f"{path.name} reads the generated Goodreads-style reviews but its prose never "
+            "says they are generated (written from templates, not by people)")

@@ -16,8 +16,9 @@
 # %% [markdown] slideshow={"slide_type": "slide"}
 # # Lab 07 · Distilling the spoiler detector into a smaller student
 #
-# Lab 06 fine-tuned MiniLM, a 6-layer BERT, to find spoiler sentences. It works, but every
-# sentence costs six transformer layers. **Knowledge distillation** (Hinton, Vinyals & Dean,
+# Lab 06 fine-tuned MiniLM, a 6-layer BERT, to find spoiler sentences in the course's
+# generated Goodreads-style reviews (written from templates, not by people). It works, but
+# every sentence costs six transformer layers. **Knowledge distillation** (Hinton, Vinyals & Dean,
 # 2015) trains a smaller **student** to imitate a trained **teacher**: not only to get the
 # right label, but to reproduce the teacher's whole output distribution, including how sure
 # it is and which wrong answers it finds plausible. DistilBERT (Sanh et al., 2019) applied
