@@ -13,7 +13,7 @@ from lmcourse.tokenizers.bpe import (
 from lmcourse.tokenizers.bytelevel import ByteLevelBPE, byte_decode, byte_encode, bytes_to_unicode
 from lmcourse.tokenizers.metaspace import SPACE, detokenize, metaspace_words
 from lmcourse.tokenizers.unigram import UnigramLM, train_unigram, viterbi
-from lmcourse.tokenizers.wordpiece import WordPiece, likelihood_scores
+from lmcourse.tokenizers.wordpiece import WordPiece, likelihood_scores, train_wordpiece
 
 __all__ = [
     "SPACE",
@@ -34,5 +34,6 @@ __all__ = [
     "train_bpe",
     "train_bpe_steps",
     "train_unigram",
+    "train_wordpiece",
     "viterbi",
 ]
