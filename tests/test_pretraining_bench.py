@@ -152,3 +152,41 @@ def test_the_data_arms_train_on_a_quarter_and_a_half_of_the_pairs():
     assert pb.train_pairs("bench-data-25") == pb.bench().train_pairs[:n // 4]
     assert pb.train_pairs("bench-data-50") == pb.bench().train_pairs[:n // 2]
     assert pb.train_pairs("bench-mlm") == pb.bench().train_pairs
+
+
+# ---- the same arms on real prose: wiki-bench-* (issue 42) ------------------------------------
+
+
+def test_a_wiki_arm_is_its_reviews_arm_on_another_corpus():
+    for name in pb.ARMS:
+        wiki, reviews = pb._settings(pb.WIKI + name), pb._settings(name)
+        changed = {k for k in wiki if wiki[k] != reviews.get(k)}
+        assert changed <= {"corpus", "max_len", "eval"}, (name, changed)
+        assert pb.corpus_of(pb.WIKI + name) == "wiki" and pb.corpus_of(name) == "reviews"
+    assert pb.WIKI_BENCH_REFS["wiki-bench-mlm"].recipe["max_len"] == 64
+    assert set(pb.WIKI_BENCH_REFS) == {pb.WIKI + name for name in pb.ARMS}
+
+
+def test_the_wiki_bench_reads_training_articles_and_scores_held_out_ones():
+    from lmcourse.course.reference import pretraining_eval as pe
+    from lmcourse.data.wiki_sentences import wiki_sentences
+
+    data, b = wiki_sentences(), pe.bench("wiki")
+    train = {tuple(s) for s in data.train.sentences()}
+    assert all(tuple(a) in train for a, _, _ in b.train_pairs[:500])
+    assert not any(tuple(a) in train for a, _, _ in b.test_pairs[:500] if len(a) > 8)
+    dev, _, _ = pe.dev_batch("wiki")
+    assert not torch.equal(dev["input_ids"][:10], b.eval_batch["input_ids"][:10])
+    assert len(pb.train_pairs("wiki-bench-static-40")) == pb.SMALL_PAIRS
+    assert pb.bench_config("wiki").vocab_size == len(data.corpus) != pb.bench_config().vocab_size
+
+
+def test_the_wiki_probe_reads_real_snippets_in_the_bench_vocabulary():
+    from lmcourse.course.reference import pretraining_eval as pe
+
+    (fit_ids, _), (test_ids, _) = pe.probe_data("wiki")[0]
+    _, labels, fit, fit_rows, test_rows = pe.probe_data("wiki")
+    assert len(fit_rows) == pe.PROBE_SENTENCES and len(test_rows) == 2570
+    assert len(fit_ids) == fit.sum() and len(test_ids) == (~fit).sum() == len(labels) - len(fit_ids)
+    unk = pe._data("wiki").corpus.pieces.index("[UNK]")
+    assert (test_ids == unk).float().mean() < 0.01  # WordPiece covers what the snippets say

@@ -2,11 +2,13 @@
 
 The bench is a tiny BERT (2 layers of width 64, pairs of up to 32 pieces) with RoBERTa's
 recipe (dynamic masking, MLM only), 4,000 steps of 32 pairs, three seeds; each arm changes
-one thing (``ARMS``): static masking over 40 epochs, NSP, SOP, ALBERT's factorised
-embeddings (E = 32) and layer sharing, a large batch at equal pairs, span masking and the
-boundary objective, ELECTRA at equal training FLOPs, DeBERTa and its ablations. Every arm is
-scored on the same held-out masked positions and by the spoiler probe
-(``pretraining_eval``), beside the n-gram guesses and a bag of words.
+one thing (``ARMS``, in :mod:`bench_recipes`): static masking over 40 epochs, NSP, SOP,
+ALBERT's factorised embeddings (E = 32) and layer sharing, a large batch at equal pairs,
+span masking and the boundary objective, ELECTRA at equal training FLOPs, DeBERTa and its
+ablations (the models: :mod:`bench_models`). Every arm is scored on the same held-out
+masked positions and by the probe (``pretraining_eval``), beside the n-gram guesses and a
+bag of words. ``wiki-bench-*`` (``WIKI_BENCH_REFS``) are the same arms on the Wikipedia
+excerpt, pairs of up to 64 pieces, probed on Rotten Tomatoes snippets.
 """
 
 from __future__ import annotations
@@ -16,226 +18,45 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference.pretraining_eval import (
-    BENCH_MAX_LEN,
-    CORPUS,
+from lmcourse.course.reference.bench_models import (  # noqa: F401 - the chapters read pb.*
+    _deberta,
+    _generator_config,
+    bench_config,
+    build_model,
+    deberta_intermediate,
+    electra_steps,
+    step_flops,
+)
+from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapters read pb.*
+    ALBERT_TUNING,
+    ARMS,
+    BATCH_TUNING,
+    BENCH,
+    HALF_PAIRS,
+    KEEP_WEIGHTS,
+    LARGE_BATCH_WARMUP,
+    LR_TUNING,
+    QUARTER_PAIRS,
+    SMALL_PAIRS,
+    SPAN_MASKING,
+    WIKI,
+    WIKI_BENCH,
+    _arm,
+    _settings,
+    corpus_of,
+    train_pairs,
+)
+from lmcourse.course.reference.pretraining_eval import (  # noqa: F401 - the chapters read pb.*
+    _data,
     bench,
     dev_batch,
     encoder_of,
     probe_auc,
     probe_data,
-    reviews,
     sop_eval_batch,
 )
 from lmcourse.course.reference.recipe import Reference, SeedRun
 from lmcourse.models.compress import count_params
-
-BENCH = {
-    "corpus": CORPUS, "pairs": "NSP pairs of consecutive sentences (chapter 09's nsp_pairs)",
-    "model": "BertForPreTraining", "hidden_size": 64, "num_hidden_layers": 2,
-    "num_attention_heads": 2, "intermediate_size": 256, "max_len": BENCH_MAX_LEN,
-    "dropout": 0.0,
-    "objective": "MLM", "masking": "dynamic", "train_pairs": "all",
-    "steps": 4000, "batch": 32, "lr": 3e-3, "warmup": 0.1, "weight_decay": 0.01, "clip": 1.0,
-    "eval": "held-out MLM loss (nats) on 1,000 test pairs masked once (seed 123), every 250 "
-            "steps; at the end also masked-token accuracy and the spoiler probe's ROC-AUC",
-    "eval_every": 250,
-}
-
-# How the bench's learning rate was chosen: the tiny BERT's 2e-3 (``tiny_bert``) left ALBERT's
-# arm at the two-sided bigram's level, so dev_scores(arm, lr=x) for x = 2e-3, 3e-3, 4e-3, 6e-3
-# (seed 0, development masks) on bench-mlm and bench-albert; 3e-3 has bench-mlm's lowest
-# development loss.
-LR_TUNING = ("learning rate on development masks, seed 0, x = 2e-3 / 3e-3 / 4e-3 / 6e-3: "
-             "bench-mlm loss 0.690 / 0.567 / 0.569 / 0.611 (accuracy 0.878 / 0.895 / 0.898 / "
-             "0.885); bench-albert loss 1.304 / 1.005 / 0.997 / 1.075 (accuracy 0.752 / 0.810 "
-             "/ 0.808 / 0.789); 3e-3 chosen (bench-mlm's lowest loss), for every arm")
-# How the large batch's warm-up was chosen (RoBERTa tuned its rates per batch size): with the
-# bench's 10% (50 steps) seed 0 of the lr x 7 arm diverges; dev_scores("bench-batch-256",
-# warmup=w) for w = 0.1, 0.2, 0.3, 0.5, seed 0, development masks, at the bench's lr.
-LARGE_BATCH_WARMUP = 0.5
-BATCH_TUNING = ("lr x 7 (2.1e-2), seed 0, development masks, warm-up over 10% / 20% / 30% / 50% "
-                "of the 500 steps: masked accuracy 0.087 (diverged) / 0.779 / 0.877 / 0.876, "
-                "loss 5.415 / 1.094 / 0.680 / 0.668; 50% kept (lowest loss, the bench's main "
-                "metric; 30% is level in accuracy), for both large-batch arms. At lr 2e-3 the "
-                "first bench had diverged the same way with 10%.")
-# RoBERTa's Table 4 at the bench's scale: less data at equal steps, and longer training
-QUARTER_PAIRS, HALF_PAIRS = 8802, 17604  # of the 35,209 training pairs (a test checks)
-SPAN_MASKING = "span of whole words (Geometric(0.2) words, at most 10)"
-
-# One change per arm, against ``bench-mlm`` (RoBERTa's recipe); DeBERTa's ablations change one
-# thing against ``bench-deberta``.
-ARMS: dict[str, tuple[str, dict]] = {
-    "bench-mlm": ("MLM only, dynamic masking (RoBERTa)", {}),
-    "bench-nsp": ("MLM + next-sentence prediction (BERT)", {"objective": "MLM + NSP"}),
-    "bench-sop": ("MLM + sentence-order prediction (ALBERT)",
-                  {"objective": "MLM + SOP", "pairs": "SOP pairs (chapter 10's sop_pairs)"}),
-    "bench-dynamic-40": ("dynamic masking, 3,200 pairs seen 40 times",
-                         {"train_pairs": 3200}),
-    "bench-static-40": ("one static mask per pair, 3,200 pairs seen 40 times",
-                        {"train_pairs": 3200, "masking": "static, 1 copy"}),
-    "bench-static10-40": ("BERT's 10 static masks per pair, 3,200 pairs seen 40 times",
-                          {"train_pairs": 3200, "masking": "static, 10 copies"}),
-    "bench-data-25": ("a quarter of the data (the first 8,802 of 35,209 pairs), equal steps",
-                      {"train_pairs": QUARTER_PAIRS}),
-    "bench-data-50": ("half of the data (the first 17,604 pairs), equal steps",
-                      {"train_pairs": HALF_PAIRS}),
-    "bench-steps-8000": ("twice the training: 8,000 steps", {"steps": 8000}),
-    "bench-albert-e32": ("ALBERT's factorised embeddings, E = 32", {"embedding_size": 32}),
-    "bench-albert-shared": ("ALBERT's cross-layer sharing", {"share_layers": True}),
-    "bench-albert": ("ALBERT: E = 32 and shared layers",
-                     {"embedding_size": 32, "share_layers": True}),
-    "bench-width-32": ("half the width: H = 32, feed-forward 128",
-                       {"hidden_size": 32, "intermediate_size": 128}),
-    "bench-width-128": ("twice the width: H = 128, feed-forward 512",
-                        {"hidden_size": 128, "intermediate_size": 512}),
-    "bench-batch-256": ("batch 256, 1/8 of the steps, lr x 7 (RoBERTa's ratio)",
-                        {"batch": 256, "steps": 500, "lr": round(7 * BENCH["lr"], 6),
-                         "warmup": LARGE_BATCH_WARMUP}),
-    "bench-batch-256-sqrt": ("batch 256, 1/8 of the steps, lr x sqrt(8)",
-                             {"batch": 256, "steps": 500,
-                              "lr": round(8 ** 0.5 * BENCH["lr"], 5),
-                              "warmup": LARGE_BATCH_WARMUP}),
-    "bench-span": ("SpanBERT's span masking", {"masking": SPAN_MASKING}),
-    "bench-span-sbo": ("span masking + the span-boundary objective",
-                       {"masking": SPAN_MASKING, "objective": "MLM + SBO"}),
-    "bench-electra": ("ELECTRA (generator width 32) at the MLM's training FLOPs",
-                      {"objective": "ELECTRA", "generator_hidden": 32, "electra_weight": 50.0,
-                       "steps": "equal training FLOPs to bench-mlm"}),
-    "bench-deberta": ("DeBERTa: c2c + c2p + p2c, EMD sharing the last layer",
-                      {"model": "DebertaForPreTraining", "k": 8,
-                       "terms": ["c2c", "c2p", "p2c"], "emd": "shares the last layer",
-                       "intermediate_size": "matched to bench-mlm's parameters"}),
-    "bench-deberta-no-emd": ("DeBERTa without the EMD (no absolute position anywhere)",
-                             {"model": "DebertaForPreTraining", "k": 8,
-                              "terms": ["c2c", "c2p", "p2c"], "emd": "none",
-                              "intermediate_size": "as bench-deberta"}),
-    "bench-deberta-no-c2p": ("DeBERTa without content-to-position",
-                             {"model": "DebertaForPreTraining", "k": 8, "terms": ["c2c", "p2c"],
-                              "emd": "shares the last layer",
-                              "intermediate_size": "as bench-deberta"}),
-    "bench-deberta-no-p2c": ("DeBERTa without position-to-content",
-                             {"model": "DebertaForPreTraining", "k": 8, "terms": ["c2c", "c2p"],
-                              "emd": "shares the last layer",
-                              "intermediate_size": "as bench-deberta"}),
-}
-# How E was chosen: a first run (lr 2e-3) with E = 16 (a quarter of H, 3 seeds) reached masked
-# accuracy 0.620 / 0.636 / 0.620 and held-out loss 2.02 / 1.96 / 2.04, below even the
-# two-sided bigram (0.736): the tied output layer then scores 944 pieces through 16 numbers
-# (a rank-16 softmax), far tighter than ALBERT's E = 128 over 30,000. E = H / 2 = 32 is the recipe.
-ALBERT_TUNING = ("E = 16, 3 seeds, at the first bench's lr 2e-3: masked accuracy 0.620 / 0.636 "
-                 "/ 0.620, held-out MLM loss 2.02 / 1.96 / 2.04 (below the two-sided bigram's "
-                 "0.736); E = 32 chosen")
-SMALL_PAIRS = 3200
-KEEP_WEIGHTS = ("bench-deberta",)  # kept so its encoder can be fine-tuned (SiFT)
-
-
-def _settings(name: str) -> dict:
-    return {**BENCH, **ARMS[name][1]}
-
-
-def train_pairs(name: str) -> list:
-    """The arm's training pairs: NSP pairs (SOP pairs for ``bench-sop``), all or the first
-    ``train_pairs`` of them."""
-    from lmcourse.models.pretraining import sop_pairs
-
-    s = _settings(name)
-    pairs = (sop_pairs(reviews().train.documents, seed=0) if s["objective"] == "MLM + SOP"
-             else bench().train_pairs)
-    return pairs if s["train_pairs"] == "all" else pairs[:s["train_pairs"]]
-
-
-# ---- models ------------------------------------------------------------------------------
-
-def bench_config(**changes):
-    from lmcourse.models.bert import BertConfig
-
-    c = reviews().corpus
-    settings = dict(vocab_size=len(c), hidden_size=BENCH["hidden_size"],
-                    num_hidden_layers=BENCH["num_hidden_layers"],
-                    num_attention_heads=BENCH["num_attention_heads"],
-                    intermediate_size=BENCH["intermediate_size"],
-                    max_position_embeddings=BENCH["max_len"], hidden_dropout_prob=0.0,
-                    attention_probs_dropout_prob=0.0)
-    return BertConfig(**{**settings, **changes})
-
-
-
-def _deberta(intermediate: int, terms, emd: str):
-    from lmcourse.models.deberta_model import DebertaForPreTraining
-
-    return DebertaForPreTraining(bench_config(intermediate_size=intermediate), k=8,
-                                 enhanced_mask_decoder=emd != "none", terms=tuple(terms),
-                                 share_emd_layer=emd == "shares the last layer")
-
-
-@cache
-def deberta_intermediate() -> int:
-    """The feed-forward width that brings the full DeBERTa closest to the bench BERT's
-    parameter count (its position projections cost two D x D matrices per layer)."""
-    from lmcourse.models.pretraining import BertForPreTraining
-
-    def count(config_or_width) -> int:
-        with torch.device("meta"):  # sizes only: no weights drawn, the RNG is untouched
-            if isinstance(config_or_width, int):
-                return count_params(_deberta(config_or_width, ["c2c", "c2p", "p2c"],
-                                         "shares the last layer"))
-            return count_params(BertForPreTraining(config_or_width))
-
-    target = count(bench_config())
-    return min(range(128, 257), key=lambda i: abs(count(i) - target))
-
-
-def build_model(name: str) -> torch.nn.Module:
-    """The arm's model with fresh weights (the caller seeds torch)."""
-    from lmcourse.models.pretraining import BertForPreTraining
-    from lmcourse.models.spanbert import SpanBertForPreTraining
-
-    s = _settings(name)
-    if s["model"] == "DebertaForPreTraining":
-        return _deberta(deberta_intermediate(), s["terms"], s["emd"])
-    changes = {k: s[k] for k in ("embedding_size", "share_layers", "hidden_size",
-                                 "intermediate_size") if k in s}
-    if s["objective"] == "MLM + SBO":
-        return SpanBertForPreTraining(bench_config(**changes), max_offset=10)
-    return BertForPreTraining(bench_config(**changes))
-
-
-def _generator_config():
-    h = ARMS["bench-electra"][1]["generator_hidden"]
-    return bench_config(hidden_size=h, intermediate_size=4 * h, num_attention_heads=1)
-
-
-def step_flops(name: str) -> float:
-    """Training FLOPs of one step, by the 6 x (multiply-adds) rule: every token passes the
-    encoder's matrices; the masked 15% also pass the MLM head (H x H, then H x V); ELECTRA's
-    discriminator head (H x H, H x 1) sees every token. Embedding lookups are free, and a
-    shared layer costs its compute at every depth."""
-    from lmcourse.models.bert import BertModel
-
-    def encoder(config) -> int:
-        with torch.device("meta"):
-            return sum(p.numel() for p in BertModel(config).encoder.parameters())
-
-    s = _settings(name)
-    tokens = s["batch"] * BENCH["max_len"]  # an upper bound: pairs are cut to max_len
-    masked, V = 0.15 * tokens, len(reviews().corpus)
-
-    def mlm_model(config) -> float:
-        H = config.hidden_size
-        return 6 * (encoder(config) * tokens + (H * H + H * V) * masked)
-
-    if s["objective"] == "ELECTRA":
-        H = BENCH["hidden_size"]
-        return mlm_model(_generator_config()) + 6 * (encoder(bench_config()) + H * H + H) * tokens
-    return mlm_model(bench_config(hidden_size=s["hidden_size"],
-                                  intermediate_size=s["intermediate_size"]))
-
-
-def electra_steps() -> int:
-    """ELECTRA's steps at bench-mlm's training FLOPs."""
-    return round(BENCH["steps"] * step_flops("bench-mlm") / step_flops("bench-electra"))
-
 
 # ---- masking -----------------------------------------------------------------------------
 
@@ -243,10 +64,10 @@ def _masker(name: str, pairs: list, seed: int):
     from lmcourse.masking import StaticMasking, mask_spans
     from lmcourse.models.pretraining import collate_pairs
 
-    s, c = _settings(name), reviews().corpus
+    s, c = _settings(name), _data(corpus_of(name)).corpus
     if s["masking"].startswith("static"):
         copies = re.search(r"(\d+) cop", s["masking"])  # "static, 10 copies"; "static": one
-        ids = collate_pairs(pairs, c.cls_id, c.sep_id, c.pad_id, BENCH_MAX_LEN)["input_ids"]
+        ids = collate_pairs(pairs, c.cls_id, c.sep_id, c.pad_id, s["max_len"])["input_ids"]
         masks = StaticMasking(ids, int(copies.group(1)) if copies else 1, mask_id=c.mask_id,
                               vocab_size=len(c), special_ids=c.special_ids,
                               generator=torch.Generator().manual_seed(seed))
@@ -262,14 +83,14 @@ def _masker(name: str, pairs: list, seed: int):
 def _scores(name: str, model) -> dict[str, float]:
     from lmcourse.models.pretraining import evaluate_pretraining
 
-    b, s = bench(), _settings(name)
+    b, s, corpus = bench(corpus_of(name)), _settings(name), corpus_of(name)
     out = evaluate_pretraining(model, b.eval_batch, b.eval_ids, b.eval_labels)
     metrics = {"masked_accuracy": round(out["masked accuracy"], 4),
                "mlm_loss": round(out["MLM loss"], 4)}
     if s["objective"] == "MLM + NSP":
         metrics["nsp_accuracy"] = round(out["NSP accuracy"], 4)
     if s["objective"] == "MLM + SOP":
-        metrics["sop_accuracy"] = round(evaluate_pretraining(model, *sop_eval_batch())
+        metrics["sop_accuracy"] = round(evaluate_pretraining(model, *sop_eval_batch(corpus))
                                         ["NSP accuracy"], 4)
     return metrics
 
@@ -285,12 +106,13 @@ def _train_bench(name: str, recipe: dict, seed: int, device: torch.device,
         history.mlm, history.nsp, history.auxiliary or [0.0] * len(history.mlm), strict=True)]
     metrics: dict[str, float] = {}
     if stop_after is None:
-        metrics = {**_scores(name, model), "probe_auc": probe_auc(encoder_of(model))}
+        metrics = {**_scores(name, model),
+                   "probe_auc": probe_auc(encoder_of(model), corpus_of(name))}
         if probe_curve:
             metrics["probe_curve"] = probe_curve
     metrics.update(parameters=count_params(model), train_seconds=round(history.seconds, 1),
                    tokens_per_s=round(history.tokens_per_second))
-    if name == "bench-mlm":  # ELECTRA's yardstick
+    if _arm(name) == "bench-mlm":  # ELECTRA's yardstick
         metrics["train_flops"] = step_flops(name) * len(history.mlm)
     state = ({k: v.detach().cpu() for k, v in model.state_dict().items()}
              if name in KEEP_WEIGHTS else None)
@@ -303,9 +125,9 @@ def dev_scores(name: str, seed: int = 0, **changes) -> dict[str, float]:
     the papers tuned is chosen here. Masked accuracy and MLM loss."""
     from lmcourse.models.pretraining import evaluate_pretraining
 
-    model, *_ = _pretrain_arm(name, {**BENCH, **ARMS[name][1], **changes}, seed,
+    model, *_ = _pretrain_arm(name, {**_settings(name), **changes}, seed,
                               torch.device("cpu"), progress=True, probe=False)
-    out = evaluate_pretraining(model, *dev_batch())
+    out = evaluate_pretraining(model, *dev_batch(corpus_of(name)))
     return {"masked_accuracy": round(out["masked accuracy"], 4),
             "mlm_loss": round(out["MLM loss"], 4)}
 
@@ -316,8 +138,8 @@ def _pretrain_arm(name: str, recipe: dict, seed: int, device: torch.device,
     import lmcourse
     from lmcourse.models.pretraining import pretrain
 
-    s = {**BENCH, **recipe}
-    b = bench()
+    s, corpus = {**BENCH, **recipe}, corpus_of(name)
+    b = bench(corpus)
     pairs = train_pairs(name)
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(seed)
@@ -325,7 +147,7 @@ def _pretrain_arm(name: str, recipe: dict, seed: int, device: torch.device,
         masker = _masker(name, pairs, seed)
         curve: list[list[float]] = []
         probe_curve: list[list[float]] = []  # bench-mlm: the probe as ELECTRA's curve has it
-        probe_every = s["steps"] // 8 if name == "bench-mlm" and probe else 0
+        probe_every = s["steps"] // 8 if _arm(name) == "bench-mlm" and probe else 0
         bar = lmcourse.progress_bar(range(stop_after or s["steps"]), progress,
                                     desc=f"{name} seed {seed}", mininterval=10)
 
@@ -337,7 +159,7 @@ def _pretrain_arm(name: str, recipe: dict, seed: int, device: torch.device,
                 bar.set_postfix(held_out_loss=f"{loss:.3f}")
             if probe_every and step % probe_every == 0:
                 probe_curve.append([step, round(history.seconds, 2),
-                                    probe_auc(encoder_of(model))])
+                                    probe_auc(encoder_of(model), corpus)])
 
         history = pretrain(model, pairs, steps=s["steps"], batch_size=s["batch"], lr=s["lr"],
                            warmup=s["warmup"], weight_decay=s["weight_decay"],
@@ -349,31 +171,33 @@ def _pretrain_arm(name: str, recipe: dict, seed: int, device: torch.device,
 
 
 def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool = True,
-                   stop_after: int | None = None) -> SeedRun:
-    """ELECTRA's run; its curve is the spoiler probe's ROC-AUC on the discriminator."""
+                   stop_after: int | None = None, name: str = "bench-electra") -> SeedRun:
+    """ELECTRA's run; its curve is the probe's ROC-AUC on the discriminator."""
     import lmcourse
     from lmcourse.models.electra import ElectraDiscriminator, pretrain_electra
     from lmcourse.models.pretraining import BertForPreTraining
 
-    s, b = {**BENCH, **recipe}, bench()
-    steps = electra_steps()
+    corpus = corpus_of(name)
+    prefix = WIKI if corpus == "wiki" else ""
+    s, b = {**BENCH, **recipe}, bench(corpus)
+    steps = electra_steps(corpus)
     every = max(1, steps // 8)
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(seed)
-        generator = BertForPreTraining(_generator_config()).to(device)
-        discriminator = ElectraDiscriminator(bench_config()).to(device)
+        generator = BertForPreTraining(_generator_config(corpus)).to(device)
+        discriminator = ElectraDiscriminator(bench_config(corpus)).to(device)
         curve: list[list[float]] = []
         bar = lmcourse.progress_bar(range(stop_after or steps), progress,
-                                    desc=f"bench-electra seed {seed}", mininterval=10)
+                                    desc=f"{name} seed {seed}", mininterval=10)
 
         def checkpoint(step: int, history) -> None:
             bar.update(1)
             if step % every == 0 or step == steps:
-                auc = probe_auc(discriminator.electra)
+                auc = probe_auc(discriminator.electra, corpus)
                 curve.append([step, round(history.seconds, 2), auc])
                 bar.set_postfix(probe_auc=f"{auc:.3f}")
 
-        history = pretrain_electra(generator, discriminator, train_pairs("bench-mlm"),
+        history = pretrain_electra(generator, discriminator, train_pairs(f"{prefix}bench-mlm"),
                                    steps=steps, batch_size=s["batch"], lr=s["lr"],
                                    warmup=s["warmup"], weight_decay=s["weight_decay"],
                                    weight=s["electra_weight"], seed=seed, progress=False,
@@ -390,26 +214,39 @@ def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool
                    generator_parameters=count_params(generator), steps=steps,
                    train_seconds=round(history.seconds, 1),
                    tokens_per_s=round(history.tokens / max(history.seconds, 1e-9)),
-                   train_flops=step_flops("bench-electra") * len(history.mlm))
+                   train_flops=step_flops(name) * len(history.mlm))
     return SeedRun(curve=curve, train_loss=losses, metrics=metrics)
 
 
 @cache
 def bench_baselines(name: str) -> dict[str, float]:
     """The context-free guesses at the held-out masked positions, fitted on the arm's
-    training sentences, and the bag-of-words spoiler baseline."""
+    training sentences, and the probe's bag of words on the same rows (on the reviews the
+    course's spoiler baseline; for the Wikipedia arms one tuned on the Rotten Tomatoes
+    tuning split, :func:`lmcourse.models.tuned_bag_of_words.tune_bag_of_words`)."""
     from lmcourse.metrics import roc_auc
     from lmcourse.models.baselines import bag_of_words_baseline
     from lmcourse.models.pretraining import masked_token_baselines
 
-    b = bench()
+    corpus = corpus_of(name)
+    b, data = bench(corpus), _data(corpus)
     pairs = train_pairs(name)
     sentences = ([s for a, bb, _ in pairs for s in (a, bb)] if _settings(name)["train_pairs"]
-                 != "all" else reviews().train.sentences())
+                 != "all" else data.train.sentences())
     guesses = masked_token_baselines(sentences, b.eval_ids, b.eval_labels,
-                                     reviews().corpus.special_ids)
-    _, labels, fit, fit_rows, test_rows = probe_data()
-    bow = bag_of_words_baseline(fit_rows)([t for t, _, _ in test_rows])
+                                     data.corpus.special_ids)
+    _, labels, fit, fit_rows, test_rows = probe_data(corpus)
+    test_texts = [t for t, _, _ in test_rows]
+    if corpus == "reviews":
+        bow = bag_of_words_baseline(fit_rows)(test_texts)
+    else:
+        from lmcourse.data.rotten_tomatoes import load_rotten_tomatoes
+        from lmcourse.models.tuned_bag_of_words import tune_bag_of_words
+
+        tuning = load_rotten_tomatoes("tuning")
+        bow = tune_bag_of_words([t for t, _, _ in fit_rows], labels[fit],
+                                [r.text for r in tuning],
+                                torch.tensor([r.label for r in tuning]))(test_texts)
     return {"unigram": round(guesses["unigram"], 4),
             "bigram_left": round(guesses["bigram (left)"], 4),
             "bigram_both": round(guesses["bigram (both sides)"], 4),
@@ -425,27 +262,32 @@ def load_arm(name: str, state: dict[str, torch.Tensor]) -> torch.nn.Module:
 
 def _evaluate_arm(name: str):
     def evaluate(recipe: dict, state: dict[str, torch.Tensor]) -> tuple[str, float]:
-        return "mlm_loss", round(bench().score(load_arm(name, state))["MLM loss"], 4)
+        return "mlm_loss", round(bench(corpus_of(name)).score(load_arm(name, state))["MLM loss"],
+                                 4)
     return evaluate
 
 
 
 def _arm_reference(name: str) -> Reference:
-    title, changes = ARMS[name]
-    recipe = {**BENCH, **changes}
-    if name == "bench-electra":
-        def train(recipe, seed, device, progress=True, stop_after=None):
-            return _train_electra(recipe, seed, device, progress, stop_after)
+    """The reference of arm ``name`` (``bench-*`` on the reviews, ``wiki-bench-*`` on the
+    Wikipedia excerpt)."""
+    title, changes = ARMS[_arm(name)]
+    recipe = _settings(name)
+    if _arm(name) == "bench-electra":
+        def train(recipe, seed, device, progress=True, stop_after=None, name=name):
+            return _train_electra(recipe, seed, device, progress, stop_after, name)
     else:
         def train(recipe, seed, device, progress=True, stop_after=None, name=name):
             return _train_bench(name, recipe, seed, device, progress, stop_after)
     steps = recipe["steps"] if isinstance(recipe["steps"], int) else BENCH["steps"]
     return Reference(
-        name=name, title=f"bench: {title}", recipe=recipe, train=train,
+        name=name, title=f"{'wiki ' if corpus_of(name) == 'wiki' else ''}bench: {title}",
+        recipe=recipe, train=train,
         evaluate=_evaluate_arm(name),
         baselines=lambda recipe, name=name: dict(bench_baselines(name)),
         seconds_per_seed=75.0 * steps * recipe["batch"] / (BENCH["steps"] * BENCH["batch"]),
-        first_steps=25, tolerance=2e-3, keep_weights=(0,) if name in KEEP_WEIGHTS else (),
+        first_steps=25, tolerance=2e-3,
+        keep_weights=(0,) if _arm(name) in KEEP_WEIGHTS else (),
         notes=["one change against bench-mlm (DeBERTa's ablations: against bench-deberta)",
                "seconds are training time only (held-out evaluation excluded)", LR_TUNING]
         + ([ALBERT_TUNING] if "embedding_size" in changes else [])
@@ -453,3 +295,5 @@ def _arm_reference(name: str) -> Reference:
 
 
 BENCH_REFS = {name: _arm_reference(name) for name in ARMS}
+#: the same arms on the Wikipedia excerpt (run, not yet registered: issue 42)
+WIKI_BENCH_REFS = {WIKI + name: _arm_reference(WIKI + name) for name in ARMS}

@@ -1,11 +1,16 @@
-"""The fixed held-out masks and the spoiler probe that every pre-training reference is scored
-on (``tiny_bert``, ``bench_arms``).
+"""The fixed held-out masks and the downstream probe that every pre-training reference is
+scored on (``tiny_bert``, ``bench_arms``), for each corpus the bench can pre-train on:
 
-The corpus is :func:`lmcourse.data.sentences.minilm_review_corpus` (the Goodreads sample's
-review sentences as MiniLM's WordPiece pieces, train / test split by review id). Held-out
-masked positions are drawn once (seed 123), so every model is scored on the same blanks;
-downstream quality is a logistic-regression probe on mean-pooled sentence vectors for spoiler
-detection.
+- ``"reviews"``: :func:`lmcourse.data.sentences.minilm_review_corpus`, the generated
+  Goodreads sample's review sentences as MiniLM's WordPiece pieces (train / test split by
+  review id); the probe detects spoilers in the test reviews' sentences;
+- ``"wiki"``: :func:`lmcourse.data.wiki_sentences.wiki_sentences`, the Wikipedia excerpt's
+  articles as consecutive sentences in a WordPiece vocabulary learned from the training
+  articles; development masks come from the tuning articles, and the probe tells fresh
+  from rotten Rotten Tomatoes snippets (real text the encoder never read).
+
+Held-out masked positions are drawn once (seed 123), so every model is scored on the same
+blanks; downstream quality is a logistic-regression probe on mean-pooled sentence vectors.
 """
 
 from __future__ import annotations
@@ -19,70 +24,112 @@ from lmcourse.data.sentences import minilm_review_corpus as reviews
 CORPUS = ("the course's Goodreads sample (data/goodreads_sample.jsonl.gz), review sentences "
           "as all-MiniLM-L6-v2 WordPiece pieces in a compact vocabulary (chapter 09's "
           "review_sentences); train / test reviews split by review id")
+WIKI_CORPUS = ("the Wikipedia excerpt gensim ships (lmcourse.data.wiki, CC BY-SA), each "
+               "article's sentences in order, as WordPiece pieces of a 2,000-piece vocabulary "
+               "learned from the training articles (lmcourse.data.wiki_sentences); train / "
+               "tuning / held-out split by article")
+CORPORA = ("reviews", "wiki")
 BENCH_MAX_LEN = 32  # pieces per pair on the bench
-PROBE_SENTENCES = 4000  # training sentences the spoiler probe is fitted on
+MAX_LEN = {"reviews": BENCH_MAX_LEN, "wiki": 64}  # a Wikipedia sentence is ~23 pieces
+PROBE_SENTENCES = 4000  # training sentences (snippets) the probe is fitted on
+
+
+def _data(corpus: str):
+    if corpus == "reviews":
+        return reviews()
+    if corpus == "wiki":
+        from lmcourse.data.wiki_sentences import wiki_sentences
+
+        return wiki_sentences()
+    raise ValueError(f"unknown corpus {corpus!r}: the bench pre-trains on one of {CORPORA}")
 
 
 @cache
-def bench():
-    """The bench's ``MaskedLMBench``: training pairs and the fixed held-out masks."""
+def _bench(corpus: str):
+    """The bench's ``MaskedLMBench`` on ``corpus``: training pairs and the fixed held-out
+    masks (1,000 pairs of the test documents)."""
     from lmcourse.models.pretraining import MaskedLMBench
 
-    return MaskedLMBench.build(reviews(), max_len=BENCH_MAX_LEN, n_eval=1000)
+    return MaskedLMBench.build(_data(corpus), max_len=MAX_LEN[corpus], n_eval=1000)
 
 
-@cache
-def sop_eval_batch():
-    """The held-out pairs of the SOP arm: SOP pairs of the test reviews, masked once."""
-    from lmcourse.masking import mask_tokens
-    from lmcourse.models.pretraining import collate_pairs, sop_pairs
-
-    c, b = reviews().corpus, bench()
-    pairs = sop_pairs(reviews().test.documents, seed=1)[:len(b.eval_ids)]
-    batch = collate_pairs(pairs, c.cls_id, c.sep_id, c.pad_id, BENCH_MAX_LEN)
-    ids, labels = mask_tokens(batch["input_ids"], c.mask_id, len(c), c.special_ids,
-                              generator=torch.Generator().manual_seed(123))
-    return batch, ids, labels
-
-
-@cache
-def dev_batch():
-    """Development masks for choosing a setting: test pairs 1,000-1,999 (the reported scores
-    use pairs 0-999), masked once with seed 321."""
+def _masked_once(corpus: str, pairs, seed: int):
     from lmcourse.masking import mask_tokens
     from lmcourse.models.pretraining import collate_pairs
 
-    c, b = reviews().corpus, bench()
-    batch = collate_pairs(b.test_pairs[1000:2000], c.cls_id, c.sep_id, c.pad_id, BENCH_MAX_LEN)
+    c = _data(corpus).corpus
+    batch = collate_pairs(pairs, c.cls_id, c.sep_id, c.pad_id, MAX_LEN[corpus])
     ids, labels = mask_tokens(batch["input_ids"], c.mask_id, len(c), c.special_ids,
-                              generator=torch.Generator().manual_seed(321))
+                              generator=torch.Generator().manual_seed(seed))
     return batch, ids, labels
 
 
 @cache
-def probe_data():
-    from lmcourse.data.goodreads import sentences
+def _sop_eval_batch(corpus: str):
+    """The held-out pairs of the SOP arm: SOP pairs of the test documents, masked once."""
+    from lmcourse.models.pretraining import sop_pairs
 
-    data, b = reviews(), bench()
-    from lmcourse.pretrained import load_hf_tokenizer
+    pairs = sop_pairs(_data(corpus).test.documents, seed=1)[:len(bench(corpus).eval_ids)]
+    return _masked_once(corpus, pairs, 123)
 
-    tokenize = load_hf_tokenizer().tokenize
-    fit = sentences(data.train_reviews)[:PROBE_SENTENCES]
-    test = sentences(data.test_reviews)
+
+@cache
+def _dev_batch(corpus: str):
+    """Development masks for choosing a setting, masked once with seed 321: on the reviews,
+    test pairs 1,000-1,999 (the reported scores use pairs 0-999); on the Wikipedia excerpt,
+    1,000 pairs of the tuning articles."""
+    from lmcourse.models.pretraining import nsp_pairs
+
+    pairs = (bench(corpus).test_pairs[1000:2000] if corpus == "reviews"
+             else nsp_pairs(_data(corpus).tuning.documents, seed=2)[:1000])
+    return _masked_once(corpus, pairs, 321)
+
+
+def _probe_rows(corpus: str) -> tuple[list, list]:
+    """``(text, label, group)`` rows the probe is fitted on and scored on."""
+    if corpus == "reviews":
+        from lmcourse.data.goodreads import sentences
+
+        data = reviews()
+        return sentences(data.train_reviews)[:PROBE_SENTENCES], sentences(data.test_reviews)
+    import random
+
+    from lmcourse.data.rotten_tomatoes import load_rotten_tomatoes
+
+    train = [tuple(r) for r in load_rotten_tomatoes("train")]
+    random.Random(0).shuffle(train)
+    return train[:PROBE_SENTENCES], [tuple(r) for r in load_rotten_tomatoes("test")]
+
+
+def _probe_tokenize(corpus: str):
+    if corpus == "reviews":
+        from lmcourse.pretrained import load_hf_tokenizer
+
+        return load_hf_tokenizer().tokenize
+    return _data(corpus).tokenizer.tokenize
+
+
+@cache
+def _probe_data(corpus: str):
+    """The probe's inputs in the bench's vocabulary: ``(ids, labels, fit mask, fit rows,
+    test rows)``; the fit rows are the first ``PROBE_SENTENCES`` training sentences (the
+    reviews) or snippets in a fixed shuffled order (Rotten Tomatoes, for ``"wiki"``)."""
+    fit, test = _probe_rows(corpus)
+    tokenize, b = _probe_tokenize(corpus), bench(corpus)
     ids = [b.encode_sentences([t for t, _, _ in rows], tokenize) for rows in (fit, test)]
     labels = torch.tensor([label for _, label, _ in fit + test])
     return ids, labels, torch.arange(len(labels)) < len(fit), fit, test
 
 
 @torch.no_grad()
-
-def probe_auc(encoder: torch.nn.Module) -> float:
-    """Spoiler-probe ROC-AUC on the test reviews' sentences: logistic regression on the
-    mean-pooled final states, fitted on 4,000 training sentences."""
+def probe_auc(encoder: torch.nn.Module, corpus: str = "reviews") -> float:
+    """The probe's test ROC-AUC (spoilers in the test reviews' sentences; fresh vs rotten
+    Rotten Tomatoes test snippets for ``"wiki"``): logistic regression on the mean-pooled
+    final states, fitted on ``PROBE_SENTENCES`` training rows."""
     from lmcourse.metrics import roc_auc
     from lmcourse.models.elmo import probe_scores
 
-    ids, labels, fit, _, _ = probe_data()
+    ids, labels, fit, _, _ = probe_data(corpus)
     encoder.eval()
     device = next(encoder.parameters()).device
     features = []
@@ -95,6 +142,21 @@ def probe_auc(encoder: torch.nn.Module) -> float:
         torch.manual_seed(0)
         scores = probe_scores(torch.cat(features), labels, fit)[:, 1]
     return round(roc_auc(labels[~fit], scores), 4)
+
+
+def _keyed(cached):
+    """``cached`` called with the corpus named, so ``f()`` and ``f("reviews")`` share one
+    cache entry (``cache_info`` and ``cache_clear`` are the cached function's)."""
+    def call(corpus: str = "reviews"):
+        return cached(corpus)
+
+    call.__doc__, call.__name__ = cached.__doc__, cached.__name__.lstrip("_")
+    call.cache_info, call.cache_clear = cached.cache_info, cached.cache_clear
+    return call
+
+
+bench, sop_eval_batch, dev_batch, probe_data = (
+    _keyed(f) for f in (_bench, _sop_eval_batch, _dev_batch, _probe_data))
 
 
 def encoder_of(model: torch.nn.Module) -> torch.nn.Module:

@@ -1,0 +1,107 @@
+"""The pre-training bench's models: the tiny BERT of each arm, DeBERTa matched to its size,
+ELECTRA's generator, and the training FLOPs of a step (:mod:`bench_recipes` says what each
+arm changes)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import torch
+
+from lmcourse.course.reference.bench_recipes import ARMS, BENCH, WIKI, _settings, corpus_of
+from lmcourse.course.reference.pretraining_eval import MAX_LEN, _data
+from lmcourse.models.compress import count_params
+
+
+def bench_config(corpus: str = "reviews", **changes):
+    """The bench BERT's configuration for ``corpus``'s vocabulary; ``changes`` override
+    single fields."""
+    from lmcourse.models.bert import BertConfig
+
+    settings = dict(vocab_size=len(_data(corpus).corpus), hidden_size=BENCH["hidden_size"],
+                    num_hidden_layers=BENCH["num_hidden_layers"],
+                    num_attention_heads=BENCH["num_attention_heads"],
+                    intermediate_size=BENCH["intermediate_size"],
+                    max_position_embeddings=MAX_LEN[corpus], hidden_dropout_prob=0.0,
+                    attention_probs_dropout_prob=0.0)
+    return BertConfig(**{**settings, **changes})
+
+
+
+def _deberta(intermediate: int, terms, emd: str, corpus: str = "reviews"):
+    from lmcourse.models.deberta_model import DebertaForPreTraining
+
+    return DebertaForPreTraining(bench_config(corpus, intermediate_size=intermediate), k=8,
+                                 enhanced_mask_decoder=emd != "none", terms=tuple(terms),
+                                 share_emd_layer=emd == "shares the last layer")
+
+
+@cache
+def deberta_intermediate(corpus: str = "reviews") -> int:
+    """The feed-forward width that brings the full DeBERTa closest to the bench BERT's
+    parameter count (its position projections cost two D x D matrices per layer)."""
+    from lmcourse.models.pretraining import BertForPreTraining
+
+    def count(config_or_width) -> int:
+        with torch.device("meta"):  # sizes only: no weights drawn, the RNG is untouched
+            if isinstance(config_or_width, int):
+                return count_params(_deberta(config_or_width, ["c2c", "c2p", "p2c"],
+                                         "shares the last layer", corpus))
+            return count_params(BertForPreTraining(config_or_width))
+
+    target = count(bench_config(corpus))
+    return min(range(128, 257), key=lambda i: abs(count(i) - target))
+
+
+def build_model(name: str) -> torch.nn.Module:
+    """The arm's model with fresh weights (the caller seeds torch)."""
+    from lmcourse.models.pretraining import BertForPreTraining
+    from lmcourse.models.spanbert import SpanBertForPreTraining
+
+    s, corpus = _settings(name), corpus_of(name)
+    if s["model"] == "DebertaForPreTraining":
+        return _deberta(deberta_intermediate(corpus), s["terms"], s["emd"], corpus)
+    changes = {k: s[k] for k in ("embedding_size", "share_layers", "hidden_size",
+                                 "intermediate_size") if k in s}
+    if s["objective"] == "MLM + SBO":
+        return SpanBertForPreTraining(bench_config(corpus, **changes), max_offset=10)
+    return BertForPreTraining(bench_config(corpus, **changes))
+
+
+def _generator_config(corpus: str = "reviews"):
+    h = ARMS["bench-electra"][1]["generator_hidden"]
+    return bench_config(corpus, hidden_size=h, intermediate_size=4 * h, num_attention_heads=1)
+
+
+def step_flops(name: str) -> float:
+    """Training FLOPs of one step, by the 6 x (multiply-adds) rule: every token passes the
+    encoder's matrices; the masked 15% also pass the MLM head (H x H, then H x V); ELECTRA's
+    discriminator head (H x H, H x 1) sees every token. Embedding lookups are free, and a
+    shared layer costs its compute at every depth."""
+    from lmcourse.models.bert import BertModel
+
+    def encoder(config) -> int:
+        with torch.device("meta"):
+            return sum(p.numel() for p in BertModel(config).encoder.parameters())
+
+    s, corpus = _settings(name), corpus_of(name)
+    tokens = s["batch"] * s["max_len"]  # an upper bound: pairs are cut to max_len
+    masked, V = 0.15 * tokens, len(_data(corpus).corpus)
+
+    def mlm_model(config) -> float:
+        H = config.hidden_size
+        return 6 * (encoder(config) * tokens + (H * H + H * V) * masked)
+
+    if s["objective"] == "ELECTRA":
+        H = BENCH["hidden_size"]
+        return (mlm_model(_generator_config(corpus))
+                + 6 * (encoder(bench_config(corpus)) + H * H + H) * tokens)
+    return mlm_model(bench_config(corpus, hidden_size=s["hidden_size"],
+                                  intermediate_size=s["intermediate_size"]))
+
+
+def electra_steps(corpus: str = "reviews") -> int:
+    """ELECTRA's steps at bench-mlm's training FLOPs."""
+    prefix = WIKI if corpus == "wiki" else ""
+    return round(BENCH["steps"] * step_flops(f"{prefix}bench-mlm")
+                 / step_flops(f"{prefix}bench-electra"))
