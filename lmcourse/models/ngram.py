@@ -136,6 +136,7 @@ class NGramLM:
         self.cont: list[Table] = []
         self.raw_d: list[Discounts] = []
         self.cont_d: list[Discounts] = []
+        self._freed: dict[tuple[int, tuple[int, ...]], float] = {}  # modified KN's freed mass
 
     def __repr__(self) -> str:
         state = "fitted" if self.raw else "not fitted"
@@ -155,6 +156,7 @@ class NGramLM:
         self.raw = [_table(g) for g in grams]
         # N1+(. h w): the number of distinct tokens seen before the k+1-gram (h w).
         self.cont = [_table(Counter(g[1:] for g in grams[k + 1])) for k in range(self.order - 1)]
+        self._freed = {}
         self.raw_d = [_discounts(t, self.discount) for t in self.raw]
         self.cont_d = [_discounts(t, self.discount) for t in self.cont]
         return self
@@ -206,8 +208,12 @@ class NGramLM:
                 c = nexts.get(w, 0)
                 if ds[0] == ds[1] == ds[2]:  # one discount: D * N1+(h .) is freed
                     freed = ds[0] * len(nexts)
-                else:
-                    freed = sum(ds[min(n, 3) - 1] for n in nexts.values())
+                else:  # D1 N1(h .) + D2 N2(h .) + D3+ N3+(h .), summed once per history
+                    key = (id(table), h)
+                    freed = self._freed.get(key)
+                    if freed is None:
+                        freed = self._freed[key] = sum(ds[min(n, 3) - 1]
+                                                       for n in nexts.values())
                 p = ((c - ds[min(c, 3) - 1] if c else 0.0) + freed * p) / total
         return p
 

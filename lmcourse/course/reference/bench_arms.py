@@ -247,10 +247,31 @@ def bench_baselines(name: str) -> dict[str, float]:
         bow = tune_bag_of_words([t for t, _, _ in fit_rows], labels[fit],
                                 [r.text for r in tuning],
                                 torch.tensor([r.label for r in tuning]))(test_texts)
-    return {"unigram": round(guesses["unigram"], 4),
-            "bigram_left": round(guesses["bigram (left)"], 4),
-            "bigram_both": round(guesses["bigram (both sides)"], 4),
-            "bag_of_words_auc": round(roc_auc(labels[~fit], bow), 4)}
+    out = {"unigram": round(guesses["unigram"], 4),
+           "bigram_left": round(guesses["bigram (left)"], 4),
+           "bigram_both": round(guesses["bigram (both sides)"], 4),
+           "bag_of_words_auc": round(roc_auc(labels[~fit], bow), 4)}
+    if corpus == "wiki":
+        out.update(fill_in_ngram(tuple(map(tuple, sentences))))
+    return out
+
+
+@cache
+def fill_in_ngram(sentences: tuple[tuple[int, ...], ...]) -> dict[str, float]:
+    """The Wikipedia arms' strongest count-based rival: a Kneser-Ney model that fills each
+    blank from both sides (:mod:`lmcourse.models.fill_in_ngram`), its order and discount
+    chosen on the development masks (tuning articles), scored on the held-out ones."""
+    from lmcourse.models.fill_in_ngram import DISCOUNTS, tune_fill_in
+
+    c, b = _data("wiki").corpus, bench("wiki")
+    _, dev_ids, dev_labels = dev_batch("wiki")
+    model, tried = tune_fill_in(sentences, (dev_ids, dev_labels),
+                                vocab_size=len(c), special_ids=c.special_ids, sep_id=c.sep_id,
+                                pad_id=c.pad_id)
+    return {"fill_in_ngram": round(model.accuracy(b.eval_ids, b.eval_labels), 4),
+            "fill_in_ngram_order": model.order,
+            "fill_in_ngram_discount": DISCOUNTS.index(model.discount),
+            **{f"fill_in_ngram_dev@{o}/{d}": round(acc, 4) for o, d, acc in tried}}
 
 
 def load_arm(name: str, state: dict[str, torch.Tensor]) -> torch.nn.Module:
