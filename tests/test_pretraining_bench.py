@@ -169,7 +169,7 @@ def test_a_wiki_arm_is_its_reviews_arm_on_another_corpus():
 
 def test_the_wiki_bench_reads_training_articles_and_scores_held_out_ones():
     from lmcourse.course.reference import pretraining_eval as pe
-    from lmcourse.data.wiki_sentences import wiki_sentences
+    from lmcourse.tokenizers.wiki_pieces import wiki_sentences
 
     data, b = wiki_sentences(), pe.bench("wiki")
     train = {tuple(s) for s in data.train.sentences()}

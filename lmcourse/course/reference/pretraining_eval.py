@@ -4,7 +4,7 @@ scored on (``tiny_bert``, ``bench_arms``), for each corpus the bench can pre-tra
 - ``"reviews"``: :func:`lmcourse.data.sentences.minilm_review_corpus`, the generated
   Goodreads sample's review sentences as MiniLM's WordPiece pieces (train / test split by
   review id); the probe detects spoilers in the test reviews' sentences;
-- ``"wiki"``: :func:`lmcourse.data.wiki_sentences.wiki_sentences`, the Wikipedia excerpt's
+- ``"wiki"``: :func:`lmcourse.tokenizers.wiki_pieces.wiki_sentences`, the Wikipedia excerpt's
   articles as consecutive sentences in a WordPiece vocabulary learned from the training
   articles; development masks come from the tuning articles, and the probe tells fresh
   from rotten Rotten Tomatoes snippets (real text the encoder never read).
@@ -26,7 +26,7 @@ CORPUS = ("the course's Goodreads sample (data/goodreads_sample.jsonl.gz), revie
           "review_sentences); train / test reviews split by review id")
 WIKI_CORPUS = ("the Wikipedia excerpt gensim ships (lmcourse.data.wiki, CC BY-SA), each "
                "article's sentences in order, as WordPiece pieces of a 2,000-piece vocabulary "
-               "learned from the training articles (lmcourse.data.wiki_sentences); train / "
+               "learned from the training articles (lmcourse.tokenizers.wiki_pieces); train / "
                "tuning / held-out split by article")
 CORPORA = ("reviews", "wiki")
 BENCH_MAX_LEN = 32  # pieces per pair on the bench
@@ -38,7 +38,7 @@ def _data(corpus: str):
     if corpus == "reviews":
         return reviews()
     if corpus == "wiki":
-        from lmcourse.data.wiki_sentences import wiki_sentences
+        from lmcourse.tokenizers.wiki_pieces import wiki_sentences
 
         return wiki_sentences()
     raise ValueError(f"unknown corpus {corpus!r}: the bench pre-trains on one of {CORPORA}")

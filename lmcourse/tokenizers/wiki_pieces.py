@@ -1,4 +1,5 @@
-"""The Wikipedia excerpt as documents of consecutive sentences: real prose to pre-train on.
+"""The Wikipedia excerpt in a WordPiece vocabulary learned from it, as documents of
+consecutive sentences: real prose to pre-train on.
 
 Chapter 09's corpus is generated: its consecutive sentences are drawn independently, so
 next-sentence and sentence-order prediction have nothing to learn from it. Here every
@@ -22,7 +23,7 @@ from functools import cache
 
 from lmcourse.data.sentences import SentenceCorpus, split_sentences
 from lmcourse.data.wiki import PARTS, wiki_articles, wiki_split
-from lmcourse.tokenizers.wordpiece import WordPiece
+from lmcourse.tokenizers.wordpiece import WordPiece, train_wordpiece
 
 __all__ = ["MIN_WORDS", "VOCAB_SIZE", "ArticleSentences", "article_sentences", "wiki_sentences",
            "wiki_wordpiece"]
@@ -51,8 +52,6 @@ def word_counts(documents: list[list[str]]) -> Counter:
 @cache
 def wiki_wordpiece(vocab_size: int = VOCAB_SIZE) -> WordPiece:
     """A WordPiece tokenizer whose vocabulary is learned from the training articles."""
-    from lmcourse.tokenizers.wordpiece import train_wordpiece
-
     return WordPiece(train_wordpiece(word_counts(article_sentences("train")), vocab_size))
 
 

@@ -1,13 +1,13 @@
 """The Wikipedia excerpt as documents of consecutive sentences in a learned WordPiece
-vocabulary (lmcourse.data.wiki_sentences): the real-text pre-training corpus."""
+vocabulary (lmcourse.tokenizers.wiki_pieces): the real-text pre-training corpus."""
 
 from __future__ import annotations
 
 import pytest
 
-from lmcourse.data import wiki_sentences as ws
 from lmcourse.data.sentences import SPECIALS
 from lmcourse.data.wiki import wiki_articles, wiki_split
+from lmcourse.tokenizers import wiki_pieces as ws
 
 
 @pytest.fixture(scope="module")
