@@ -48,13 +48,15 @@ import numpy as np
 import torch
 from torch import nn
 
+# %% slideshow={"slide_type": "-"}
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict, verdict_table
+from lmcourse.course.claims import verdict
 from lmcourse.course.reference import lm_scale
 from lmcourse.course.reference.figures import plot_crossover, plot_data_scaling
 from lmcourse.course.reference.lm_char import LM_CHAR_LSTM
+from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.metrics import mean_spread
 from lmcourse.models.adding import TRIVIAL_MSE, adding_batch, train_adding

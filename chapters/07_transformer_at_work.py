@@ -42,9 +42,10 @@ import torch
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict, verdict_table
+from lmcourse.course.claims import verdict
 from lmcourse.course.reference import reversal_sweep
 from lmcourse.course.reference.lm_char import NETWORKS, build_model, show_crossover
+from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.data.tasks import decode_digits, reversal_batch, true_alignment
 from lmcourse.metrics import mean_spread

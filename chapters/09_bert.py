@@ -49,10 +49,11 @@ from IPython.display import display
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict, verdict_table
+from lmcourse.course.claims import verdict
 from lmcourse.course.reference.figures import plot_learning_curve, plot_reference
 from lmcourse.course.reference.tiny_bert import TINY_BERT_REF, tiny_bert_eval_batch
 from lmcourse.course.reference.transfer_curve import curve_values
+from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.goodreads import heldout_phrasing
 from lmcourse.data.sentences import review_sentences
 from lmcourse.finetune import SequenceClassifier, encode, fit, parameter_counts, predict_proba

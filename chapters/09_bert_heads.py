@@ -43,8 +43,9 @@ import transformers
 from lmcourse import finetune_heads as fh
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict, verdict_table
+from lmcourse.course.claims import verdict
 from lmcourse.course.reference import bert_heads as bh
+from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data import plot_tasks as pt
 from lmcourse.models import heads
 from lmcourse.models.bert import BertConfig

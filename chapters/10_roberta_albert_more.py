@@ -49,10 +49,11 @@ from IPython.display import Markdown, display
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict, verdict_table
+from lmcourse.course.claims import verdict
 from lmcourse.course.reference import bench_arms as pb
 from lmcourse.course.reference.figures import plot_crossover, plot_reference
 from lmcourse.course.reference.report import bench_table, last_train_loss, seed_values
+from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.corpora import load_corpus
 from lmcourse.data.sentences import SentenceCorpus, minilm_review_corpus, split_sentences
 from lmcourse.masking import StaticMasking, choose_spans, span_length_pmf

@@ -57,10 +57,11 @@ from torch import nn
 import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict, verdict_table
+from lmcourse.course.claims import verdict
 from lmcourse.course.reference import bench_arms as pb
 from lmcourse.course.reference.figures import plot_crossover
 from lmcourse.course.reference.report import bench_table, seed_values
+from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.goodreads import sentences
 from lmcourse.data.sentences import minilm_review_corpus
 from lmcourse.finetune import SequenceClassifier, fit, predict_proba, train_step

@@ -52,8 +52,9 @@ from IPython.display import Markdown, display
 import lmcourse
 from lmcourse import finetune, show
 from lmcourse.course import reference
-from lmcourse.course.claims import verdict, verdict_table
+from lmcourse.course.claims import verdict
 from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
+from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.sentences import minilm_review_corpus
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline

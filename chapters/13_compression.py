@@ -65,8 +65,9 @@ from IPython.display import Markdown, display
 import lmcourse
 from lmcourse import finetune, show
 from lmcourse.course import reference
-from lmcourse.course.claims import bootstrap_verdict, verdict, verdict_table
+from lmcourse.course.claims import bootstrap_verdict, verdict
 from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
+from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.goodreads import distinct_sentences
 from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import bag_of_words_baseline

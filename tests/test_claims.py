@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from benchmarks import claims as ledger
-from lmcourse.course import claims
+from lmcourse.course import claims, verdict_tables
 from lmcourse.course.claims import MIME, verdict
 from tools import nbtools
 from tools.nbtools import ROOT
@@ -232,7 +232,7 @@ def test_verdicts_inside_a_table_are_shown_once_as_one_table_and_all_recorded(mo
     shown = []
     monkeypatch.setattr("IPython.get_ipython", lambda: object())
     monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append(obj))
-    with claims.verdict_table("Two <sizes>") as rows:
+    with verdict_tables.verdict_table("Two <sizes>") as rows:
         a = verdict("small beats KN", [0.9, 0.91], baseline=("KN", 0.8), higher_is_better=True,
                     metric="accuracy")
         b = verdict("large beats KN", [0.7, 0.95], baseline=("KN", 0.8), higher_is_better=True,
@@ -252,12 +252,12 @@ def test_verdicts_inside_a_table_are_shown_once_as_one_table_and_all_recorded(mo
 
 
 def test_a_table_outside_ipython_prints_its_lines_and_an_error_shows_nothing(capsys):
-    with claims.verdict_table("t"):
+    with verdict_tables.verdict_table("t"):
         line = verdict("x beats KN", 1.0, baseline=("KN", 0.5), higher_is_better=True).line
     assert capsys.readouterr().out == f"t\n{line}\n"
-    with pytest.raises(RuntimeError), claims.verdict_table("t"):
+    with pytest.raises(RuntimeError), verdict_tables.verdict_table("t"):
         verdict("x beats KN", 1.0, baseline=("KN", 0.5), higher_is_better=True)
         raise RuntimeError("the run failed")
     assert capsys.readouterr().out == ""
-    assert not claims._TABLES  # the table was closed
+    assert not claims.COLLECTING  # the table was closed
 

@@ -323,7 +323,7 @@ CHAPTERS = [p for p in NOTEBOOKS if p.parent.name == "chapters"]
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_an_experiment_shows_its_verdicts_as_one_table(path):
-    """Three or more verdicts in one cell read as a table (claims.verdict_table), not as a
+    """Three or more verdicts in one cell read as a table (verdict_tables.verdict_table), not as a
     row of verdict lines."""
     from lmcourse.course.claims import MIME
 

@@ -251,7 +251,7 @@ def test_claims_page_has_a_row_per_claim_linking_to_its_notebook():
 
 def test_recorded_claims_show_on_the_notebook_pages_as_lines_or_table_rows():
     """A claim's output bundle has no renderer of its own: the page shows its text/plain,
-    or, for the claims of one experiment (claims.verdict_table), one row of its table."""
+    or, for the claims of one experiment (verdict_tables.verdict_table), one row of its table."""
     _need_site()
     page_of = {source: href for href, source in _pages()}
     records = json.loads((ROOT / "benchmarks" / "claims.json").read_text())

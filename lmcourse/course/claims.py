@@ -43,26 +43,27 @@ the notebook) passes ``verdict=`` explicitly; the record says ``rule: "stated"``
 **One table per experiment.** Several verdicts of one experiment (one claim per model,
 size or seed count) read better as one table than as rows of lines::
 
+    from lmcourse.course.verdict_tables import verdict_table
+
     with verdict_table("Pre-training objectives against the masked LM (3 seeds each)"):
         for arm in arms:
             verdict(...)
 
-shows a single table (claim, ours ± spread and seeds, baseline, verdict, why) and records
-every claim, as the separate lines would (``application/vnd.lmcourse.claims+json``).
+(:mod:`lmcourse.course.verdict_tables`) shows a single table (claim, ours ± spread and
+seeds, baseline, verdict, why) and records every claim, as the separate lines would
+(``application/vnd.lmcourse.claims+json``).
 """
 
 from __future__ import annotations
 
-import html
 import math
 import numbers
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["MIME", "MIME_TABLE", "RULES", "VERDICTS", "Claim", "bootstrap_verdict", "bundle",
-           "decide", "format_number", "recorded", "table_bundle", "verdict", "verdict_table"]
+__all__ = ["COLLECTING", "MIME", "MIME_TABLE", "RULES", "VERDICTS", "Claim", "bootstrap_verdict",
+           "bundle", "decide", "format_number", "in_ipython", "recorded", "verdict"]
 
 #: the three verdicts a claim can get
 REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE = "reproduced", "not reproduced", "no difference"
@@ -103,6 +104,11 @@ class Claim:
     def record(self) -> dict:
         """The JSON record (what the notebook's output carries)."""
         return asdict(self)
+
+    @property
+    def figure(self) -> str:
+        """Ours as printed: ``mean ± spread (n seeds)``, or ``value (1 seed)``."""
+        return _figure(self.per_seed, self.digits)
 
     @property
     def why(self) -> str:
@@ -364,11 +370,11 @@ def bundle(claim: Claim) -> dict:
 
 def _show(claim: Claim) -> None:
     """In IPython, display the bundle (the output keeps the record); otherwise print. Inside
-    :func:`verdict_table`, collect it for the table instead."""
-    if _TABLES:
-        _TABLES[-1].append(claim)
+    an open table (:data:`COLLECTING`), collect it for the table instead."""
+    if COLLECTING:
+        COLLECTING[-1].append(claim)
         return
-    if _in_ipython():
+    if in_ipython():
         from IPython.display import display
 
         display(bundle(claim), raw=True)
@@ -378,7 +384,8 @@ def _show(claim: Claim) -> None:
         print(claim.takeaway)
 
 
-def _in_ipython() -> bool:
+def in_ipython() -> bool:
+    """Whether the code runs in an IPython kernel (a notebook), where bundles display."""
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython is a dependency of the notebooks only
@@ -386,68 +393,9 @@ def _in_ipython() -> bool:
     return get_ipython() is not None
 
 
-# ---- one table per experiment -------------------------------------------------------------
-
-_TABLES: list[list[Claim]] = []
-
-
-def _figure_cell(claim: Claim) -> str:
-    return _figure(claim.per_seed, claim.digits)
-
-
-def _baseline_cell(claim: Claim) -> str:
-    b = claim.baseline
-    if b is None:
-        return "—"
-    shown = format_number(b["figure"], claim.digits)
-    if b["spread"] is not None:
-        shown += f" ± {format_number(b['spread'], claim.digits)} ({b['seeds']} seeds)"
-    return f"{b['name']} {shown}"
-
-
-def table_bundle(claims: Sequence[Claim], title: str | None = None) -> dict:
-    """The MIME bundle of one table of claims: an HTML table (what JupyterLab, the site and
-    the slides show), the verdict lines as text, and the records."""
-    metrics = {c.metric for c in claims}
-    shared = metrics.pop() if len(metrics) == 1 else None
-    direction = {c.higher_is_better for c in claims}
-    if shared and len(direction) == 1 and None not in direction:
-        shared += f", {'higher' if direction.pop() else 'lower'} is better"
-    head = ["claim", shared or "ours", "baseline", "verdict", "why"]
-    rows = []
-    for c in claims:
-        ours = _figure_cell(c) if shared or not c.metric else f"{c.metric}: {_figure_cell(c)}"
-        cells = [c.claim, ours, _baseline_cell(c), f"<b>{html.escape(c.verdict)}</b>", c.why]
-        rows.append("<tr>" + "".join(
-            f"<td style='text-align:left'>{cell if i == 3 else html.escape(cell)}</td>"
-            for i, cell in enumerate(cells)) + "</tr>")
-    caption = (f"<caption style='text-align:left'><b>{html.escape(title)}</b></caption>"
-               if title else "")
-    table = ("<table class='lmcourse-verdicts'>" + caption + "<thead><tr>"
-             + "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in head)
-             + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
-    text = "\n".join(([title] if title else []) + [c.line for c in claims])
-    return {"text/plain": text, "text/html": table, MIME_TABLE: [c.record() for c in claims]}
-
-
-@contextmanager
-def verdict_table(title: str | None = None) -> Iterator[list[Claim]]:
-    """Collect the verdicts made inside the block and show them as one table when it ends
-    (in IPython; elsewhere their lines are printed). Yields the list the claims go into."""
-    rows: list[Claim] = []
-    _TABLES.append(rows)
-    try:
-        yield rows
-    finally:
-        _TABLES.pop()
-    if not rows:
-        return
-    if _in_ipython():
-        from IPython.display import display
-
-        display(table_bundle(rows, title), raw=True)
-    else:
-        print("\n".join(([title] if title else []) + [c.line for c in rows]))
+#: the open tables of :mod:`lmcourse.course.verdict_tables`, innermost last: while one is
+#: open, a verdict goes into it instead of being displayed
+COLLECTING: list[list[Claim]] = []
 
 
 # ---- reading them back ------------------------------------------------------------------
