@@ -65,12 +65,12 @@ from lmcourse.models.baselines import bag_of_words_baseline
 from lmcourse.models.bert import BertEmbeddings, BertModel, BertPooler, as_encoder_layer
 from lmcourse.models.compress import count_params
 from lmcourse.models.feature_based import BiLSTMClassifier, concat_last_layers, extract_features
+from lmcourse.models.masked_lm_bench import masked_token_baselines
 from lmcourse.models.presets import build
 from lmcourse.models.pretraining import (
     MaskedLMHead,
     evaluate_pretraining,
     load_tiny_bert,
-    masked_token_baselines,
     mlm_predictor,
     nsp_pairs,
     pair_inputs,
@@ -1030,11 +1030,11 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # from lmcourse.data.sentences import SentenceCorpus
 # from lmcourse.masking import mask_tokens
 # from lmcourse.models.bert import BertConfig
+# from lmcourse.models.masked_lm_bench import masked_token_baselines
 # from lmcourse.models.pretraining import (
 #     BertForPreTraining,
 #     collate_pairs,
 #     evaluate_pretraining,
-#     masked_token_baselines,
 #     nsp_pairs,
 #     pretrain,
 # )

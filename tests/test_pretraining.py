@@ -10,11 +10,11 @@ import torch.nn.functional as F
 from lmcourse.data.sentences import SPECIALS, SentenceCorpus, split_sentences
 from lmcourse.models.bert import BertConfig, BertModel, as_encoder_layer
 from lmcourse.models.feature_based import BiLSTMClassifier, concat_last_layers, extract_features
+from lmcourse.models.masked_lm_bench import masked_token_baselines
 from lmcourse.models.pretraining import (
     BertForPreTraining,
     collate_pairs,
     evaluate_pretraining,
-    masked_token_baselines,
     nsp_pairs,
     pair_inputs,
     pretrain,
@@ -171,7 +171,7 @@ def test_feature_based_pieces():
 @pytest.fixture(scope="module")
 def review_bench():
     from lmcourse.data.sentences import review_sentences
-    from lmcourse.models.pretraining import MaskedLMBench
+    from lmcourse.models.masked_lm_bench import MaskedLMBench
     data = review_sentences(str.split)  # whitespace pieces: fast, and no tokenizer needed
     return MaskedLMBench.build(data, max_len=24, n_eval=200)
 

@@ -226,7 +226,7 @@ def bench_baselines(name: str) -> dict[str, float]:
     tuning split, :func:`lmcourse.models.tuned_bag_of_words.tune_bag_of_words`)."""
     from lmcourse.metrics import roc_auc
     from lmcourse.models.baselines import bag_of_words_baseline
-    from lmcourse.models.pretraining import masked_token_baselines
+    from lmcourse.models.masked_lm_bench import masked_token_baselines
 
     corpus = corpus_of(name)
     b, data = bench(corpus), _data(corpus)

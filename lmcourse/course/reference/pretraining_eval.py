@@ -48,7 +48,7 @@ def _data(corpus: str):
 def _bench(corpus: str):
     """The bench's ``MaskedLMBench`` on ``corpus``: training pairs and the fixed held-out
     masks (1,000 pairs of the test documents)."""
-    from lmcourse.models.pretraining import MaskedLMBench
+    from lmcourse.models.masked_lm_bench import MaskedLMBench
 
     return MaskedLMBench.build(_data(corpus), max_len=MAX_LEN[corpus], n_eval=1000)
 

@@ -112,7 +112,7 @@ def evaluate_tiny_bert(recipe: dict, state: dict[str, torch.Tensor]) -> tuple[st
 
 @cache
 def tiny_bert_baselines(recipe: dict | None = None) -> dict[str, float]:
-    from lmcourse.models.pretraining import masked_token_baselines
+    from lmcourse.models.masked_lm_bench import masked_token_baselines
 
     _, ids, labels = tiny_bert_eval_batch()
     g = masked_token_baselines(reviews().train.sentences(), ids, labels,
