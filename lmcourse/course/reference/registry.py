@@ -18,6 +18,7 @@ from lmcourse.course.reference import (
     lm_scale,
     recall_sweep,
     reversal_sweep,
+    rt_curve,
     tiny_bert,
     tinybert_stages,
     transfer_curve,
@@ -44,7 +45,7 @@ _ALL: list[Reference] = [
     # pre-training: the tiny BERT, then the bench's arms (one change each)
     tiny_bert.TINY_BERT_REF, *bench_arms.BENCH_REFS.values(),
     # fine-tuning: learning curves and BERT's task heads
-    transfer_curve.SPOILER_CURVE, transfer_curve.POLARITY_CURVE,
+    transfer_curve.SPOILER_CURVE, transfer_curve.POLARITY_CURVE, rt_curve.RT_CURVE,
     *bert_heads.HEAD_REFS.values(),
     # distillation and compression
     distill_transfer.DISTILL_TRANSFER, distilbert_cosine.DISTILBERT_COSINE,
