@@ -19,6 +19,7 @@ from lmcourse.course.reference import (
     recall_sweep,
     reversal_sweep,
     rt_curve,
+    rt_distill,
     tiny_bert,
     tinybert_stages,
     transfer_curve,
@@ -48,7 +49,7 @@ _ALL: list[Reference] = [
     transfer_curve.SPOILER_CURVE, transfer_curve.POLARITY_CURVE, rt_curve.RT_CURVE,
     *bert_heads.HEAD_REFS.values(),
     # distillation and compression
-    distill_transfer.DISTILL_TRANSFER, distilbert_cosine.DISTILBERT_COSINE,
+    distill_transfer.DISTILL_TRANSFER, rt_distill.RT_DISTILL, distilbert_cosine.DISTILBERT_COSINE,
     tinybert_stages.TINYBERT_STAGES, compression_stack.COMPRESSION_STACK,
 ]
 
