@@ -54,14 +54,19 @@ from lmcourse.course.reference.figures import plot_learning_curve, plot_referenc
 from lmcourse.course.reference.tiny_bert import TINY_BERT_REF, tiny_bert_eval_batch
 from lmcourse.course.reference.transfer_curve import curve_values
 from lmcourse.course.verdict_tables import verdict_table
-from lmcourse.data.goodreads import heldout_phrasing
+from lmcourse.data.goodreads import (
+    heldout_phrasing,
+    load_reviews,
+    sample_path,
+    sentences,
+    split_reviews,
+)
 from lmcourse.data.sentences import review_sentences
 from lmcourse.finetune import SequenceClassifier, encode, fit, parameter_counts, predict_proba
 from lmcourse.masking import mask_tokens, replace_80_10_10
 
 # %% slideshow={"slide_type": "-"}
 from lmcourse.metrics import best_threshold, f1_score, mean_spread, roc_auc
-from lmcourse.models.baselines import bag_of_words_baseline
 from lmcourse.models.bert import BertEmbeddings, BertModel, BertPooler, as_encoder_layer
 from lmcourse.models.compress import count_params
 from lmcourse.models.feature_based import BiLSTMClassifier, concat_last_layers, extract_features
@@ -76,6 +81,7 @@ from lmcourse.models.pretraining import (
     pair_inputs,
     pretraining_loss,
 )
+from lmcourse.models.tuned_bag_of_words import WEIGHTINGS, tune_bag_of_words
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 from lmcourse.viz import attention_widget, bertviz_offline, masking_figure, masking_widget
 
@@ -664,9 +670,12 @@ print(f"(uniform attention over these {len(pieces)} pieces would give "
 #   and train a separate model on them. The paper's best feature-based choice concatenates
 #   the last four layers of every token and feeds them to a BiLSTM.
 #
-# We run both on the Goodreads spoiler sentences (lab 03), beside a BiLSTM that learns its
+# We run both on the spoiler sentences, beside a BiLSTM that learns its
 # own word embeddings from nothing (no pre-training) and the strongest simple baseline, a
-# bag-of-words logistic regression. On a CPU we use a subsample:
+# bag-of-words logistic regression tuned like a model: words or word pairs, counts, binary
+# or tf-idf, and its L2 penalty, all chosen on the validation reviews (36 settings,
+# `tune_bag_of_words`). The sentences are the course's **generated** sample (lab 03). On a
+# CPU we use a subsample:
 # training sentences with every spoiler kept, and a fixed test sample of every test spoiler
 # plus random other test sentences (ROC-AUC does not depend on the class balance; F1 does,
 # so F1 here is for this sample).
@@ -744,9 +753,11 @@ fit(scratch, (train_x[0], train_x[1], train_y), steps=lmcourse.budget(cpu=120, g
 report("BiLSTM from scratch (no pre-training)", predict_proba(scratch, *test_x),
        time.perf_counter() - start, parameter_counts(scratch)[1])
 
-start = time.perf_counter()
-bag_of_words = bag_of_words_baseline(train_rows)
-report("bag of words (logistic regression)", bag_of_words([t for t, _, _ in test_rows]),
+start = time.perf_counter()  # tuned like a model: 36 settings, scored on validation reviews
+val_rows = sentences(split_reviews(load_reviews(sample_path()), by="review_id").validation)
+bag_of_words = tune_bag_of_words([t for t, _, _ in train_rows], train_y,
+                                 [t for t, _, _ in val_rows], [y for _, y, _ in val_rows])
+report("bag of words (tuned logistic regression)", bag_of_words([t for t, _, _ in test_rows]),
        time.perf_counter() - start, bag_of_words.num_parameters)
 
 print(f"{'model':<38} {'ROC-AUC':>8} {'AUC held-out':>13} {'F1':>6} {'trainable':>11}"
@@ -770,42 +781,45 @@ print("paper (Devlin et al. 2019, Table 7, CoNLL-2003 NER dev F1, BERT-base): fi
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What pre-training buys: a learning curve over labels
 #
-# With every one of the sample's 8,784 distinct training sentences labelled, a bag of words
-# is hard to beat: the reviews are
-# written from templates and their words give the spoilers away. Pre-training is meant to
-# pay elsewhere, where **labels are scarce**: a model that already knows English needs a
-# few examples to learn what the task is, while a model that starts from nothing has to
-# learn the words too. So the question is not "which model wins" but "from how many
-# labels on".
+# With every one of its 8,784 distinct training sentences labelled, the spoiler sample is
+# hard for anything to beat a bag of words on: the reviews are **generated** from
+# templates, and their words give the spoilers away. Pre-training is meant to pay
+# elsewhere, where **labels are scarce** and the text is **real**: a model that already
+# knows English needs a few examples to learn what the task is, while a model that starts
+# from nothing has to learn the words too. So the question is not "which model wins" but
+# "from how many labels on, and on what text".
 #
-# The reference runs `spoiler-curve` and `polarity-curve` answer it. For each seed they fix
-# a random order of the training sentences (every prefix holds the training set's share of
-# spoilers, about 9%, and at least 2), label the first $n$ for $n = 16, 32, \dots$, all,
-# and train five classifiers on exactly those $n$:
+# The reference run `rt-curve` asks it on real English: the **Rotten Tomatoes snippets**
+# that Pang & Lee collected (one or two sentences a critic wrote, labelled fresh or rotten;
+# `lmcourse.data.rotten_tomatoes` reads them offline), split **by film** into training, tuning and
+# test snippets, so no film's reviews are on two sides. For each seed it fixes a random order
+# of the training snippets (every prefix keeps the training share of rotten ones), labels the
+# first $n$ for $n$ = 16, 64, 256, 1,024, 4,096 and all, and trains on exactly those $n$:
 #
 # - the **majority** class (ROC-AUC 0.5 by construction);
-# - a **bag of words**: logistic regression on word counts with an L2 penalty chosen by
-#   cross-validation on the $n$ labels themselves (no other labels are spent on tuning);
-# - lab 03's **BiLSTM**, which learns its word vectors from the $n$ sentences only;
-# - **MiniLM features**: the frozen encoder's mean-pooled sentence vectors, the same
-#   logistic regression (the cheapest use of pre-training);
-# - **MiniLM fine-tuned** by lab 06's recipe (10 epochs, at least 50 and at most 300 steps).
+# - a **bag of words, tuned** like a model: words or words and word pairs; counts, binary or
+#   tf-idf; six L2 penalties. All 36 settings are fitted on the $n$ labels and the one with
+#   the best ROC-AUC on the *tuning* snippets is kept (`tune_bag_of_words`);
+# - lab 03's **BiLSTM**, which learns its word vectors from the $n$ snippets only;
+# - **MiniLM features**: the frozen encoder's mean-pooled sentence vectors and a logistic
+#   regression whose penalty is chosen on the same tuning snippets;
+# - **MiniLM fine-tuned** by lab 06's recipe, untuned (10 epochs, 50 to 600 steps): the bag
+#   of words gets the larger tuning budget.
 #
-# The spoiler test set is every distinct test sentence (2,300, 105 of them spoilers), and
-# separately its 1,278 sentences from reviews written in held-out phrasings. The second
-# curve is real English: 200 sentences of movie reviews (Pang & Lee, 2005) that gensim
-# ships, each seed testing on its own random 100. First, the usual check that the
-# committed runs still match the code: the first fine-tuning steps of seed 0, trained here.
+# Sizes up to 1,024 labels run for five seeds, the two largest for three. `spoiler-curve`
+# does the same on the generated spoiler sentences (the bag of words there picks its
+# penalty by cross-validation on the $n$ labels). First, the usual check that the committed
+# run still matches the code: the first fine-tuning steps of seed 0, trained here.
 
 # %% slideshow={"slide_type": "-"}
-live_curve = reference.live_run("spoiler-curve", steps=25)
-spoiler_curve, polarity_curve = reference.load("spoiler-curve"), reference.load("polarity-curve")
-METHODS = {"bag_of_words": "bag of words", "bilstm": "BiLSTM from scratch",
+live_curve = reference.live_run("rt-curve", steps=25)
+rt_curve, spoiler_curve = reference.load("rt-curve"), reference.load("spoiler-curve")
+METHODS = {"bag_of_words": "bag of words (tuned)", "bilstm": "BiLSTM from scratch",
            "minilm_features": "MiniLM features + logistic regression",
            "minilm_finetuned": "MiniLM fine-tuned"}
-panels = [(spoiler_curve, "", "spoilers: all 2,300 distinct test sentences"),
-          (spoiler_curve, "heldout", "spoilers: the 1,278 in held-out phrasings"),
-          (polarity_curve, "", "real English: movie-review polarity (100 per seed)")]
+panels = [(rt_curve, "", "real English: Rotten Tomatoes, 2,570 test snippets"),
+          (spoiler_curve, "", "generated reviews: all 2,300 distinct test sentences"),
+          (spoiler_curve, "heldout", "generated reviews: the 1,278 in held-out phrasings")]
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.9))
 for ax, (result, part, title) in zip(axes, panels, strict=True):
     plot_learning_curve(ax, {label: curve_values(result, key, part)
@@ -818,64 +832,88 @@ fig.tight_layout()
 plt.show()
 
 # %% slideshow={"slide_type": "subslide"}
-for result, part, title in panels[::2]:
-    sizes = list(curve_values(result, "minilm_finetuned", part))
-    print(f"{title} ({len(result.seeds)} seeds, {result.device_kind})")
+for result, title in ((rt_curve, panels[0][2]), (spoiler_curve, panels[1][2])):
+    sizes = list(curve_values(result, "minilm_finetuned"))
+    print(f"{title}, test ROC-AUC, mean over seeds ({result.device_kind})")
     print(f"{'labels':<38}" + "".join(f"{n:>8,}" for n in sizes))
+    print(f"{'seeds':<38}" + "".join(f"{len(v):>8}" for v in
+                                     curve_values(result, "minilm_finetuned").values()))
     for key, label in METHODS.items():
-        values = curve_values(result, key, part)
+        values = curve_values(result, key)
         print(f"{label:<38}" + "".join(f"{np.mean(values[n]):>8.3f}" for n in sizes))
     print()
-ft, bilstm = (curve_values(spoiler_curve, key) for key in ("minilm_finetuned", "bilstm"))
+print("the bag of words' settings chosen on the tuning snippets, seed 0:")
+for n in curve_values(rt_curve, "bag_of_words"):
+    m = rt_curve.metrics[0]
+    print(f"  {n:>5,} labels: {'words + pairs' if m[f'bow_ngrams@{n}'] == 2 else 'words':<13} "
+          f"{WEIGHTINGS[m[f'bow_weighting@{n}']]:<7} L2 {m[f'bow_lambda@{n}']:g}")
+
+# %% slideshow={"slide_type": "-"}
+ft, bilstm = (curve_values(rt_curve, key) for key in ("minilm_finetuned", "bilstm"))
 target = np.mean(ft[64])
 needed = next((n for n in bilstm if np.mean(bilstm[n]) >= target), None)
 print(f"fine-tuned MiniLM with 64 labels: ROC-AUC {target:.3f}; the BiLSTM from scratch "
-      f"first reaches it with {needed or 'more than all'} labels"
+      f"first reaches it with {f'{needed:,}' if needed else 'more than all its'} labels"
       + (f" ({needed / 64:.0f}x as many)" if needed else ""))
+accuracy = {key: curve_values(rt_curve, f"{key}_accuracy") for key in METHODS}
+every = max(accuracy["bag_of_words"])
+print(f"accuracy with all {every:,} labels: "
+      + ", ".join(f"{METHODS[k]} {np.mean(v[every]):.3f}" for k, v in accuracy.items())
+      + f"; always 'fresh' {rt_curve.baselines['fresh_share']:.3f}")
 print("paper (Howard & Ruder 2018, ULMFiT, text classification): with 100 labelled "
       "examples, a pre-trained LM matches training from scratch on 100x more data")
 
 # %% slideshow={"slide_type": "-"}
-def versus_bag_of_words(result, method, n, part="", what="spoilers"):
+def versus_bag_of_words(result, method, n, part="", what="fresh reviews"):
     where = " in held-out phrasings" if part == "heldout" else ""
-    return verdict(f"{METHODS[method]} ranks {what}{where} better than a bag of words "
-                   f"trained on the same {n:,} labels", curve_values(result, method, part)[n],
+    return verdict(f"{METHODS[method]} ranks {what}{where} better than a "
+                   f"{'tuned ' if result is rt_curve else ''}bag of words trained on the same "
+                   f"{n:,} labels", curve_values(result, method, part)[n],
                    baseline=("bag of words", curve_values(result, "bag_of_words", part)[n]),
                    higher_is_better=True, metric="test ROC-AUC")
 
 
-with verdict_table("Transfer against a bag of words on the same labels (test ROC-AUC)"):
-    all_labels = max(curve_values(spoiler_curve, "bag_of_words"))
-    for n in (16, 64, 128, 256, 512, all_labels):
-        versus_bag_of_words(spoiler_curve, "minilm_finetuned", n)
-    for n in (16, 64):
-        versus_bag_of_words(spoiler_curve, "minilm_features", n)
-    versus_bag_of_words(spoiler_curve, "minilm_finetuned", 256, part="heldout")
-    for method in ("minilm_features", "minilm_finetuned"):
-        for n in (16, 100):
-            versus_bag_of_words(polarity_curve, method, n, what="positive reviews")
+with verdict_table("Transfer on real snippets against a tuned bag of words (test ROC-AUC)"):
+    every = max(curve_values(rt_curve, "bag_of_words"))
+    for n in (16, 64, 256, 1024, 4096, every):
+        versus_bag_of_words(rt_curve, "minilm_finetuned", n)
+    for n in (16, 64, 256, 1024, every):
+        versus_bag_of_words(rt_curve, "minilm_features", n)
+    versus_bag_of_words(rt_curve, "bilstm", 1024)
+
+# %% slideshow={"slide_type": "-"}
+with verdict_table("The same on the generated spoiler sentences (test ROC-AUC)"):
+    every = max(curve_values(spoiler_curve, "bag_of_words"))
+    for n in (16, 64, 256, every):
+        versus_bag_of_words(spoiler_curve, "minilm_finetuned", n, what="spoilers")
+    versus_bag_of_words(spoiler_curve, "minilm_finetuned", 256, part="heldout",
+                        what="spoilers")
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# **What the curves say.** With a handful of labels (16 sentences, 2 of them spoilers)
-# every method is noisy, and neither fine-tuning nor the frozen sentence vectors is ahead
-# of the bag of words by more than the seeds scatter: a few dozen steps on two spoilers
-# cannot teach a fresh classifier layer much. At 128 labels fine-tuned MiniLM is ahead of
-# the bag of words on every seed, by about six points of ROC-AUC, and it stays ahead on
-# average up to a thousand labels, though not always beyond the scatter of three seeds
-# (the verdicts say where). The BiLSTM that learns from nothing needs several times as
-# many labels to reach what fine-tuned MiniLM reaches with 64 (printed above; ULMFiT's
-# "100x" was measured on real text with far larger models). With all 8,784 labels the
-# lines meet near 0.96: generated reviews give their spoilers away to anyone who counts
-# words, which is why a full-data comparison on them is a tie.
+# **What the curves say.** On real English, pre-training pays at every size we tried
+# but the smallest. With 16 labels every method is close to chance and the seeds scatter
+# more than the methods differ. From 64 labels on, both uses of MiniLM are ahead of the
+# tuned bag of words on every seed, by about ten points of ROC-AUC at 64 and more than
+# fifteen at 256 for the fine-tuned model. As labels grow the bag of words catches up with
+# the *frozen* sentence vectors: with all 9,295 labels it learns enough word and word-pair
+# weights to pass them (the verdict says "not reproduced", and that is the lesson: frozen
+# features cap what a linear reader can learn). Fine-tuned MiniLM stays ahead to the end,
+# because it can still change what its vectors hold. The BiLSTM that learns its words from
+# the labels alone stays below the bag of words at every size; it needs 64 times as many
+# labels as fine-tuned MiniLM to reach the same ROC-AUC (printed above), close to
+# ULMFiT's "100x", though theirs was measured with far larger models and other tasks.
 #
-# Two honest surprises. The held-out phrasings do not sink the bag of words: a rewording
-# changes one or two words of a sentence (the verb, the noun for the role) and keeps the
-# character names and the rest, which still count; fine-tuned MiniLM is ahead there too,
-# on every seed at 256 labels. And on **real English** the gap is far larger than on the
-# generated reviews: 100 labelled movie-review sentences leave a bag of words close to
-# chance, because real opinions rarely repeat their words, while MiniLM's knowledge of
-# English puts both of its uses ahead on every seed. That is the regime where pre-training
-# pays, and the one the papers measure.
+# Seed 0's tuned bag of words always chose tf-idf weights, and word pairs once it had a few
+# hundred labels: tuned like a model, it is a much harder opponent than word counts with
+# default settings. Accuracy, the figure the literature quotes for this data, tells the
+# same story at all labels (printed above, beside always saying "fresh").
+#
+# The **generated** reviews tell a different one (the second and third panels). Their
+# template words give the spoilers away, so the bag of words is already strong with a few
+# dozen labels, and fine-tuned MiniLM is ahead on average but not beyond the scatter of
+# three seeds at any size; only on the sentences in held-out phrasings is it ahead on every
+# seed. That is why every verdict about transfer in this course is read on the real
+# snippets: a synthetic task can hide the effect it was built to show.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## BERT's pre-training, and ours
@@ -946,11 +984,12 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 # - Fine-tuning trains every weight with one extra layer; the feature-based approach
 #   trains a small model on frozen features; the table above measures both against a model
 #   with no pre-training.
-# - What pre-training buys depends on how many labels there are: the learning curves put
-#   fine-tuned MiniLM ahead of a bag of words from about a hundred labels of the generated
-#   reviews, level with it once every sentence is labelled, and far ahead on 100 sentences
-#   of real English; with a dozen labels the intervals overlap, and the curves cannot rank
-#   the methods there.
+# - What pre-training buys depends on the labels and on the text. On real review snippets
+#   fine-tuned MiniLM is ahead of a bag of words tuned like a model on every seed from 64
+#   labels to all of them; frozen MiniLM vectors are ahead up to a few thousand labels and
+#   behind with all of them; with 16 labels the seeds overlap and nothing can be ranked. On
+#   the generated reviews, whose words give the labels away, no size separates them beyond
+#   the seeds.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises

@@ -143,21 +143,32 @@ def bootstrap_auc_difference(labels: Any, a: Any, b: Any, n: int = 500, seed: in
     return roc_auc(y, a) - roc_auc(y, b), float(low), float(high)
 
 
-def compare_classifiers(models: dict, validation, test, parts: dict | None = None
-                        ) -> tuple[dict, dict]:
+def compare_classifiers(models: dict, validation, test, parts: dict | None = None, *,
+                        units: str = "sentences", positives: str = "spoilers",
+                        validation_name: str = "validation") -> tuple[dict, dict]:
     """ROC-AUC and F1 on ``test`` of several models, each ``predict(texts) -> P(y=1)`` or
     its ``(validation scores, test scores)``, printed as a table beside the majority class;
     each model's F1 threshold is its best on ``validation``. Rows are ``(text, label,
     review_id)``; ``parts`` names subsets of the test rows by a test on their review id.
     Returns ``({model: {part: (AUC, F1)}}, {model: test scores})``; a model whose scores
-    are constant or not finite gets NaN."""
+    are constant or not finite gets NaN. The majority class predicts the validation rows'
+    more common label for every row (F1 ``2p / (1 + p)`` for a positive majority of share
+    ``p``, 0 otherwise). ``units``, ``positives`` and ``validation_name`` name the rows,
+    class 1 and the validation rows in the printed table."""
     v_texts = [t for t, _, _ in validation]
     v_y = [lab for _, lab, _ in validation]
     t_texts, t_y = [t for t, _, _ in test], np.array([lab for _, lab, _ in test])
     selections = {"all": np.ones(len(test), dtype=bool)}
     for part, keep in (parts or {}).items():
         selections[part] = np.array([bool(keep(review_id)) for _, _, review_id in test])
-    rows = {"majority class": {part: (0.5, 0.0) for part in selections}}  # constant score
+    positive_majority = 2 * sum(v_y) >= len(v_y)
+
+    def majority_f1(y) -> float:
+        share = float(np.mean(y)) if len(y) else 0.0
+        return 2 * share / (1 + share) if positive_majority and share > 0 else 0.0
+
+    rows = {"majority class": {part: (0.5, majority_f1(t_y[sel]))  # a constant score
+                               for part, sel in selections.items()}}
     test_scores = {}
     for key, fn in models.items():
         v_s, t_s = (_array(s) for s in (fn if isinstance(fn, tuple) else
@@ -169,14 +180,16 @@ def compare_classifiers(models: dict, validation, test, parts: dict | None = Non
         threshold, _ = best_threshold(v_y, v_s)
         rows[key] = {part: (roc_auc(t_y[sel], t_s[sel]), f1_score(t_y[sel], t_s[sel] >= threshold))
                      for part, sel in selections.items()}
-    print(f"test sentences: ROC-AUC and F1 (at the threshold with the best F1 on "
-          f"{len(v_y):,} validation sentences)")
-    print(f"{'':22s}" + "".join(f"{part[:18]:>20s}" for part in selections))
-    print(f"{'sentences / spoilers':22s}" + "".join(
+    print(f"test {units}: ROC-AUC and F1 (at the threshold with the best F1 on "
+          f"{len(v_y):,} {validation_name} {units})")
+    header = f"{units} / {positives}"
+    w = max(22, len(header) + 1, *(len(key) + 1 for key in rows))
+    print(f"{'':{w}s}" + "".join(f"{part[:18]:>20s}" for part in selections))
+    print(f"{header:{w}s}" + "".join(
         f"{f'{int(sel.sum()):,} / {int(t_y[sel].sum())}':>20s}" for sel in selections.values()))
-    print(f"{'':22s}" + f"{'AUC      F1':>20s}" * len(selections))
+    print(f"{'':{w}s}" + f"{'AUC      F1':>20s}" * len(selections))
     for key, row in rows.items():
-        print(f"{key:22s}" + "".join(f"{auc:>13.3f} {f:6.3f}" for auc, f in row.values()))
+        print(f"{key:{w}s}" + "".join(f"{auc:>13.3f} {f:6.3f}" for auc, f in row.values()))
     return rows, test_scores
 
 

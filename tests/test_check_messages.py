@@ -123,5 +123,5 @@ def test_finetune_lab_student_copy_fails_its_first_check_in_two_lines():
     assert [e.ename for e in errors] == ["CheckFailed"]
     shown = _plain(errors[0].traceback)
     assert len(shown.splitlines()) <= 5, shown
-    assert shown.startswith("✗ check failed: SpoilerClassifier.forward"), shown
-    assert "not implemented yet: fill in `SpoilerClassifier.forward`" in shown
+    assert shown.startswith("✗ check failed: ReviewClassifier.forward"), shown
+    assert "not implemented yet: fill in `ReviewClassifier.forward`" in shown

@@ -23,3 +23,21 @@ def test_the_recipe_records_the_grid_the_code_searches():
     assert grid == {"ngrams": list(tb.NGRAMS), "weighting": list(tb.WEIGHTINGS),
                     "lambdas": list(tb.GRID_LAMBDAS)}
     assert rt_curve.RT_CURVE.keep_weights == ()
+
+
+def test_curve_values_reads_each_size_from_the_seeds_that_ran_it():
+    from types import SimpleNamespace
+
+    import pytest
+
+    from lmcourse.course.reference.result import ReferenceResult
+    from lmcourse.course.reference.transfer_curve import curve_values
+
+    run = SimpleNamespace(
+        name="demo", seeds=[0, 1, 2], curves={0: [[16, 1.0, 0.6], [9295, 2.0, 0.9]]},
+        metrics={0: {"bag_of_words@16": 0.5, "bag_of_words@9295": 0.8},
+                 1: {"bag_of_words@16": 0.6}, 2: {"bag_of_words@16": 0.7}})
+    run.values = lambda metric: ReferenceResult.values(run, metric)
+    assert curve_values(run, "bag_of_words") == {16: [0.5, 0.6, 0.7], 9295: [0.8]}
+    with pytest.raises(KeyError, match="demo has no metric 'bilstm@16'"):
+        curve_values(run, "bilstm")

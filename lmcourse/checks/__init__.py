@@ -83,7 +83,7 @@ def _is_library(filename: str) -> bool:
 
 def student_frame(tb: TracebackType | None) -> traceback.FrameSummary | None:
     """The innermost frame of a traceback that runs the student's code, not a library's,
-    with its function's qualified name (``SpoilerClassifier.forward``) as ``name``."""
+    with its function's qualified name (``ReviewClassifier.forward``) as ``name``."""
     found = None
     while tb is not None:
         code = tb.tb_frame.f_code

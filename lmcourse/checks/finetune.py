@@ -1,4 +1,4 @@
-"""Auto-checks for fine-tuning MiniLM, a pre-trained BERT, to find spoilers.
+"""Auto-checks for fine-tuning MiniLM, a pre-trained BERT, as a sentence classifier (lab 06).
 
 The classification head, ``configure`` (AdamW with a linear warm-up and decay),
 ``train_step`` and ``predict_proba`` are each compared with :mod:`lmcourse.finetune` on a
@@ -52,12 +52,12 @@ def _batch(lengths: Sequence[int], extra_padding: int = 2, seed: int = 1
 
 # ---- exercise 1: the classification head --------------------------------------------------
 
-def classifier(SpoilerClassifier: type) -> None:
-    """Exercise 1: ``SpoilerClassifier(encoder, 2, dropout)(ids, mask)`` = ``W h_[CLS] + b``."""
-    name = "SpoilerClassifier.forward"
+def classifier(ReviewClassifier: type) -> None:
+    """Exercise 1: ``ReviewClassifier(encoder, 2, dropout)(ids, mask)`` = ``W h_[CLS] + b``."""
+    name = "ReviewClassifier.forward"
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        model = attempt(name, SpoilerClassifier, tiny_bert(), 2, 0.5)
+        model = attempt(name, ReviewClassifier, tiny_bert(), 2, 0.5)
     ids, mask = _batch([7, 3, 5, 2])
     model.eval()
     with torch.no_grad():
@@ -325,7 +325,7 @@ def train_step(student: Callable[..., Any], clip: float = 0.05) -> None:
                                        lambda a, b: same(a, b, 1e-4))
     if same(seen, _clipped(grads["plain"], clip), 1e-4) or same(seen, grads["plain"], 1e-4):
         fail(name, "class_weight was ignored: give it to F.cross_entropy as its weight "
-                   "argument, so that the rare spoilers count more.")
+                   "argument, so that the rarer class counts as much as the other.")
     expect(same(seen, _clipped(g, clip), 1e-4), name,
            "the gradient the optimiser used differs from that of the class-weighted "
            "cross-entropy of the model's logits on this batch (ids and mask) against the "
@@ -373,7 +373,7 @@ def predict_proba(student: Callable[..., Any]) -> None:
         expect(got is not None, name, f"return a tensor of probabilities, got "
                                       f"{type(raw).__name__}")
         if got.shape == (n, 2):
-            fail(name, "return P(spoiler) only, the probability of class 1: one column of "
+            fail(name, "return P(class 1) only (P(fresh) in the lab): one column of "
                        "the softmax, shape (N,).")
         got = got.reshape(-1) if got.numel() == n else got
         expect(got.shape == (n,), name,
@@ -390,7 +390,7 @@ def predict_proba(student: Callable[..., Any]) -> None:
                    "model.eval() before predicting (train_step switches it back on).")
     wrong = [(logits[:, 1], "these are logits: turn them into probabilities with a softmax "
                             "over the class axis, then keep class 1's column."),
-             (1 - want, "that is P(class 0), 'no spoiler': take column 1 of the softmax."),
+             (1 - want, "that is P(class 0), 'rotten' in the lab: take column 1 of the softmax."),
              (torch.sigmoid(logits[:, 1]), "sigmoid(z_1) ignores z_0: the model has two "
                                            "logits, and P(class 1) is softmax(z)_1 over both "
                                            "(= sigmoid(z_1 - z_0))."),

@@ -268,11 +268,19 @@ def train_curve(task: Task, recipe: dict, seed: int, device: torch.device,
 
 
 def curve_values(result: ReferenceResult, method: str, part: str = "") -> dict[int, list[float]]:
-    """``{n labels: [test ROC-AUC of each seed]}`` of ``method`` read from a committed
-    result (``part``: ``""`` for the whole test set, or ``"heldout"``, ``"same_phrasing"``)."""
+    """``{n labels: [test ROC-AUC of each seed that ran n]}`` of ``method`` read from a
+    committed result (``part``: ``""`` for the whole test set, or ``"heldout"``,
+    ``"same_phrasing"``). A run may train its largest sizes for fewer seeds (``rt-curve``);
+    a size no seed has raises ``KeyError`` naming the run."""
     suffix = f"/{part}" if part else ""
     sizes = [int(point[0]) for point in result.curves[result.seeds[0]]]
-    return {n: result.values(f"{method}@{n}{suffix}") for n in sizes}
+    curves = {}
+    for n in sizes:
+        key = f"{method}@{n}{suffix}"
+        curves[n] = [result.metrics[s][key] for s in result.seeds if key in result.metrics[s]]
+        if not curves[n]:
+            result.values(key)  # raises the KeyError that lists the metrics the run has
+    return curves
 
 
 def _no_weights(recipe: dict, state: dict) -> tuple[str, float]:
