@@ -143,7 +143,7 @@ def _pretrain_arm(name: str, recipe: dict, seed: int, device: torch.device,
     pairs = train_pairs(name)
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(seed)
-        model = build_model(name).to(device)
+        model = build_model(name, s).to(device)
         masker = _masker(name, pairs, seed)
         curve: list[list[float]] = []
         probe_curve: list[list[float]] = []  # bench-mlm: the probe as ELECTRA's curve has it

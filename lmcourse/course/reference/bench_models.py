@@ -53,16 +53,18 @@ def deberta_intermediate(corpus: str = "reviews") -> int:
     return min(range(128, 257), key=lambda i: abs(count(i) - target))
 
 
-def build_model(name: str) -> torch.nn.Module:
-    """The arm's model with fresh weights (the caller seeds torch)."""
+def build_model(name: str, recipe: dict | None = None) -> torch.nn.Module:
+    """The arm's model with fresh weights (the caller seeds torch); ``recipe`` (default:
+    the arm's own) may change its shape, as a development run that tries a width does."""
     from lmcourse.models.pretraining import BertForPreTraining
     from lmcourse.models.spanbert import SpanBertForPreTraining
 
-    s, corpus = _settings(name), corpus_of(name)
+    s, corpus = recipe or _settings(name), corpus_of(name)
     if s["model"] == "DebertaForPreTraining":
         return _deberta(deberta_intermediate(corpus), s["terms"], s["emd"], corpus)
     changes = {k: s[k] for k in ("embedding_size", "share_layers", "hidden_size",
-                                 "intermediate_size") if k in s}
+                                 "intermediate_size", "num_hidden_layers",
+                                 "num_attention_heads") if k in s}
     if s["objective"] == "MLM + SBO":
         return SpanBertForPreTraining(bench_config(corpus, **changes), max_offset=10)
     return BertForPreTraining(bench_config(corpus, **changes))

@@ -29,6 +29,7 @@ Every model is scored by ROC-AUC on the 2,300 distinct test sentences.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import torch
 
@@ -115,19 +116,35 @@ def _student(teacher, texts: list[str], hard: torch.Tensor, soft: torch.Tensor |
     return student, losses
 
 
-def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
-          stop_after: int | None = None) -> SeedRun:
+@dataclass
+class Distilled:
+    """One seed's steps 1-4: the labelled texts and labels, the pool (labelled + transfer
+    texts) with its hard labels (true where labelled, the teacher's argmax elsewhere), the
+    teacher's first losses, and the test scores of the teacher and of every student."""
+
+    texts: list[str]
+    labels: torch.Tensor
+    transfer: torch.Tensor  # the transfer set's row indices in the training texts
+    pool: list[str]
+    hard: torch.Tensor
+    teacher_losses: list[float]
+    predictions: dict[str, torch.Tensor]
+
+
+def distil_on_transfer_set(task, recipe: dict, seed: int, device: torch.device,
+                           stop_after: int | None = None) -> Distilled:
+    """Label draw, teacher, transfer set and students (steps 1-4 of the recipe) on ``task``'s
+    training texts, every model scored on its test texts. ``stop_after``: only the
+    teacher's first steps (``predictions`` is then empty)."""
     from lmcourse import finetune
 
-    task, start = spoiler_task(), time.perf_counter()
     labelled, transfer = transfer_split(task.train_labels, recipe, seed)
     texts = [task.train_texts[i] for i in labelled]
     labels = task.train_labels[labelled]
     teacher, teacher_losses = finetune_minilm(texts, labels, recipe, seed, device, stop_after)
     if stop_after is not None:
-        return SeedRun([], teacher_losses, {})
-    transfer_texts = [task.train_texts[i] for i in transfer]
-    pool = texts + transfer_texts
+        return Distilled(texts, labels, transfer, [], labels, teacher_losses, {})
+    pool = texts + [task.train_texts[i] for i in transfer]
     soft = _logits(teacher, pool, recipe["max_len"])
     hard = torch.cat([labels, soft[len(texts):].argmax(-1)])
     tokenizer, _ = minilm_files()
@@ -142,18 +159,38 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
             predictions[f"{prefix}student_labels_only@{steps}"] = scores(only)
             distilled, _ = _student(teacher, pool, hard, soft, recipe, seed, device, init, steps)
             predictions[f"{prefix}student_distilled@{steps}"] = scores(distilled)
-    predictions["bag_of_words"] = bag_of_words_classifier(texts, labels, recipe["lambdas"],
-                                                          seed=seed)(task.test_texts)
-    predictions["bag_of_words_transfer"] = bag_of_words_classifier(
-        pool, hard, recipe["lambdas"], seed=seed)(task.test_texts)
+    return Distilled(texts, labels, transfer, pool, hard, teacher_losses, predictions)
+
+
+def seed_run(task, recipe: dict, run: Distilled, start: float, positives: str,
+             extra: dict | None = None) -> SeedRun:
+    """Every model's test ROC-AUC, how many of the transfer set's texts are of class 1 by
+    the teacher and by the truth (``transfer_<positives>_by_teacher`` / ``_true``),
+    ``extra`` metrics and the seed's seconds; the curve is the distilled student's ROC-AUC
+    at each length."""
     y = task.test_labels.tolist()
-    metrics = {arm: round(roc_auc(y, p.float().tolist()), 5) for arm, p in predictions.items()}
-    metrics["transfer_spoilers_by_teacher"] = int(hard[len(texts):].sum())
-    metrics["transfer_spoilers_true"] = int(task.train_labels[transfer].sum())
+    metrics = {arm: round(roc_auc(y, p.float().tolist()), 5)
+               for arm, p in run.predictions.items()}
+    metrics.update(extra or {})
+    metrics[f"transfer_{positives}_by_teacher"] = int(run.hard[len(run.texts):].sum())
+    metrics[f"transfer_{positives}_true"] = int(task.train_labels[run.transfer].sum())
     metrics["train_seconds"] = round(time.perf_counter() - start, 1)
     curve = [[steps, metrics["train_seconds"], metrics[f"student_distilled@{steps}"]]
              for steps in recipe["student_steps"]]
-    return SeedRun(curve, teacher_losses, metrics)
+    return SeedRun(curve, run.teacher_losses, metrics)
+
+
+def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
+          stop_after: int | None = None) -> SeedRun:
+    task, start = spoiler_task(), time.perf_counter()
+    run = distil_on_transfer_set(task, recipe, seed, device, stop_after)
+    if stop_after is not None:
+        return SeedRun([], run.teacher_losses, {})
+    run.predictions["bag_of_words"] = bag_of_words_classifier(
+        run.texts, run.labels, recipe["lambdas"], seed=seed)(task.test_texts)
+    run.predictions["bag_of_words_transfer"] = bag_of_words_classifier(
+        run.pool, run.hard, recipe["lambdas"], seed=seed)(task.test_texts)
+    return seed_run(task, recipe, run, start, "spoilers")
 
 
 DISTILL_TRANSFER = Reference(

@@ -29,11 +29,9 @@ import time
 import torch
 
 from lmcourse.course.reference.distill_transfer import RECIPE as SPOILER_DISTILL
-from lmcourse.course.reference.distill_transfer import _logits, _student, transfer_split
+from lmcourse.course.reference.distill_transfer import distil_on_transfer_set, seed_run
 from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
-from lmcourse.course.reference.rt_curve import RT_RECIPE, rt_task
-from lmcourse.course.reference.transfer_curve import finetune_minilm, minilm_files
-from lmcourse.metrics import roc_auc
+from lmcourse.course.reference.rt_curve import RT_RECIPE, fresh_share, rt_task
 
 __all__ = ["RT_DISTILL", "RT_DISTILL_RECIPE", "train_rt_distill"]
 
@@ -55,54 +53,21 @@ def train_rt_distill(recipe: dict, seed: int, device: torch.device, progress: bo
                      stop_after: int | None = None) -> SeedRun:
     """Teacher, students and bags of words of one seed; the curve is the distilled
     student's test ROC-AUC at each length."""
-    from lmcourse import finetune
     from lmcourse.models.tuned_bag_of_words import WEIGHTINGS, tune_bag_of_words
 
     (task, tune_x, tune_y), start = rt_task(), time.perf_counter()
-    labelled, transfer = transfer_split(task.train_labels, recipe, seed)
-    texts = [task.train_texts[i] for i in labelled]
-    labels = task.train_labels[labelled]
-    teacher, teacher_losses = finetune_minilm(texts, labels, recipe, seed, device, stop_after)
+    run = distil_on_transfer_set(task, recipe, seed, device, stop_after)
     if stop_after is not None:
-        return SeedRun([], teacher_losses, {})
-    pool = texts + [task.train_texts[i] for i in transfer]
-    soft = _logits(teacher, pool, recipe["max_len"])
-    hard = torch.cat([labels, soft[len(texts):].argmax(-1)])
-    tokenizer, _ = minilm_files()
-
-    def scores(model):
-        return finetune.predict_texts(model, tokenizer, task.test_texts, recipe["max_len"])
-
-    predictions = {"teacher": scores(teacher)}
-    for steps in recipe["student_steps"]:
-        for init, prefix in zip(recipe["student_inits"], ("", "random_"), strict=True):
-            only, _ = _student(teacher, texts, labels, None, recipe, seed, device, init, steps)
-            predictions[f"{prefix}student_labels_only@{steps}"] = scores(only)
-            distilled, _ = _student(teacher, pool, hard, soft, recipe, seed, device, init, steps)
-            predictions[f"{prefix}student_distilled@{steps}"] = scores(distilled)
+        return SeedRun([], run.teacher_losses, {})
     grid, chosen = recipe["bag_of_words_grid"], {}
-    for arm, (x, y) in {"bag_of_words": (texts, labels),
-                        "bag_of_words_transfer": (pool, hard)}.items():
+    for arm, (x, y) in {"bag_of_words": (run.texts, run.labels),
+                        "bag_of_words_transfer": (run.pool, run.hard)}.items():
         bow = tune_bag_of_words(x, y, tune_x, tune_y, grid["ngrams"], grid["weighting"],
                                 grid["lambdas"])
-        predictions[arm] = bow(task.test_texts)
+        run.predictions[arm] = bow(task.test_texts)
         chosen.update({f"{arm}_ngrams": bow.settings.ngrams, f"{arm}_lambda": bow.settings.lam,
                        f"{arm}_weighting": WEIGHTINGS.index(bow.settings.weighting)})
-    y_test = task.test_labels.tolist()
-    metrics = {arm: round(roc_auc(y_test, p.float().tolist()), 5)
-               for arm, p in predictions.items()}
-    metrics.update(chosen)
-    metrics["transfer_fresh_by_teacher"] = int(hard[len(texts):].sum())
-    metrics["transfer_fresh_true"] = int(task.train_labels[transfer].sum())
-    metrics["train_seconds"] = round(time.perf_counter() - start, 1)
-    curve = [[steps, metrics["train_seconds"], metrics[f"student_distilled@{steps}"]]
-             for steps in recipe["student_steps"]]
-    return SeedRun(curve, teacher_losses, metrics)
-
-
-def _baselines(recipe: dict) -> dict[str, float]:
-    task, _, _ = rt_task()
-    return {"fresh_share": round(float(task.test_labels.float().mean()), 5)}
+    return seed_run(task, recipe, run, start, "fresh", chosen)
 
 
 RT_DISTILL = Reference(
@@ -112,7 +77,7 @@ RT_DISTILL = Reference(
     recipe=RT_DISTILL_RECIPE,
     train=train_rt_distill,
     evaluate=no_weights("rt-distill", " (students are scored as they are trained)"),
-    baselines=_baselines,
+    baselines=fresh_share,
     seconds_per_seed=600.0,
     keep_weights=(),
     notes=["the bag of words' settings are chosen on the tuning split (films of their own), "
