@@ -190,3 +190,15 @@ def test_the_wiki_probe_reads_real_snippets_in_the_bench_vocabulary():
     assert len(fit_ids) == fit.sum() and len(test_ids) == (~fit).sum() == len(labels) - len(fit_ids)
     unk = pe._data("wiki").corpus.pieces.index("[UNK]")
     assert (test_ids == unk).float().mean() < 0.01  # WordPiece covers what the snippets say
+
+
+def test_a_development_run_builds_the_shape_it_is_given():
+    """dev_scores(arm, hidden_size=...) must train that width, not the arm's own."""
+    from lmcourse.course.reference.bench_models import build_model
+    from lmcourse.course.reference.bench_recipes import _settings
+
+    own = build_model("bench-mlm")
+    wider = build_model("bench-mlm", {**_settings("bench-mlm"), "hidden_size": 128,
+                                      "intermediate_size": 512, "num_hidden_layers": 3})
+    assert own.bert.config.hidden_size == 64 and len(own.bert.encoder.layer) == 2
+    assert wider.bert.config.hidden_size == 128 and len(wider.bert.encoder.layer) == 3
