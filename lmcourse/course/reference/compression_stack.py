@@ -51,8 +51,21 @@ ARMS = ("pruned", "pruned_recovered", "low_rank", "low_rank_recovered", "student
         "student_pruned", "student_pruned_int8")
 
 
+def corpus_of(recipe: dict) -> str:
+    """``"spoilers"`` (the generated sample, this run) or ``"rt"`` (the real snippets,
+    ``rt-compression``)."""
+    return recipe.get("corpus", "spoilers")
+
+
 @cache
-def _setup():
+def _setup(corpus: str = "spoilers"):
+    """``(data, teacher, pool, logits, test texts, test labels)``; ``data`` has the
+    tokenizer and ``max_len``, ``pool`` is ``(ids, mask, labels)`` with the teacher's
+    ``logits``."""
+    if corpus == "rt":
+        from lmcourse.course.reference.rt_teacher import rt_setup
+
+        return rt_setup()
     from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
     from lmcourse.data.goodreads import distinct_sentences
 
@@ -63,16 +76,16 @@ def _setup():
     return data, teacher, pool, logits, texts, labels
 
 
-def _scores(model: torch.nn.Module) -> list[float]:
+def _scores(model: torch.nn.Module, corpus: str = "spoilers") -> list[float]:
     from lmcourse import finetune
 
-    data, *_, texts, _ = _setup()
+    data, *_, texts, _ = _setup(corpus)
     return finetune.predict_texts(model, data.tokenizer, texts, data.max_len)
 
 
 @cache
-def _teacher_scores() -> tuple[float, ...]:
-    return tuple(_scores(_setup()[1]))
+def _teacher_scores(corpus: str = "spoilers") -> tuple[float, ...]:
+    return tuple(_scores(_setup(corpus)[1], corpus))
 
 
 def structured_prune(model: torch.nn.Module, recipe: dict, seed: int) -> torch.nn.Module:
@@ -86,7 +99,7 @@ def structured_prune(model: torch.nn.Module, recipe: dict, seed: int) -> torch.n
         prune_heads,
     )
 
-    data, _, pool, *_ = _setup()
+    data, _, pool, *_ = _setup(corpus_of(recipe))
     ids, mask, labels = pool
     device = next(model.parameters()).device
 
@@ -114,7 +127,7 @@ def _distil(model: torch.nn.Module, recipe: dict, seed: int, steps: int, lr: flo
             progress: bool, stop_after: int | None = None) -> list[float]:
     from lmcourse.models.distill import combined_loss, train_student
 
-    _, _, pool, logits, *_ = _setup()
+    _, _, pool, logits, *_ = _setup(corpus_of(recipe))
 
     def loss(m, ids, mask, labels, rows):
         return combined_loss(m(ids, mask), logits[rows].to(ids.device), labels, temperature=2.0)
@@ -138,8 +151,9 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
     )
     from lmcourse.models.distill import half_depth_student
 
-    *_, labels = _setup()
-    teacher = _setup()[1].to(device)
+    corpus = corpus_of(recipe)
+    *_, labels = _setup(corpus)
+    teacher = _setup(corpus)[1].to(device)
     start, metrics, losses, curve = time.perf_counter(), {}, [], []
     models: dict[str, torch.nn.Module] = {}
 
@@ -151,7 +165,7 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
         model = model.cpu().eval()
         if stop_after is None:
             curve.append([len(losses), round(time.perf_counter() - start, 1),
-                          round(roc_auc(labels, _scores(model)), 5)])
+                          round(roc_auc(labels, _scores(model, corpus)), 5)])
         return model
 
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
@@ -171,9 +185,9 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
             structured_prune(models["student"].to(device), recipe, seed),
             recipe["recovery_steps"], recipe["recovery_lr"])
         models["student_pruned_int8"] = quantize_int8(models["student_pruned"])
-    teacher_scores = _teacher_scores()
+    teacher_scores = _teacher_scores(corpus)
     for arm in ARMS:
-        scores = _scores(models[arm])
+        scores = _scores(models[arm], corpus)
         diff, low, high = bootstrap_auc_difference(labels, scores, teacher_scores)
         metrics[arm] = round(roc_auc(labels, scores), 5)
         metrics[f"{arm}_vs_teacher"] = [round(diff, 5), round(low, 5), round(high, 5)]
@@ -184,16 +198,22 @@ def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
 
 
 @cache
-def baselines(recipe: dict | None = None) -> dict[str, float]:
-    """The teacher itself and the bag of words, on the same 2,300 sentences."""
+def baselines(corpus: str = "spoilers") -> dict[str, float]:
+    """The teacher itself and the bag of words, on the same test sentences (the real
+    snippets' bag of words tuned on their tuning split)."""
     from lmcourse.metrics import roc_auc
-    from lmcourse.models.baselines import bag_of_words_baseline
 
-    data, *_, texts, labels = _setup()
-    bow = bag_of_words_baseline(data.train)(texts)
-    return {"teacher": round(roc_auc(labels, list(_teacher_scores())), 5),
+    data, *_, texts, labels = _setup(corpus)
+    if corpus == "rt":
+        from lmcourse.course.reference.rt_teacher import rt_bag_of_words
+
+        bow = rt_bag_of_words()(texts)
+    else:
+        from lmcourse.models.baselines import bag_of_words_baseline
+
+        bow = bag_of_words_baseline(data.train)(texts)
+    return {"teacher": round(roc_auc(labels, list(_teacher_scores(corpus))), 5),
             "bag_of_words": round(roc_auc(labels, bow.tolist()), 5)}
-
 
 
 COMPRESSION_STACK = Reference(
@@ -201,4 +221,5 @@ COMPRESSION_STACK = Reference(
     title="structured pruning, low rank and the distil-prune-quantize stack, each recovered "
           "by distillation",
     recipe=RECIPE, train=train, evaluate=no_weights("compression-stack"),
-    baselines=lambda recipe: dict(baselines()), seconds_per_seed=180.0, keep_weights=())
+    baselines=lambda recipe: dict(baselines(corpus_of(recipe))), seconds_per_seed=180.0,
+    keep_weights=())
