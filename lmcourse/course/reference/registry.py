@@ -18,6 +18,7 @@ from lmcourse.course.reference import (
     lm_scale,
     recall_sweep,
     reversal_sweep,
+    rt_compression,
     rt_curve,
     rt_distill,
     tiny_bert,
@@ -51,6 +52,7 @@ _ALL: list[Reference] = [
     # distillation and compression
     distill_transfer.DISTILL_TRANSFER, rt_distill.RT_DISTILL, distilbert_cosine.DISTILBERT_COSINE,
     tinybert_stages.TINYBERT_STAGES, compression_stack.COMPRESSION_STACK,
+    rt_compression.RT_COMPRESSION,
 ]
 
 
