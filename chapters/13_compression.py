@@ -642,11 +642,29 @@ for name, (mb, seconds) in measured.items():
 
 # %% slideshow={"slide_type": "-"}
 stack = reference.load("compression-stack")
-stack_seeds = list(stack.seeds)
+
+
+def seeds_of(result, key: str) -> list[float]:
+    return [result.metrics[s][key] for s in result.seeds]
 
 
 def per_seed(key: str) -> list[float]:
-    return [stack.metrics[s][key] for s in stack_seeds]
+    return seeds_of(stack, key)
+
+
+def stack_table(result, rows: dict) -> None:
+    """One row per compressed model: one-shot and recovered ROC-AUC over the seeds, the
+    share of the teacher's kept, and the widest bounds of the intervals against it."""
+    teacher_of = result.baselines["teacher"]
+    print(f"{f'model ({result.name}, {len(result.seeds)} seeds)':<36} {'one-shot':>15} "
+          f"{'recovered':>15} {'of teacher':>11} {'minus teacher, intervals':>26}")
+    for name, (before, after) in rows.items():
+        bounds = seeds_of(result, f"{after}_vs_teacher")
+        low, high = min(b[1] for b in bounds), max(b[2] for b in bounds)
+        kept = sum(seeds_of(result, after)) / len(result.seeds) / teacher_of
+        print(f"{name:<36} {mean_spread(seeds_of(result, before)) if before else '-':>15} "
+              f"{mean_spread(seeds_of(result, after)):>15} {kept:>11.1%} "
+              f"{f'[{low:+.3f}, {high:+.3f}]':>26}")
 
 
 # %% slideshow={"slide_type": "-"}
@@ -657,13 +675,7 @@ stack_rows = {"MiniLM, half the heads and units": ("pruned", "pruned_recovered")
               "student, pruned + int8": (None, "student_pruned_int8")}
 print(f"teacher {stack.baselines['teacher']:.3f} (live: {teacher_auc:.3f}); bag of words "
       f"{stack.baselines['bag_of_words']:.3f} (live: {bow_auc:.3f})")
-print(f"{'model (reference, 3 seeds)':<36} {'one-shot':>15} {'recovered':>15} "
-      f"{'minus teacher, intervals':>26}")
-for name, (before, after) in stack_rows.items():
-    bounds = per_seed(f"{after}_vs_teacher")
-    low, high = min(b[1] for b in bounds), max(b[2] for b in bounds)
-    print(f"{name:<36} {mean_spread(per_seed(before)) if before else '-':>15} "
-          f"{mean_spread(per_seed(after)):>15} {f'[{low:+.3f}, {high:+.3f}]':>26}")
+stack_table(stack, stack_rows)
 with verdict_table("Recovering after the cut, and the compressed student against a bag of words"):
     for name, (before, after) in list(stack_rows.items())[:2]:
         verdict(f"a short distillation after the cut ({name}) beats the cut alone",
@@ -705,20 +717,13 @@ real = reference.load("rt-compression")
 
 
 def real_seeds(key: str) -> list[float]:
-    return [real.metrics[s][key] for s in real.seeds]
+    return seeds_of(real, key)
 
 
 teacher_real, bow_real = real.baselines["teacher"], real.baselines["bag_of_words"]
 print(f"real snippets: teacher {teacher_real:.3f}; bag of words on the same 256 labels "
       f"{bow_real:.3f} ({bow_real / teacher_real:.1%} of the teacher's ROC-AUC)")
-print(f"{'model (rt-compression, 3 seeds)':<36} {'one-shot':>15} {'recovered':>15} "
-      f"{'of teacher':>11} {'minus teacher, intervals':>26}")
-for name, (before, after) in stack_rows.items():
-    bounds = real_seeds(f"{after}_vs_teacher")
-    low, high = min(b[1] for b in bounds), max(b[2] for b in bounds)
-    kept = sum(real_seeds(after)) / len(real.seeds) / teacher_real
-    print(f"{name:<36} {mean_spread(real_seeds(before)) if before else '-':>15} "
-          f"{mean_spread(real_seeds(after)):>15} {kept:>11.1%} {f'[{low:+.3f}, {high:+.3f}]':>26}")
+stack_table(real, stack_rows)
 
 # %% slideshow={"slide_type": "-"}
 with verdict_table("Compression on real snippets: recovery, the stacked student against the "
