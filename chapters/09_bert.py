@@ -812,7 +812,7 @@ print("paper (Devlin et al. 2019, Table 7, CoNLL-2003 NER dev F1, BERT-base): fi
 # run still matches the code: the first fine-tuning steps of seed 0, trained here.
 
 # %% slideshow={"slide_type": "-"}
-live_curve = reference.live_run("rt-curve", steps=25)
+live_curve = reference.live_run("rt-curve", steps=10)
 rt_curve, spoiler_curve = reference.load("rt-curve"), reference.load("spoiler-curve")
 METHODS = {"bag_of_words": "bag of words (tuned)", "bilstm": "BiLSTM from scratch",
            "minilm_features": "MiniLM features + logistic regression",

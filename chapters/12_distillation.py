@@ -456,7 +456,7 @@ verdict("adding DistilBERT's cosine loss gives a better student than distillatio
 # first steps of seed 0's teacher, trained here.
 
 # %% slideshow={"slide_type": "-"}
-reference.live_run("rt-distill", steps=25)
+reference.live_run("rt-distill", steps=10)
 transfer = reference.load("rt-distill")
 STUDENT_STEPS = transfer.recipe["student_steps"]
 
