@@ -442,3 +442,20 @@ def test_a_run_longer_than_a_sitting_resumes_from_its_finished_seeds(tmp_path, m
     result_path("long").unlink()
     R.run("long", progress=False, device=torch.device("cpu"))
     assert trained == [0, 1, 2]  # nothing kept from another recipe
+
+
+def test_seeds_trained_on_another_machine_keep_its_device(tmp_path, monkeypatch):
+    """A seed trained elsewhere (a GPU) and assembled here records the device it ran on."""
+    from lmcourse.course.reference.running import save_finished_seed
+
+    monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path))
+    ref = R.Reference(name="elsewhere", title="elsewhere", recipe={"lr": 0.1, "steps": 6},
+                      train=_tiny_train, evaluate=_tiny_evaluate, baselines=lambda r: {},
+                      seconds_per_seed=0.1, first_steps=3, keep_weights=(), seeds=(0, 1),
+                      seeds_why="a test of the machinery")
+    monkeypatch.setitem(R.REFERENCES, "elsewhere", ref)
+    monkeypatch.setattr("lmcourse.course.reference.running._device_name",
+                        lambda device: f"{device.type}: the recorded device")
+    save_finished_seed(ref, 0, _tiny_train(ref.recipe, 0, "cpu"), 1.0, torch.device("meta"))
+    result = R.run("elsewhere", progress=False, device=torch.device("cpu"))
+    assert result.device == "cpu: the recorded device; meta: the recorded device"

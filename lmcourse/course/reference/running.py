@@ -71,21 +71,23 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
           f"{estimate / 60:.0f} min on a 2-core CPU (a GPU takes minutes); device {device}",
           flush=True)
     folder = reference_dir() / name
-    start, runs = time.perf_counter(), {}
+    start, runs, devices = time.perf_counter(), {}, set()
     done = _finished_seeds(ref, folder) if not ref.keep_weights else {}
     for seed in seeds:
         if seed in done:
-            runs[seed], seconds = done[seed]
+            runs[seed], seconds, where = done[seed]
             start -= seconds  # the wall time counts the earlier session's seconds too
+            devices.add(where)
             print(f"   seed {seed}: finished earlier ({folder / 'seeds'}), not trained again",
                   flush=True)
             continue
         tick = time.perf_counter()
         runs[seed] = ref.train(ref.recipe, seed=seed, device=device, progress=progress)
+        devices.add(_device_name(device))
         print(f"   seed {seed}: {runs[seed].metrics} ({time.perf_counter() - tick:.0f} s)",
               flush=True)
         if not ref.keep_weights and len(seeds) > 1:
-            _save_finished_seed(ref, folder, seed, runs[seed], time.perf_counter() - tick)
+            save_finished_seed(ref, seed, runs[seed], time.perf_counter() - tick, device)
     for seed in ref.keep_weights:
         if seed in runs and runs[seed].state is not None:
             state = {k: v.detach().cpu().half().contiguous() for k, v in runs[seed].state.items()}
@@ -94,7 +96,7 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
             metric, value = ref.evaluate(ref.recipe, state)
             runs[seed].metrics[f"{metric}_stored_weights"] = value
     result = ReferenceResult(
-        name=name, title=ref.title, recipe=ref.recipe, device=_device_name(device),
+        name=name, title=ref.title, recipe=ref.recipe, device="; ".join(sorted(devices)),
         torch=torch.__version__, wall_s=round(time.perf_counter() - start, 1),
         seeds=list(seeds), curves={s: r.curve for s, r in runs.items()},
         train_loss={s: [round(x, 6) for x in r.train_loss] for s, r in runs.items()},
@@ -108,26 +110,30 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
     return result
 
 
-def _save_finished_seed(ref: Reference, folder: Path, seed: int, run_: SeedRun,
-                        seconds: float) -> None:
-    """Keep one finished seed of a run that keeps no weights (``<folder>/seeds/seed<N>.json``,
-    small enough to commit), so a run longer than one sitting resumes where it stopped."""
+def save_finished_seed(ref: Reference, seed: int, run_: SeedRun, seconds: float,
+                       device: torch.device) -> None:
+    """Keep one finished seed of a run that keeps no weights
+    (``reference/<name>/seeds/seed<N>.json``, small enough to commit), with the device it
+    ran on, so a run longer than one sitting, or trained seed by seed on other machines,
+    resumes where it stopped."""
     record = {"recipe": _canonical(ref.recipe), "seconds": round(seconds, 1),
+              "device": _device_name(device),
               "curve": run_.curve, "train_loss": [round(x, 6) for x in run_.train_loss],
               "metrics": run_.metrics}
-    write_atomic(folder / "seeds" / f"seed{seed}.json",
+    write_atomic(reference_dir() / ref.name / "seeds" / f"seed{seed}.json",
                  lambda tmp: Path(tmp).write_text(json.dumps(record) + "\n"))
 
 
-def _finished_seeds(ref: Reference, folder: Path) -> dict[int, tuple[SeedRun, float]]:
-    """The seeds :func:`_save_finished_seed` kept for this very recipe (a seed kept for
-    another recipe is ignored, and trained again)."""
+def _finished_seeds(ref: Reference, folder: Path) -> dict[int, tuple[SeedRun, float, str]]:
+    """The seeds :func:`save_finished_seed` kept for this very recipe, with their seconds and
+    device (a seed kept for another recipe is ignored, and trained again)."""
     out = {}
     for path in sorted((folder / "seeds").glob("seed*.json")):
         record = json.loads(path.read_text())
         if record["recipe"] == _canonical(ref.recipe):
             out[int(path.stem[4:])] = (SeedRun(record["curve"], record["train_loss"],
-                                               record["metrics"]), record["seconds"])
+                                               record["metrics"]), record["seconds"],
+                                       record.get("device", "cpu (not recorded)"))
     return out
 
 
