@@ -44,6 +44,7 @@ import lmcourse
 from lmcourse import show
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
+from lmcourse.course.reference import gpu_costs
 from lmcourse.course.reference.recall_sweep import MODELS, RECIPE
 from lmcourse.models.layer_costs import gradient_reach, layer_seconds, sequential_steps
 from lmcourse.models.recall import (
@@ -124,8 +125,79 @@ plt.show()
 # measured. The second column is an argument about parallel hardware: on a GPU the
 # recurrent layer still takes $n$ steps one after the other, while attention's products
 # run side by side on thousands of arithmetic units, which is why transformers train on
-# far more text in the same time (Vaswani et al. 2017, section 4). This course has no GPU
-# measurement of it yet; rerun this cell on one (`lmcourse.device()` picks it) to see it.
+# far more text in the same time (Vaswani et al. 2017, section 4). The next cells show that
+# argument measured on a GPU.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### The same layers on a GPU
+#
+# The course keeps one measurement made on a GPU (`reference/gpu-costs.json`, written by
+# `python -m lmcourse.course.reference.gpu_costs`, the device recorded in it): the same
+# function `layer_seconds` at widths 128 and 512, lengths 16 to 4,096, and the training
+# speed of chapter 03's two 3.35 M-parameter character models (an LSTM of 2 × 512 and a
+# transformer of 4 × 256) at sequence lengths 128 to 1,024. Rerun the timing cell above on
+# your own GPU to compare.
+
+# %% slideshow={"slide_type": "-"}
+gpu = gpu_costs.load()
+ms, n_gpu = gpu["layer_ms"], gpu["lengths"]
+print(f"measured on {gpu['device']} (torch {gpu['torch']}), forward + backward in ms, "
+      f"batch of {gpu['batch']}, median of {gpu['repeats']}")
+print(f"{'n':>6}" + "".join(f"{k:>15}" for k in ms if k.split('@')[0] in ("attention", "lstm")))
+for i, n in enumerate(n_gpu):
+    print(f"{n:>6}" + "".join(f"{v[i]:>15.2f}" for k, v in ms.items()
+                              if k.split("@")[0] in ("attention", "lstm")))
+for width in gpu_costs.WIDTHS:
+    a, r = ms[f"attention@{width}"], ms[f"lstm@{width}"]
+    faster = [n for n, x, y in zip(n_gpu, a, r, strict=True) if x < y]
+    print(f"width {width}: attention is the faster layer at n = {faster}; at n = 1,024 the "
+          f"LSTM takes {r[n_gpu.index(1024)] / a[n_gpu.index(1024)]:.1f} x attention's time")
+tps = gpu["train_tokens_per_s"]
+for t in gpu_costs.TRAIN_LENGTHS:
+    lstm_tps, transformer_tps = tps[f"lstm@{t}"], tps[f"transformer@{t}"]
+    print(f"training, sequences of {t:>5}: LSTM {lstm_tps:>9,} characters/s, "
+          f"transformer {transformer_tps:>9,} (x{transformer_tps / lstm_tps:.1f})")
+
+# %% slideshow={"slide_type": "-"}
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+for ax, width in zip(axes, gpu_costs.WIDTHS, strict=True):
+    for kind, style in (("attention", "o-"), ("rnn", "^:"), ("lstm", "s-"), ("gru", "d--")):
+        ax.loglog(n_gpu, ms[f"{kind}@{width}"], style, ms=4,
+                  label="self-attention" if kind == "attention" else kind.upper())
+    ax.axvline(width, color="0.5", ls=":", label=f"n = d = {width}")
+    ax.set(xlabel="sequence length n", title=f"width {width}, on {gpu['device']}")
+axes[0].set_ylabel("forward + backward (ms)")
+axes[0].legend(fontsize=7)
+plt.show()
+
+# %% slideshow={"slide_type": "-"}
+at = lengths.index(1024)
+verdict("on one CPU thread, at n = 1,024 > d = 128, an LSTM layer's forward and backward pass "
+        "is faster than a self-attention layer's (Table 1's first column: n^2 d against n d^2; "
+        "measured live)", [seconds["lstm"][at] * 1e3], higher_is_better=False,
+        baseline=("self-attention layer", seconds["attention"][at] * 1e3),
+        metric="ms per layer, median of five timings", digits=2)
+at = n_gpu.index(1024)
+verdict(f"on a GPU ({gpu['device']}), at n = 1,024 and width 512, a self-attention layer's "
+        "forward and backward pass is faster than an LSTM layer's (Table 1's second column: "
+        "1 sequential step against n; the committed measurement)",
+        [ms["attention@512"][at]], higher_is_better=False,
+        baseline=("LSTM layer", ms["lstm@512"][at]),
+        metric=f"ms per layer, median of {gpu['repeats']} timings", digits=2)
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# On the GPU the slopes separate. At width 512 every recurrent layer's time grows in
+# proportion to $n$ from short sequences on: its $n$ steps wait for each other however many
+# arithmetic units are idle. Attention's time stays flat up to a few hundred positions,
+# because the GPU computes all $n^2$ scores at once, until the score matrices are large
+# enough to fill the card and the $n^2$ term shows. So at width 512 attention is the faster
+# layer over almost the whole range (the printed lengths): Table 1's second column at work.
+# At width 128 a recurrent step is so small that the GPU runs it in microseconds, and
+# attention wins only in a band of long sequences before its $n^2$ cost returns: the first
+# column still holds. The training lines put the throughput argument in one number each. At
+# the same parameter count and the length the course trains on (128), the LSTM is still a
+# little faster; from 256 on the transformer reads more characters per second, about twice
+# as many at 512, which is how transformers came to be trained on far more text.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### Path length: how far back does the gradient reach?
@@ -156,6 +228,16 @@ ax.set(xlabel="k (positions back from the last)", ylim=(1e-30, 10),
        title=f"Fresh layers of width {d_reach}: dependence of the last output on the past")
 ax.legend(fontsize=8)
 plt.show()
+
+# %% slideshow={"slide_type": "-"}
+back = 64  # positions back from the last output
+far = {kind: [float(gradient_reach(kind, n_reach, d_reach, seed=s)[back].log10())
+           for s in range(3)] for kind in ("rnn", "lstm", "attention")}
+for rival, label in (("lstm", "fresh LSTM layer"), ("rnn", "fresh tanh RNN layer")):
+    verdict(f"{back} positions back, the last output of a fresh self-attention layer depends "
+            f"more on the input than a {label}'s does (Table 1's maximum path length: 1 "
+            "against n; three initialisations)", far["attention"], higher_is_better=True,
+            baseline=(label, far[rival]), metric="log10 of the gradient norm", digits=1)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # At initialisation the tanh RNN's dependence falls by orders of magnitude within a few
