@@ -119,14 +119,15 @@ def _train_bench(name: str, recipe: dict, seed: int, device: torch.device,
     return SeedRun(curve=curve, train_loss=losses, metrics=metrics, state=state)
 
 
-def dev_scores(name: str, seed: int = 0, **changes) -> dict[str, float]:
+def dev_scores(name: str, seed: int = 0, device: torch.device | str = "cpu",
+               **changes) -> dict[str, float]:
     """Arm ``name`` trained with ``changes`` to its recipe (e.g. ``warmup=0.3``), scored on
     the *development* masks (:func:`dev_batch`), never on the reported ones: how a setting
     the papers tuned is chosen here. Masked accuracy and MLM loss."""
     from lmcourse.models.pretraining import evaluate_pretraining
 
     model, *_ = _pretrain_arm(name, {**_settings(name), **changes}, seed,
-                              torch.device("cpu"), progress=True, probe=False)
+                              torch.device(device), progress=True, probe=False)
     out = evaluate_pretraining(model, *dev_batch(corpus_of(name)))
     return {"masked_accuracy": round(out["masked accuracy"], 4),
             "mlm_loss": round(out["MLM loss"], 4)}
