@@ -199,11 +199,11 @@ print(f"from T = 1 to 16: L_d's gradient x{plain[-1] / plain[0]:.4f} "
 # ## The teacher, and what its soft targets know
 #
 # `spoiler_teacher` is lab 06's recipe in one call (MiniLM, 6 layers of width 384, frozen
-# embeddings, a few hundred balanced steps), trained once and cached for this chapter,
-# chapter 13 and lab 07. Our task has two classes, so dark knowledge is a single number
-# per sentence: how sure the teacher is. The histogram shows it on training sentences,
-# at $T = 1$ and $T = 2$. A hard label says "spoiler" or not; the soft target also says
-# "a borderline sentence".
+# embeddings, a few hundred balanced steps), trained once and cached for this chapter and
+# chapter 13 (lab 07 distils a teacher of real snippets). Our task has two classes, so
+# dark knowledge is a single number per sentence: how sure the teacher is. The histogram
+# shows it on training sentences, at $T = 1$ and $T = 2$. A hard label says "spoiler" or
+# not; the soft target also says "a borderline sentence".
 #
 # **Evaluation.** ROC-AUC on held-out test sentences: every test spoiler plus a fixed
 # random sample of the other sentences (chapter 13 uses the same set). ROC-AUC only ranks

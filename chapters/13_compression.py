@@ -105,7 +105,7 @@ print(f"device: {dev}")
 # with a linear classifier on `[CLS]`, fine-tuned for a few hundred steps on balanced
 # batches of training sentences of the course's generated Goodreads-style reviews (written
 # from templates by `data/make_goodreads_sample.py`, not by people). It is trained once and
-# cached (chapter 12 and lab 07 use the same model). We score every variant by
+# cached (chapter 12 uses the same model). We score every variant by
 # **ROC-AUC** on held-out test sentences: every
 # distinct sentence of the test split, once each (2,300 of them, 105 spoilers; a template
 # sentence that occurs in many reviews counts once, with the label most of its tags give).

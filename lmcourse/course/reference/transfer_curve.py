@@ -322,7 +322,8 @@ POLARITY_CURVE = Reference(
 
 # ---- the few-label teacher: the curve's model at 256 labels, cached ---------------------------
 
-FEW_LABEL_WHAT = "lab 06's model: MiniLM fine-tuned on 256 labelled sentences (lab 07's teacher)"
+FEW_LABEL_WHAT = ("lab 06's recipe on 256 labelled generated sentences (chapters 12-13's teacher "
+                  "on the spoiler corpus)")
 FEW_LABEL_ESTIMATE = "about 45 s on a 2-core CPU"
 
 
