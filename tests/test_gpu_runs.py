@@ -1,0 +1,35 @@
+"""tools.gpu_runs: training reference seeds on a lent GPU and bringing them back."""
+
+import io
+import tarfile
+
+import pytest
+
+from tools import gpu_runs
+
+
+def test_find_knows_registered_and_pending_references():
+    assert gpu_runs.find("lm-scale-lstm-full").name == "lm-scale-lstm-full"
+    assert gpu_runs.find("lm-scale-transformer-full-converged").recipe["max_steps"] == 20000
+    assert gpu_runs.find("wiki-bench-mlm").name == "wiki-bench-mlm"
+    with pytest.raises(SystemExit, match="no reference named 'nope'"):
+        gpu_runs.find("nope")
+
+
+def _add(tar: tarfile.TarFile, name: str, text: str) -> None:
+    data = text.encode()
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+def test_unpack_puts_seeds_under_reference_and_nothing_outside(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_runs, "ROOT", tmp_path / "repo")
+    archive = tmp_path / "results.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        _add(tar, "reference/run/seeds/seed0.json", "{}")
+        _add(tar, "logs/run-0.log", "log")
+        _add(tar, "reference/../../evil.txt", "no")
+    gpu_runs.unpack(archive)
+    assert (tmp_path / "repo" / "reference" / "run" / "seeds" / "seed0.json").read_text() == "{}"
+    assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "repo" / "logs").exists()

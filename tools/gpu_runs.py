@@ -1,0 +1,161 @@
+"""Train reference runs on a lent GPU machine, then assemble them here.
+
+A GPU lent to a session (the workplace's ``device`` tool) runs a copy of this working tree
+with its own Python, which has PyTorch but not gensim. The steps:
+
+1. here: ``python -m tools.gpu_runs inputs`` writes ``build/gpu/`` (the Wikipedia excerpt's
+   articles as JSON, so gensim is not needed there; the pure-Python wheels missing there);
+2. there, with ``build/gpu`` carried: ``python3 -m tools.gpu_runs train --deadline 480
+   --parallel 3 lm-scale-lstm-full-converged:0 ...`` trains each ``NAME:SEED`` (at most
+   ``--parallel`` at once: processes on one GPU take turns, so more than a few only add
+   waiting) and packs every finished seed into ``$OUT/results.tar.gz``;
+3. here: ``python -m tools.gpu_runs unpack /path/to/results.tar.gz`` puts the finished
+   seeds under ``reference/<name>/seeds/``; ``make reference NAME=<name>`` then writes the
+   result (the baselines are computed here) with the device each seed ran on.
+
+A reference that keeps weights is run whole there (its folder is packed). Measured in the
+first lease (an H200): 17 small runs at once went about 11 steps/s each, 3 at once about
+40, one alone about 80; a 15-minute lease holds about 8 minutes of training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+INPUTS = ROOT / "build" / "gpu"
+WHEELS = ("platformdirs",)
+
+
+def inputs() -> None:
+    """Write ``build/gpu/``: the excerpt's articles and the missing pure-Python wheels."""
+    from lmcourse.data.wiki import wiki_articles
+
+    INPUTS.mkdir(parents=True, exist_ok=True)
+    (INPUTS / "wiki_articles.json").write_text(json.dumps([list(a) for a in wiki_articles()]))
+    for name in WHEELS:
+        version = __import__(name).__version__
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d",
+                        str(INPUTS), f"{name}=={version}"], check=True)
+    print(f"wrote {INPUTS}: carry it (`build/gpu`) with the device call")
+
+
+def _prepare() -> None:
+    """On the GPU machine: the wheels on the path, the articles from the JSON copy."""
+    for wheel in INPUTS.glob("*.whl"):
+        sys.path.append(str(wheel))
+    articles = tuple(tuple(a) for a in
+                     json.loads((INPUTS / "wiki_articles.json").read_text()))
+    import lmcourse.data.wiki as wiki
+
+    wiki.wiki_articles = lambda: articles
+
+
+def find(name: str):
+    """The reference ``name``: registered, or declared and waiting for its runs."""
+    from lmcourse.course.reference import bench_arms, lm_scale, registry
+
+    pending = {**lm_scale.SCALE_REFS, **bench_arms.WIKI_BENCH_REFS}
+    if name in registry.REFERENCES:
+        return registry.REFERENCES[name]
+    if name in pending:
+        return pending[name]
+    raise SystemExit(f"no reference named {name!r}")
+
+
+def train_one(name: str, seed: int) -> None:
+    """One seed on the GPU, kept as a finished seed (or, keeping weights, the whole run)."""
+    _prepare()
+    import torch
+
+    from lmcourse.course.reference.running import run, save_finished_seed
+
+    ref, device = find(name), torch.device(os.environ.get("GPU_RUNS_DEVICE", "cuda"))
+    if ref.keep_weights:
+        run(ref, device=device)
+        return
+    tick = time.perf_counter()
+    result = ref.train(ref.recipe, seed=seed, device=device, progress=True)
+    save_finished_seed(ref, seed, result, time.perf_counter() - tick, device)
+    print(f"done {name} seed {seed}: {result.metrics}", flush=True)
+
+
+def train(jobs: list[str], deadline: float, parallel: int) -> None:
+    """Run ``NAME:SEED`` jobs, ``parallel`` at a time, until done or ``deadline`` seconds;
+    then pack what finished (and the logs) into ``$OUT/results.tar.gz``."""
+    start, logs = time.time(), INPUTS / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    waiting, running = list(jobs), []
+    while (waiting or running) and time.time() - start < deadline:
+        running = [(job, p) for job, p in running if p.poll() is None]
+        while waiting and len(running) < parallel:
+            job = waiting.pop(0)
+            name, seed = job.split(":")
+            log = open(logs / f"{name}-{seed}.log", "w")  # noqa: SIM115 - the child's
+            running.append((job, subprocess.Popen(
+                [sys.executable, "-m", "tools.gpu_runs", "one", name, seed], cwd=ROOT,
+                env=env, stdout=log, stderr=subprocess.STDOUT)))
+        time.sleep(2)
+    for job, p in running:
+        if p.poll() is None:
+            p.kill()
+            print(f"{job}: stopped at the deadline", flush=True)
+    print(f"not started: {waiting or 'none'}; {time.time() - start:.0f} s", flush=True)
+    out = Path(os.environ.get("OUT", INPUTS / "out"))
+    out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+        tar.add(logs, arcname="logs")
+        for name in {job.split(":")[0] for job in jobs}:
+            folder = ROOT / "reference" / name
+            if folder.exists():
+                tar.add(folder, arcname=f"reference/{name}")
+
+
+def unpack(archive: Path) -> None:
+    """Put the finished seeds (and whole runs) of a GPU lease under ``reference/``."""
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith("reference/")
+                   and m.isfile() and ".." not in m.name]
+        for member in members:
+            target = ROOT / member.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with tar.extractfile(member) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            print(f"unpacked {member.name}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tools.gpu_runs", description=__doc__)
+    sub = parser.add_subparsers(dest="what", required=True)
+    sub.add_parser("inputs")
+    one = sub.add_parser("one")
+    one.add_argument("name")
+    one.add_argument("seed", type=int)
+    many = sub.add_parser("train")
+    many.add_argument("jobs", nargs="+", help="NAME:SEED")
+    many.add_argument("--deadline", type=float, default=480.0)
+    many.add_argument("--parallel", type=int, default=3)
+    back = sub.add_parser("unpack")
+    back.add_argument("archive", type=Path)
+    args = parser.parse_args(argv)
+    if args.what == "inputs":
+        inputs()
+    elif args.what == "one":
+        train_one(args.name, args.seed)
+    elif args.what == "train":
+        train(args.jobs, args.deadline, args.parallel)
+    else:
+        unpack(args.archive)
+
+
+if __name__ == "__main__":
+    main()
