@@ -905,33 +905,38 @@ print(f"the whole training part: {train_all:,} characters ({train_all / 1e6:.1f}
       f"every network: {min(sizes) / 1e6:.2f} to {max(sizes) / 1e6:.2f} M parameters")
 for label, results in scale.items():
     print(f"{label} trained on: " + ", ".join(
-        f"{r.values('train_chars')[0]:,} chars {r.device.split(',')[0]}" for r in results))
+        f"{r.values('train_chars')[0]:,} characters on a "
+        f"{'GPU' if r.device.startswith('cuda') else 'CPU'}" for r in results))
 missing = [n for n in lm_scale.SCALE_REFS if n not in reference.REFERENCES]
 print(f"not yet run: {', '.join(missing) or 'none'}"
       + ("\n(python -m lmcourse.course.reference.scale_runs NAME makes one)" if missing else ""))
 
 # %% slideshow={"slide_type": "-"}
-for label, results in scale.items():
-    largest = results[-1]
-    if len(largest.seeds) >= 3:
-        verdict(f"on {largest.values('train_chars')[0]:,} Wikipedia training characters, the "
-                f"{label} beats Kneser-Ney tuned on the tuning split (reference runs)",
-                largest.values("held_out_ppl"), higher_is_better=False,
-                baseline=(f"tuned modified KN (order "
-                          f"{largest.baselines['modified_kn_tuned_order']})",
-                          largest.baselines["modified_kn_tuned"]),
+SCALE_CAP = lm_scale.SHARED["max_steps"]
+with verdict_table("Networks against tuned Kneser-Ney, and the transformer against the "
+                   "LSTM, on all 2.4M Wikipedia characters"):
+    for label, results in scale.items():
+        largest = results[-1]
+        if len(largest.seeds) >= 3:
+            verdict(f"on {largest.values('train_chars')[0]:,} Wikipedia training characters, the "
+                    f"{label} beats Kneser-Ney tuned on the tuning split (reference runs)",
+                    largest.values("held_out_ppl"), higher_is_better=False,
+                    baseline=(f"tuned modified KN (order "
+                              f"{largest.baselines['modified_kn_tuned_order']})",
+                              largest.baselines["modified_kn_tuned"]),
+                    metric="held-out perplexity", digits=3)
+    if all(m in scale and len(scale[m][-1].seeds) >= 3 for m in ("LSTM", "transformer")):
+        full = {m: scale[m][-1] for m in ("LSTM", "transformer")}
+        verdict("on all the Wikipedia training characters, at equal parameters and equal tokens, "
+                "the transformer reaches a lower held-out perplexity than the LSTM (chapter 7b's "
+                "race at eight times the text; reference runs)",
+                full["transformer"].values("held_out_ppl"), higher_is_better=False,
+                baseline=("LSTM, 2 x 512", full["LSTM"].values("held_out_ppl")), rule="spreads",
                 metric="held-out perplexity", digits=3)
-if all(m in scale and len(scale[m][-1].seeds) >= 3 for m in ("LSTM", "transformer")):
-    full = {m: scale[m][-1] for m in ("LSTM", "transformer")}
-    verdict("on all the Wikipedia training characters, at equal parameters and equal tokens, "
-            "the transformer reaches a lower held-out perplexity than the LSTM (chapter 7b's "
-            "race at eight times the text; reference runs)",
-            full["transformer"].values("held_out_ppl"), higher_is_better=False,
-            baseline=("LSTM, 2 x 512", full["LSTM"].values("held_out_ppl")), rule="spreads",
-            metric="held-out perplexity", digits=3)
-    print("best step of every full-size run, against its cap of "
-          f"{full['LSTM'].recipe['max_steps']:,}: " + ", ".join(
-              f"{m} {[int(v) for v in r.values('best_step')]}" for m, r in full.items()))
+largest = {label: results[-1] for label, results in scale.items()}
+print("best step of every largest-size run, against its cap of "
+      f"{SCALE_CAP:,}: " + ", ".join(f"{label} {[int(v) for v in r.values('best_step')]}"
+                                    for label, r in largest.items()))
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Read the figure from the left. The first point is the Lee corpus's size, where, as on the

@@ -483,7 +483,7 @@ def test_a_kept_seed_trained_elsewhere_brings_its_weights(tmp_path, monkeypatch)
     result = R.run("kept", progress=False, device=torch.device("cpu"))
     assert trained == [1, 2] and result.seeds == [0, 1, 2]
     assert torch.equal(R.load_weights("kept", 0)["w"], elsewhere.state["w"].half())
-    (tmp_path / "kept" / "result.json").unlink()
+    result_path("kept").unlink()
     save_finished_seed(ref, 0, elsewhere, 1.0, torch.device("cpu"))
     (tmp_path / "kept" / "seeds" / "seed0.safetensors").unlink()
     trained.clear()
