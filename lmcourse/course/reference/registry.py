@@ -52,7 +52,8 @@ _ALL: list[Reference] = [
     *bert_heads.HEAD_REFS.values(),
     # distillation and compression
     distill_transfer.DISTILL_TRANSFER, rt_distill.RT_DISTILL, distilbert_cosine.DISTILBERT_COSINE,
-    tinybert_stages.TINYBERT_STAGES, compression_stack.COMPRESSION_STACK,
+    tinybert_stages.TINYBERT_STAGES, tinybert_stages.RT_TINYBERT_STAGES,
+    compression_stack.COMPRESSION_STACK,
     rt_compression.RT_COMPRESSION,
 ]
 
