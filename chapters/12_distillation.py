@@ -622,6 +622,7 @@ def stage_aucs(result) -> dict[str, list[float]]:
     return auc
 
 
+# %% slideshow={"slide_type": "-"}
 def stage_verdicts(result, auc: dict[str, list[float]], where: str = "") -> None:
     """The ledger's three verdicts on the stages (``where``: the data, e.g. "on real
     snippets, ")."""
