@@ -50,3 +50,11 @@ def test_the_snippets_travel_as_their_member_and_read_the_same(monkeypatch, tmp_
     (tmp_path / "rt.csv.bz2").write_bytes(b"damaged")
     with pytest.raises(SystemExit, match="damaged"):
         gpu_runs._prepare()
+
+
+def test_the_carried_wheels_go_on_the_childrens_pythonpath(monkeypatch, tmp_path):
+    monkeypatch.setattr(gpu_runs, "INPUTS", tmp_path)
+    (tmp_path / "pkg-1.0-py3-none-any.whl").write_bytes(b"")
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    assert gpu_runs.wheel_path().split(":") == [str(tmp_path / "pkg-1.0-py3-none-any.whl"),
+                                                "/elsewhere"]

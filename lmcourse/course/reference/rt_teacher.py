@@ -42,9 +42,25 @@ def rt_labelled() -> tuple[list[str], torch.Tensor, list[str]]:
             [task.train_texts[i] for i in transfer])
 
 
+def _teacher_recipe(steps: int | None) -> dict:
+    """rt-distill's recipe, its fine-tuning cut to ``steps`` if given (the unit tests)."""
+    from lmcourse.course.reference.rt_distill import RT_DISTILL_RECIPE
+
+    if steps is None:
+        return RT_DISTILL_RECIPE
+    return {**RT_DISTILL_RECIPE, "finetune": {**RT_DISTILL_RECIPE["finetune"],
+                                              "min_steps": steps, "max_steps": steps}}
+
+
 def rt_teacher(steps: int | None = None) -> torch.nn.Module:
-    """The few-label real-snippet teacher (:func:`_rt_teacher`), the caller's random
-    generators left as they were."""
+    """The few-label real-snippet teacher, in eval mode on the CPU, cached (``make teacher``
+    computes it beforehand), the caller's random generators left as they were. It is
+    always trained on the CPU, so that the references that start from it replay their first
+    steps on any machine. ``steps`` shortens the fine-tuning and keeps outputs for 64
+    snippets only (the unit tests). Kept with it (:data:`OUTPUTS`): its per-step training
+    losses ``model.losses``, its logits on the pool (the 256 labelled snippets, then the
+    2,048 of the transfer set) ``model.pool_logits`` and its P(fresh) for each test snippet
+    ``model.test_fresh``, so that a notebook need not run it over thousands of snippets."""
     from lmcourse.course.cache import keeps_rng
 
     with keeps_rng():
@@ -52,26 +68,14 @@ def rt_teacher(steps: int | None = None) -> torch.nn.Module:
 
 
 def _rt_teacher(steps: int | None) -> torch.nn.Module:
-    """The few-label real-snippet teacher, in eval mode on the CPU, cached (``make teacher``
-    computes it beforehand). It is always trained on the CPU, so that the references that
-    start from it replay their first steps on any machine. ``steps`` shortens the
-    fine-tuning and keeps outputs for 64 snippets only (the unit tests). Kept with it
-    (:data:`OUTPUTS`): its per-step training losses ``model.losses``, its logits on the
-    pool (the 256 labelled snippets, then the 2,048 of the transfer set)
-    ``model.pool_logits`` and its P(fresh) for each test snippet ``model.test_fresh``, so
-    that a notebook need not run it over thousands of snippets."""
     from lmcourse import finetune
     from lmcourse.course.cache import cached_tensors
     from lmcourse.course.keys import digest
-    from lmcourse.course.reference.rt_distill import RT_DISTILL_RECIPE
     from lmcourse.models.bert import BertModel
     from lmcourse.pretrained import minilm_path
 
     texts, labels, transfer = rt_labelled()
-    recipe = RT_DISTILL_RECIPE
-    if steps is not None:
-        recipe = {**recipe, "finetune": {**recipe["finetune"], "min_steps": steps,
-                                         "max_steps": steps}}
+    recipe = _teacher_recipe(steps)
     weights = minilm_path() / "model.safetensors"
     key = {"recipe": "rt-teacher-v2", "max_len": recipe["max_len"],
            "finetune": recipe["finetune"], "texts": digest(texts), "labels": digest(labels),
@@ -99,23 +103,18 @@ def _rt_teacher(steps: int | None) -> torch.nn.Module:
     return model.eval()
 
 
-@cache
 def rt_teacher_first_steps(model: torch.nn.Module, steps: int | None = None
                            ) -> tuple[list[float], list[float], str]:
     """The teacher's first (up to 10) fine-tuning steps trained again here, beside the cached
     ones (the artifact's first-steps check)."""
-    from lmcourse.course.reference.rt_distill import RT_DISTILL_RECIPE
-
     texts, labels, _ = rt_labelled()
-    recipe = RT_DISTILL_RECIPE
-    if steps is not None:
-        recipe = {**recipe, "finetune": {**recipe["finetune"], "min_steps": steps,
-                                         "max_steps": steps}}
     first = min(10, len(model.losses))
-    _, live = finetune_minilm(texts, labels, recipe, 0, torch.device("cpu"), stop_after=first)
+    _, live = finetune_minilm(texts, labels, _teacher_recipe(steps), 0, torch.device("cpu"),
+                              stop_after=first)
     return live, model.losses, "real-snippet teacher"
 
 
+@cache
 def rt_setup():
     """``(data, teacher, pool, logits, test texts, test labels)`` in the layout of
     :func:`lmcourse.course.reference.compression_stack._setup`: ``data`` holds the tokenizer
