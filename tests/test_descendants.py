@@ -11,6 +11,7 @@ from lmcourse.models.electra import (
     electra_loss,
     pretrain_electra,
     replace_masked,
+    share_embeddings,
 )
 from lmcourse.models.kbert import sentence_tree
 from lmcourse.models.pretraining import BertForPreTraining, nsp_pairs, pair_batches, sop_pairs
@@ -89,6 +90,29 @@ def test_electra_trains_and_the_discriminator_learns():
     assert all(0.0 <= r <= 0.2 for r in history.replaced)
     first, last = sum(history.disc[:10]) / 10, sum(history.disc[-10:]) / 10
     assert last < first
+
+
+def test_shared_embeddings_are_one_set_trained_by_both_networks():
+    small = dict(vocab_size=40, num_attention_heads=1, max_position_embeddings=16,
+                 hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    disc = ElectraDiscriminator(BertConfig(hidden_size=32, num_hidden_layers=1,
+                                           intermediate_size=64, **small))
+    narrow = BertForPreTraining(BertConfig(hidden_size=16, num_hidden_layers=1,
+                                           intermediate_size=32, **small))
+    with pytest.raises(ValueError, match="embedding_size=32"):
+        share_embeddings(narrow, disc)
+    gen = BertForPreTraining(BertConfig(hidden_size=16, num_hidden_layers=1, embedding_size=32,
+                                        intermediate_size=32, **small))
+    share_embeddings(gen, disc)
+    table = disc.electra.embeddings.word_embeddings.weight
+    assert gen.bert.embeddings.word_embeddings.weight is table
+    assert gen.mlm.word_embeddings.weight is table  # the generator scores through it too
+    ids = torch.tensor([[1, 5, 6, 2]])
+    logits, _ = gen(ids)
+    logits.sum().backward()
+    from_generator = table.grad.clone()
+    disc(ids).sum().backward()
+    assert from_generator.abs().sum() > 0 and not torch.equal(table.grad, from_generator)
 
 
 def test_kbert_tree_soft_positions_and_visibility():

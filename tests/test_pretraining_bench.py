@@ -161,7 +161,9 @@ def test_a_wiki_arm_is_its_reviews_arm_on_another_corpus():
     for name in pb.ARMS:
         wiki, reviews = pb._settings(pb.WIKI + name), pb._settings(name)
         changed = {k for k in wiki if wiki[k] != reviews.get(k)}
-        assert changed <= {"corpus", "max_len", "eval"}, (name, changed)
+        own = set(pb.ARMS[name][1])  # an arm's own change (a width, a rate) is kept
+        allowed = {"corpus", "max_len", "eval"} | (set(pb.WIKI_BENCH) - own)
+        assert changed <= allowed | set(pb.WIKI_ARMS.get(name, {})), (name, changed)
         assert pb.corpus_of(pb.WIKI + name) == "wiki" and pb.corpus_of(name) == "reviews"
     assert pb.WIKI_BENCH_REFS["wiki-bench-mlm"].recipe["max_len"] == 64
     assert set(pb.WIKI_BENCH_REFS) == {pb.WIKI + name for name in pb.ARMS}
@@ -179,6 +181,29 @@ def test_the_wiki_bench_reads_training_articles_and_scores_held_out_ones():
     assert not torch.equal(dev["input_ids"][:10], b.eval_batch["input_ids"][:10])
     assert len(pb.train_pairs("wiki-bench-static-40")) == pb.SMALL_PAIRS
     assert pb.bench_config("wiki").vocab_size == len(data.corpus) != pb.bench_config().vocab_size
+
+
+def test_the_wiki_bench_builds_its_own_width_and_electra_shares_embeddings():
+    from lmcourse.course.reference.bench_models import _generator_config
+
+    assert pb.build_model("wiki-bench-mlm").bert.config.hidden_size == pb.WIKI_BENCH["hidden_size"]
+    assert pb.bench_config("wiki").hidden_size == pb.WIKI_BENCH["hidden_size"]
+    generator = _generator_config("wiki")
+    assert generator.hidden_size == pb.WIKI_ARMS["bench-electra"]["generator_hidden"]
+    assert generator.embedding_size == pb.WIKI_BENCH["hidden_size"]  # to share them
+    assert _generator_config().embedding_size is None  # the reviews' arm as committed
+    assert pb.keeps_weights("wiki-bench-mlm") and not pb.keeps_weights("bench-mlm")
+    assert pb.keeps_weights("wiki-bench-deberta") and pb.keeps_weights("bench-deberta")
+
+
+def test_the_wiki_probe_has_a_tuning_split_apart_from_its_test():
+    from lmcourse.course.reference import pretraining_eval as pe
+
+    *_, test_rows = pe.probe_data("wiki")
+    *_, tuning_rows = pe.probe_data("wiki", "tuning")
+    assert not {t for t, _, _ in test_rows} & {t for t, _, _ in tuning_rows}
+    with pytest.raises(ValueError, match="only 'test'"):
+        pe.probe_data("reviews", "tuning")
 
 
 def test_the_wiki_probe_reads_real_snippets_in_the_bench_vocabulary():

@@ -32,7 +32,7 @@ from lmcourse.models.bert import BertConfig, BertModel
 from lmcourse.models.pretraining import BertForPreTraining, pair_batches, warmup_then_decay
 
 __all__ = ["ElectraDiscriminator", "ElectraHistory", "electra_loss", "pretrain_electra",
-           "replace_masked"]
+           "replace_masked", "share_embeddings"]
 
 
 class ElectraDiscriminator(nn.Module):
@@ -52,6 +52,22 @@ class ElectraDiscriminator(nn.Module):
         h = self.electra(input_ids, attention_mask=attention_mask,
                          token_type_ids=token_type_ids).last_hidden_state
         return self.out(F.gelu(self.dense(h))).squeeze(-1)  # B x T
+
+
+def share_embeddings(generator: BertForPreTraining, discriminator: ElectraDiscriminator) -> None:
+    """ELECTRA's tying (Clark et al. 2020, section 3.2): the generator reads the
+    discriminator's token, position and segment embeddings, and its MLM head scores through
+    the same token matrix, so both networks train one set of embeddings. A narrower
+    generator keeps the discriminator's embedding width ``E = H_D`` and projects it to its
+    own ``H_G`` (``embedding_size``, as ALBERT's factorisation)."""
+    shared = discriminator.electra.embeddings
+    width = generator.bert.embeddings.word_embeddings.embedding_dim
+    if width != shared.word_embeddings.embedding_dim:
+        raise ValueError(f"the generator's embeddings are {width} wide, the discriminator's "
+                         f"{shared.word_embeddings.embedding_dim}: build the generator with "
+                         f"embedding_size={shared.word_embeddings.embedding_dim} to share them")
+    generator.bert.embeddings = shared
+    generator.mlm.word_embeddings = shared.word_embeddings
 
 
 @torch.no_grad()
@@ -115,7 +131,9 @@ def pretrain_electra(generator: BertForPreTraining, discriminator: ElectraDiscri
     vocab_size = generator.mlm.bias.numel()
     masks = torch.Generator().manual_seed(seed)
     samples = torch.Generator(device=device).manual_seed(seed)
-    params = [*generator.parameters(), *discriminator.parameters()]
+    # shared embeddings (share_embeddings) belong to both networks: each tensor once
+    params = list({id(p): p for p in (*generator.parameters(),
+                                      *discriminator.parameters())}.values())
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     schedule = warmup_then_decay(optimizer, steps, warmup)
     history, start, paused = ElectraHistory(), time.perf_counter(), 0.0

@@ -32,6 +32,8 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     ARMS,
     BATCH_TUNING,
     BENCH,
+    ELECTRA_LR_GRID,
+    ELECTRA_LR_TUNING,
     HALF_PAIRS,
     KEEP_WEIGHTS,
     LARGE_BATCH_WARMUP,
@@ -40,10 +42,12 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     SMALL_PAIRS,
     SPAN_MASKING,
     WIKI,
+    WIKI_ARMS,
     WIKI_BENCH,
     _arm,
     _settings,
     corpus_of,
+    keeps_weights,
     train_pairs,
 )
 from lmcourse.course.reference.pretraining_eval import (  # noqa: F401 - the chapters read pb.*
@@ -115,7 +119,7 @@ def _train_bench(name: str, recipe: dict, seed: int, device: torch.device,
     if _arm(name) == "bench-mlm":  # ELECTRA's yardstick
         metrics["train_flops"] = step_flops(name) * len(history.mlm)
     state = ({k: v.detach().cpu() for k, v in model.state_dict().items()}
-             if name in KEEP_WEIGHTS else None)
+             if keeps_weights(name) else None)
     return SeedRun(curve=curve, train_loss=losses, metrics=metrics, state=state)
 
 
@@ -131,6 +135,15 @@ def dev_scores(name: str, seed: int = 0, device: torch.device | str = "cpu",
     out = evaluate_pretraining(model, *dev_batch(corpus_of(name)))
     return {"masked_accuracy": round(out["masked accuracy"], 4),
             "mlm_loss": round(out["MLM loss"], 4)}
+
+
+def electra_dev_auc(lr: float, seed: int = 0, device: torch.device | str = "cpu") -> float:
+    """wiki-bench-electra trained at learning rate ``lr``, scored by the probe on the
+    Rotten Tomatoes *tuning* snippets: how ELECTRA's own learning rate is chosen."""
+    name = WIKI + "bench-electra"
+    run_ = _train_electra({**_settings(name), "lr": lr}, seed, torch.device(device),
+                          name=name, probe_split="tuning")
+    return run_.metrics["dev_probe_auc"]
 
 
 def _pretrain_arm(name: str, recipe: dict, seed: int, device: torch.device,
@@ -172,10 +185,16 @@ def _pretrain_arm(name: str, recipe: dict, seed: int, device: torch.device,
 
 
 def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool = True,
-                   stop_after: int | None = None, name: str = "bench-electra") -> SeedRun:
-    """ELECTRA's run; its curve is the probe's ROC-AUC on the discriminator."""
+                   stop_after: int | None = None, name: str = "bench-electra",
+                   probe_split: str = "test") -> SeedRun:
+    """ELECTRA's run; its curve is the probe's ROC-AUC on the discriminator
+    (``probe_split="tuning"``: a development run, scored on the tuning snippets only)."""
     import lmcourse
-    from lmcourse.models.electra import ElectraDiscriminator, pretrain_electra
+    from lmcourse.models.electra import (
+        ElectraDiscriminator,
+        pretrain_electra,
+        share_embeddings,
+    )
     from lmcourse.models.pretraining import BertForPreTraining
 
     corpus = corpus_of(name)
@@ -187,13 +206,15 @@ def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool
         torch.manual_seed(seed)
         generator = BertForPreTraining(_generator_config(corpus)).to(device)
         discriminator = ElectraDiscriminator(bench_config(corpus)).to(device)
+        if s.get("embeddings", "").startswith("shared"):
+            share_embeddings(generator, discriminator)
         curve: list[list[float]] = []
         bar = lmcourse.progress_bar(range(stop_after or steps), progress,
                                     desc=f"{name} seed {seed}", mininterval=10)
 
         def checkpoint(step: int, history) -> None:
             bar.update(1)
-            if step % every == 0 or step == steps:
+            if (step % every == 0 or step == steps) and probe_split == "test":
                 auc = probe_auc(discriminator.electra, corpus)
                 curve.append([step, round(history.seconds, 2), auc])
                 bar.set_postfix(probe_auc=f"{auc:.3f}")
@@ -207,7 +228,9 @@ def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool
     losses = [m + s["electra_weight"] * d for m, d in zip(history.mlm, history.disc,
                                                            strict=True)]
     metrics: dict[str, float] = {}
-    if stop_after is None:
+    if stop_after is None and probe_split == "tuning":
+        metrics = {"dev_probe_auc": probe_auc(discriminator.electra, corpus, "tuning")}
+    elif stop_after is None:
         metrics = {"probe_auc": curve[-1][2], "generator_mlm_loss":
                    round(b.score(generator)["MLM loss"], 4),
                    "replaced_share": round(sum(history.replaced[-100:]) / 100, 4)}
@@ -309,7 +332,7 @@ def _arm_reference(name: str) -> Reference:
         baselines=lambda recipe, name=name: dict(bench_baselines(name)),
         seconds_per_seed=75.0 * steps * recipe["batch"] / (BENCH["steps"] * BENCH["batch"]),
         first_steps=25, tolerance=2e-3,
-        keep_weights=(0,) if _arm(name) in KEEP_WEIGHTS else (),
+        keep_weights=(0,) if keeps_weights(name) else (),
         notes=["one change against bench-mlm (DeBERTa's ablations: against bench-deberta)",
                "seconds are training time only (held-out evaluation excluded)", LR_TUNING]
         + ([ALBERT_TUNING] if "embedding_size" in changes else [])

@@ -8,9 +8,13 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference.bench_recipes import ARMS, BENCH, WIKI, _settings, corpus_of
+from lmcourse.course.reference.bench_recipes import BENCH, WIKI, _settings, corpus_of
 from lmcourse.course.reference.pretraining_eval import MAX_LEN, _data
 from lmcourse.models.compress import count_params
+
+
+def _prefix(corpus: str) -> str:
+    return WIKI if corpus == "wiki" else ""
 
 
 def bench_config(corpus: str = "reviews", **changes):
@@ -18,10 +22,11 @@ def bench_config(corpus: str = "reviews", **changes):
     single fields."""
     from lmcourse.models.bert import BertConfig
 
-    settings = dict(vocab_size=len(_data(corpus).corpus), hidden_size=BENCH["hidden_size"],
-                    num_hidden_layers=BENCH["num_hidden_layers"],
-                    num_attention_heads=BENCH["num_attention_heads"],
-                    intermediate_size=BENCH["intermediate_size"],
+    base = _settings(_prefix(corpus) + "bench-mlm")
+    settings = dict(vocab_size=len(_data(corpus).corpus), hidden_size=base["hidden_size"],
+                    num_hidden_layers=base["num_hidden_layers"],
+                    num_attention_heads=base["num_attention_heads"],
+                    intermediate_size=base["intermediate_size"],
                     max_position_embeddings=MAX_LEN[corpus], hidden_dropout_prob=0.0,
                     attention_probs_dropout_prob=0.0)
     return BertConfig(**{**settings, **changes})
@@ -71,8 +76,16 @@ def build_model(name: str, recipe: dict | None = None) -> torch.nn.Module:
 
 
 def _generator_config(corpus: str = "reviews"):
-    h = ARMS["bench-electra"][1]["generator_hidden"]
-    return bench_config(corpus, hidden_size=h, intermediate_size=4 * h, num_attention_heads=1)
+    """ELECTRA's generator: ``generator_hidden`` wide, one head per 64 dimensions; where it
+    shares the discriminator's embeddings, they keep the discriminator's width (``E = H_D``,
+    projected to ``H_G`` as ALBERT's factorised embeddings are)."""
+    s = _settings(_prefix(corpus) + "bench-electra")
+    h = s["generator_hidden"]
+    shared = s.get("embeddings", "").startswith("shared")
+    return bench_config(corpus, hidden_size=h, intermediate_size=4 * h,
+                        num_attention_heads=max(1, h // 64),
+                        **({"embedding_size": bench_config(corpus).hidden_size} if shared
+                           else {}))
 
 
 def step_flops(name: str) -> float:
@@ -91,11 +104,12 @@ def step_flops(name: str) -> float:
     masked, V = 0.15 * tokens, len(_data(corpus).corpus)
 
     def mlm_model(config) -> float:
-        H = config.hidden_size
-        return 6 * (encoder(config) * tokens + (H * H + H * V) * masked)
+        H, E = config.hidden_size, config.embedding_size or config.hidden_size
+        projection = E * H * tokens if E != H else 0  # factorised embeddings' E x H
+        return 6 * (encoder(config) * tokens + projection + (H * E + E * V) * masked)
 
     if s["objective"] == "ELECTRA":
-        H = BENCH["hidden_size"]
+        H = bench_config(corpus).hidden_size
         return (mlm_model(_generator_config(corpus))
                 + 6 * (encoder(bench_config(corpus)) + H * H + H) * tokens)
     return mlm_model(bench_config(corpus, hidden_size=s["hidden_size"],
@@ -104,6 +118,6 @@ def step_flops(name: str) -> float:
 
 def electra_steps(corpus: str = "reviews") -> int:
     """ELECTRA's steps at bench-mlm's training FLOPs."""
-    prefix = WIKI if corpus == "wiki" else ""
+    prefix = _prefix(corpus)
     return round(BENCH["steps"] * step_flops(f"{prefix}bench-mlm")
                  / step_flops(f"{prefix}bench-electra"))

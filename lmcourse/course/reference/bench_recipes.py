@@ -113,6 +113,7 @@ KEEP_WEIGHTS = ("bench-deberta",)  # kept so its encoder can be fine-tuned (SiFT
 # excerpt, pairs of up to 64 pieces, probed on Rotten Tomatoes snippets
 WIKI = "wiki-"
 WIKI_BENCH = {"corpus": WIKI_CORPUS, "max_len": MAX_LEN["wiki"],
+              "hidden_size": 128, "intermediate_size": 512, "lr": 1e-3,
               "eval": "held-out MLM loss (nats) on 1,000 held-out-article pairs masked once "
                       "(seed 123), every 250 steps; at the end also masked-token accuracy and "
                       "the Rotten Tomatoes probe's ROC-AUC (fresh vs rotten, 4,000 training "
@@ -133,6 +134,24 @@ WIKI_TUNING = ("development masks, seed 0, 4,000 steps, masked accuracy: 2 x 64 
                "1e-3 2.50; 4 x 256 lr 1e-3 2.28; 4 x 256 lr 5e-4 2.10 (the best)")
 
 
+# ELECTRA on real prose as the paper has it: a generator half the discriminator's width
+# that shares its embeddings, and a learning rate of its own, chosen like the masked LM's
+# (ELECTRA_LR_TUNING: seed 0, the probe's ROC-AUC on the Rotten Tomatoes tuning snippets)
+WIKI_ELECTRA_LR = 1e-3
+WIKI_ARMS = {"bench-electra": {"generator_hidden": 64, "lr": WIKI_ELECTRA_LR,
+                               "embeddings": "shared by generator and discriminator"}}
+ELECTRA_LR_GRID = (5e-4, 1e-3, 2e-3)
+ELECTRA_LR_TUNING = "pending"
+# wiki-bench-mlm's seed 0 is kept: chapter 09's transfer curve fine-tunes it (issue 42)
+WIKI_KEEP_WEIGHTS = ("bench-mlm",)
+
+
+def keeps_weights(name: str) -> bool:
+    """Whether arm ``name`` keeps its seed 0's weights."""
+    return _arm(name) in KEEP_WEIGHTS or (corpus_of(name) == "wiki"
+                                          and _arm(name) in WIKI_KEEP_WEIGHTS)
+
+
 def corpus_of(name: str) -> str:
     """``"wiki"`` for a ``wiki-bench-*`` arm, ``"reviews"`` for a ``bench-*`` one."""
     return "wiki" if name.startswith(WIKI) else "reviews"
@@ -143,8 +162,9 @@ def _arm(name: str) -> str:
 
 
 def _settings(name: str) -> dict:
-    base = {**BENCH, **WIKI_BENCH} if corpus_of(name) == "wiki" else BENCH
-    return {**base, **ARMS[_arm(name)][1]}
+    if corpus_of(name) == "wiki":
+        return {**BENCH, **WIKI_BENCH, **ARMS[_arm(name)][1], **WIKI_ARMS.get(_arm(name), {})}
+    return {**BENCH, **ARMS[_arm(name)][1]}
 
 
 def train_pairs(name: str) -> list:

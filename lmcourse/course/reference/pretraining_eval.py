@@ -85,8 +85,10 @@ def _dev_batch(corpus: str):
     return _masked_once(corpus, pairs, 321)
 
 
-def _probe_rows(corpus: str) -> tuple[list, list]:
-    """``(text, label, group)`` rows the probe is fitted on and scored on."""
+def _probe_rows(corpus: str, split: str = "test") -> tuple[list, list]:
+    """``(text, label, group)`` rows the probe is fitted on and scored on (``split``:
+    ``"test"``, or for ``"wiki"`` the Rotten Tomatoes ``"tuning"`` snippets, for choosing a
+    setting)."""
     if corpus == "reviews":
         from lmcourse.data.goodreads import sentences
 
@@ -98,7 +100,7 @@ def _probe_rows(corpus: str) -> tuple[list, list]:
 
     train = [tuple(r) for r in load_rotten_tomatoes("train")]
     random.Random(0).shuffle(train)
-    return train[:PROBE_SENTENCES], [tuple(r) for r in load_rotten_tomatoes("test")]
+    return train[:PROBE_SENTENCES], [tuple(r) for r in load_rotten_tomatoes(split)]
 
 
 def _probe_tokenize(corpus: str):
@@ -110,11 +112,13 @@ def _probe_tokenize(corpus: str):
 
 
 @cache
-def _probe_data(corpus: str):
+def _probe_data(corpus: str, split: str = "test"):
     """The probe's inputs in the bench's vocabulary: ``(ids, labels, fit mask, fit rows,
     test rows)``; the fit rows are the first ``PROBE_SENTENCES`` training sentences (the
     reviews) or snippets in a fixed shuffled order (Rotten Tomatoes, for ``"wiki"``)."""
-    fit, test = _probe_rows(corpus)
+    if split != "test" and corpus != "wiki":
+        raise ValueError(f"the {corpus} probe has no {split!r} split: only 'test'")
+    fit, test = _probe_rows(corpus, split)
     tokenize, b = _probe_tokenize(corpus), bench(corpus)
     ids = [b.encode_sentences([t for t, _, _ in rows], tokenize) for rows in (fit, test)]
     labels = torch.tensor([label for _, label, _ in fit + test])
@@ -122,14 +126,14 @@ def _probe_data(corpus: str):
 
 
 @torch.no_grad()
-def probe_auc(encoder: torch.nn.Module, corpus: str = "reviews") -> float:
+def probe_auc(encoder: torch.nn.Module, corpus: str = "reviews", split: str = "test") -> float:
     """The probe's test ROC-AUC (spoilers in the test reviews' sentences; fresh vs rotten
     Rotten Tomatoes test snippets for ``"wiki"``): logistic regression on the mean-pooled
     final states, fitted on ``PROBE_SENTENCES`` training rows."""
     from lmcourse.metrics import roc_auc
     from lmcourse.models.elmo import probe_scores
 
-    ids, labels, fit, _, _ = probe_data(corpus)
+    ids, labels, fit, _, _ = probe_data(corpus, split)
     encoder.eval()
     device = next(encoder.parameters()).device
     features = []
@@ -147,8 +151,8 @@ def probe_auc(encoder: torch.nn.Module, corpus: str = "reviews") -> float:
 def _keyed(cached):
     """``cached`` called with the corpus named, so ``f()`` and ``f("reviews")`` share one
     cache entry (``cache_info`` and ``cache_clear`` are the cached function's)."""
-    def call(corpus: str = "reviews"):
-        return cached(corpus)
+    def call(corpus: str = "reviews", *args):
+        return cached(corpus, *args)
 
     call.__doc__, call.__name__ = cached.__doc__, cached.__name__.lstrip("_")
     call.cache_info, call.cache_clear = cached.cache_info, cached.cache_clear
