@@ -196,6 +196,13 @@ def test_the_wiki_bench_builds_its_own_width_and_electra_shares_embeddings():
     assert pb.keeps_weights("wiki-bench-deberta") and pb.keeps_weights("bench-deberta")
 
 
+def test_electra_on_prose_runs_at_the_best_rate_of_its_grid():
+    tried = pb.ELECTRA_LR_DEV_AUC
+    assert tuple(tried) == pb.ELECTRA_LR_GRID
+    assert pb._settings("wiki-bench-electra")["lr"] == max(tried, key=tried.get)
+    assert pb.ELECTRA_LR_TUNING in pb.WIKI_BENCH_REFS["wiki-bench-electra"].notes
+
+
 def test_the_wiki_probe_has_a_tuning_split_apart_from_its_test():
     from lmcourse.course.reference import pretraining_eval as pe
 

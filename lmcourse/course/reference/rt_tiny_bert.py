@@ -1,0 +1,161 @@
+"""Reference ``rt-tiny-bert``: the course's own tiny BERT, pre-trained on Wikipedia prose,
+fine-tuned on real review snippets label by label, beside the same network from scratch.
+
+``rt-curve`` asks what MiniLM's pre-training (a billion sentence pairs) buys; this run asks
+the same of the pre-training this course can do itself: ``wiki-bench-mlm``'s seed 0 (2
+layers of width 128, 4,000 steps of masked-LM on the Wikipedia excerpt, its 2,000-piece
+WordPiece vocabulary). For each seed and label count ``n``, both arms fine-tune on the
+same first ``n`` snippets of :func:`transfer_curve.label_order` that ``rt-curve`` gives
+its bag of words, and are scored on the same test snippets:
+
+- **pre-trained**: the wiki encoder, then a classifier on ``[CLS]``;
+- **from scratch**: the same shape with fresh weights (seeded), the same recipe.
+
+Both train every weight (the 2,000-piece table is a small share of the network, and a
+frozen *random* table would handicap the scratch arm) with lab 06's loop. Each arm's
+learning rate is chosen on the **tuning split** (seed 0, 1,024 labels, three rates), the
+budget the bag of words' 36 settings exceed.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+
+import torch
+
+from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.rt_curve import LARGE, RT_RECIPE, SMALL, _accuracy, rt_task
+from lmcourse.course.reference.transfer_curve import finetune_steps, label_order
+from lmcourse.metrics import roc_auc
+
+__all__ = ["ARMS", "RT_TINY_BERT", "RT_TINY_RECIPE", "tune_lr", "train_rt_tiny_bert"]
+
+ARMS = ("pretrained", "scratch")
+ENCODER = "wiki-bench-mlm"
+LR_GRID = (1e-4, 3e-4, 1e-3)
+# tune_lr(arm) for each arm: tuning-split ROC-AUC at lr 1e-4 / 3e-4 / 1e-3 (seed 0, 1,024)
+LR_TUNING = "pending"
+CHOSEN_LR = {"pretrained": 3e-4, "scratch": 3e-4}
+
+RT_TINY_RECIPE = {
+    "task": RT_RECIPE["task"],
+    "metric": "test ROC-AUC (accuracy at threshold 0.5 kept too)",
+    "curve_x": "labelled snippets (the curve: the pre-trained tiny BERT's test ROC-AUC)",
+    "sizes": SMALL + LARGE,
+    "large_sizes_seeds": [0, 1, 2],
+    "max_len": 64,
+    "encoder": f"{ENCODER} seed 0 (reference/{ENCODER}/seed0.safetensors): 2 x 128, the "
+               "Wikipedia excerpt's 2,000-piece WordPiece vocabulary",
+    "scratch": "the same shape, fresh weights drawn with the seed",
+    "finetune": {"recipe": "lab 06's loop: [CLS], every weight trained, balanced batches, "
+                           "AdamW, linear warm-up then decay, clip 1", "batch": 16,
+                 "lr": CHOSEN_LR, "warmup": 0.1, "epochs": 10, "min_steps": 50,
+                 "max_steps": 600},
+    "lr_grid": list(LR_GRID),
+    "lr_tuning": "each arm's rate by tuning-split ROC-AUC, seed 0, 1,024 labels",
+    "draw": RT_RECIPE["draw"],
+}
+
+
+@cache
+def _encoded(split: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)`` of a split's snippets in the wiki vocabulary."""
+    from lmcourse.course.reference.pretraining_eval import _data, bench
+
+    task, tune_x, _ = rt_task()
+    texts = {"train": task.train_texts, "tuning": tune_x, "test": task.test_texts}[split]
+    return bench("wiki").encode_sentences(texts, _data("wiki").tokenizer.tokenize)
+
+
+def _encoder(arm: str):
+    """The arm's encoder: the stored wiki encoder, or the same shape with fresh weights
+    (drawn from torch's current generator)."""
+    from lmcourse.course.reference.bench_arms import bench_config, load_arm
+    from lmcourse.course.reference.result import load_weights
+    from lmcourse.models.bert import BertModel
+
+    if arm == "pretrained":
+        return load_arm(ENCODER, load_weights(ENCODER)).bert.train()
+    if arm == "scratch":
+        return BertModel(bench_config("wiki"))
+    raise ValueError(f"unknown arm {arm!r}: one of {ARMS}")
+
+
+def finetune_arm(arm: str, idx: torch.Tensor, lr: float, seed: int, device: torch.device,
+                 stop_after: int | None = None):
+    """Fine-tune ``arm`` on training rows ``idx``: ``(model, training losses)``."""
+    from lmcourse import finetune
+
+    task, _, _ = rt_task()
+    ids, mask = _encoded("train")
+    f, steps = RT_TINY_RECIPE["finetune"], finetune_steps(len(idx), RT_TINY_RECIPE)
+    with torch.random.fork_rng(devices=None if device.type == "cuda" else []):
+        torch.manual_seed(seed)  # the scratch encoder, the classifier, every dropout mask
+        model = finetune.SequenceClassifier(_encoder(arm)).to(device)
+        optimizer = finetune.make_optimizer(model, lr)
+        scheduler = finetune.warmup_linear(optimizer, round(f["warmup"] * steps), steps)
+        result = finetune.fit(model, (ids[idx], mask[idx], task.train_labels[idx]),
+                              steps=stop_after or steps, batch_size=f["batch"],
+                              optimizer=optimizer, scheduler=scheduler,
+                              generator=torch.Generator().manual_seed(seed), progress=False)
+    return model, result.losses
+
+
+def tune_lr(arm: str, n: int = 1024, seed: int = 0, device: torch.device | str = "cpu"
+            ) -> dict[float, float]:
+    """Tuning-split ROC-AUC of ``arm`` fine-tuned on ``n`` labels at each rate of the grid."""
+    from lmcourse import finetune
+
+    _, _, tune_y = rt_task()
+    idx = label_order(rt_task()[0].train_labels, seed)[:n]
+    out = {}
+    for lr in LR_GRID:
+        model, _ = finetune_arm(arm, idx, lr, seed, torch.device(device))
+        scores = finetune.predict_proba(model, *_encoded("tuning"))
+        out[lr] = round(roc_auc(tune_y.tolist(), scores.tolist()), 4)
+    return out
+
+
+def train_rt_tiny_bert(recipe: dict, seed: int, device: torch.device, progress: bool = True,
+                       stop_after: int | None = None) -> SeedRun:
+    """Both arms at every size of one seed; the curve is the pre-trained arm's ROC-AUC."""
+    from lmcourse import finetune, progress_bar
+    from lmcourse.course.reference.rt_curve import sizes_for
+
+    task, _, _ = rt_task()
+    order, y = label_order(task.train_labels, seed), task.test_labels
+    metrics: dict[str, float] = {}
+    curve, first_losses, start = [], [], time.perf_counter()
+    for n in progress_bar(sizes_for(recipe, seed, len(order)), progress,
+                          desc=f"rt-tiny-bert seed {seed}: labels"):
+        for arm in ARMS:
+            model, losses = finetune_arm(arm, order[:n], recipe["finetune"]["lr"][arm], seed,
+                                         device, stop_after)
+            first_losses = first_losses or losses
+            if stop_after is not None:
+                return SeedRun([], first_losses, {})
+            scores = finetune.predict_proba(model, *_encoded("test"))
+            metrics[f"{arm}@{n}"] = round(roc_auc(y.tolist(), scores.tolist()), 5)
+            metrics[f"{arm}_accuracy@{n}"] = round(_accuracy(y, scores), 5)
+        metrics[f"finetune_steps@{n}"] = finetune_steps(n, recipe)
+        curve.append([n, round(time.perf_counter() - start, 1), metrics[f"pretrained@{n}"]])
+    metrics["train_seconds"] = round(time.perf_counter() - start, 1)
+    return SeedRun(curve, first_losses, metrics)
+
+
+RT_TINY_BERT = Reference(
+    name="rt-tiny-bert",
+    title="the course's tiny BERT pre-trained on Wikipedia prose, fine-tuned on Rotten "
+          "Tomatoes snippets from 16 labels to all, beside the same network from scratch",
+    recipe=RT_TINY_RECIPE,
+    train=train_rt_tiny_bert,
+    evaluate=no_weights("rt-tiny-bert", " (a learning curve)"),
+    baselines=lambda recipe: {},
+    seconds_per_seed=300.0,
+    seeds=(0, 1, 2, 3, 4),
+    keep_weights=(),
+    notes=["the bag of words, MiniLM and the BiLSTM on the same snippets: rt-curve (same "
+           "label order per seed)", "sizes above 1,024 labels run for seeds 0-2 only",
+           f"learning rates: {LR_TUNING}"],
+)
