@@ -53,7 +53,9 @@ Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # input_ids, attention_
 class SequenceClassifier(nn.Module):
     """A linear classifier on a BERT encoder: ``logits = W dropout(h) + b``.
 
-    ``h`` is the last hidden state of ``[CLS]`` (``pooling="cls"``) or the pooler's
+    ``h`` is the last hidden state of ``[CLS]`` (``pooling="cls"``), the mean of the last
+    hidden states over the real tokens (``pooling="mean"``, Sentence-BERT's choice: a
+    model pre-trained on masked tokens alone never trained its ``[CLS]``), or the pooler's
     ``tanh(W_p h_[CLS] + b_p)`` (``pooling="pooler"``, the vector next-sentence prediction
     was trained on). ``encoder`` is a :class:`lmcourse.models.bert.BertModel`.
     """
@@ -61,8 +63,8 @@ class SequenceClassifier(nn.Module):
     def __init__(self, encoder: nn.Module, num_labels: int = 2, dropout: float = 0.1,
                  pooling: str = "cls", freeze_embeddings: bool = False):
         super().__init__()
-        if pooling not in ("cls", "pooler"):
-            raise ValueError(f"pooling must be 'cls' or 'pooler', got {pooling!r}")
+        if pooling not in ("cls", "mean", "pooler"):
+            raise ValueError(f"pooling must be 'cls', 'mean' or 'pooler', got {pooling!r}")
         if pooling == "pooler" and getattr(encoder, "pooler", None) is None:
             raise ValueError("this encoder has no pooler; use pooling='cls'")
         self.encoder, self.pooling = encoder, pooling
@@ -87,7 +89,12 @@ class SequenceClassifier(nn.Module):
         """``B x num_labels`` logits; padding (``attention_mask == 0``) is never attended to."""
         out = self.encoder(input_ids, attention_mask=attention_mask,
                            token_type_ids=token_type_ids)
-        h = out.last_hidden_state[:, 0] if self.pooling == "cls" else out.pooler_output
+        if self.pooling == "mean":
+            w = (torch.ones_like(input_ids) if attention_mask is None
+                 else attention_mask)[..., None].to(out.last_hidden_state.dtype)
+            h = (out.last_hidden_state * w).sum(1) / w.sum(1).clamp(min=1)
+        else:
+            h = out.last_hidden_state[:, 0] if self.pooling == "cls" else out.pooler_output
         return self.classifier(self.dropout(h))
 
 

@@ -42,7 +42,17 @@ def test_pooler_option():
     out = model.encoder(ids, attention_mask=mask)
     assert torch.allclose(model(ids, mask), model.classifier(out.pooler_output), atol=1e-6)
     with pytest.raises(ValueError, match="pooling"):
-        finetune.SequenceClassifier(tiny_bert(), pooling="mean")
+        finetune.SequenceClassifier(tiny_bert(), pooling="max")
+
+
+def test_mean_pooling_averages_the_real_tokens_only():
+    model = finetune.SequenceClassifier(tiny_bert(), pooling="mean").eval()
+    ids, mask = padded([4, 6])
+    h = model.encoder(ids, attention_mask=mask).last_hidden_state
+    first = h[0, :4].mean(0)  # the first row has 4 real tokens, then padding
+    assert torch.allclose(model(ids, mask)[0], model.classifier(first), atol=1e-5)
+    more_ids, more_mask = padded([4, 6], T=12)
+    assert torch.allclose(model(ids, mask), model(more_ids, more_mask), atol=1e-5)
 
 
 def test_padding_does_not_change_the_cls_logits(model):

@@ -21,6 +21,7 @@ from lmcourse.course.reference import (
     rt_compression,
     rt_curve,
     rt_distill,
+    rt_tiny_bert,
     tiny_bert,
     tinybert_stages,
     transfer_curve,
@@ -28,6 +29,8 @@ from lmcourse.course.reference import (
 from lmcourse.course.reference.recipe import Reference
 
 __all__ = ["REFERENCES", "get"]
+
+WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop"]
 
 _ALL: list[Reference] = [
     # character language models against Kneser–Ney n-grams
@@ -47,8 +50,12 @@ _ALL: list[Reference] = [
     bilm_lee.BILM_LEE,
     # pre-training: the tiny BERT, then the bench's arms (one change each)
     tiny_bert.TINY_BERT_REF, *bench_arms.BENCH_REFS.values(),
+    # ... and the same arms on Wikipedia prose, each as it lands (the rest are declared in
+    # bench_arms.WIKI_BENCH_REFS)
+    *(bench_arms.WIKI_BENCH_REFS[name] for name in WIKI_LANDED),
     # fine-tuning: learning curves and BERT's task heads
     transfer_curve.SPOILER_CURVE, transfer_curve.POLARITY_CURVE, rt_curve.RT_CURVE,
+    rt_tiny_bert.RT_TINY_BERT,
     *bert_heads.HEAD_REFS.values(),
     # distillation and compression
     distill_transfer.DISTILL_TRANSFER, rt_distill.RT_DISTILL, distilbert_cosine.DISTILBERT_COSINE,

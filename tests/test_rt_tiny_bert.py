@@ -1,0 +1,49 @@
+"""Reference rt-tiny-bert: the wiki bench's encoder fine-tuned on the Rotten Tomatoes
+snippets beside the same network from scratch (lmcourse.course.reference.rt_tiny_bert)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lmcourse.course.reference import rt_curve, rt_tiny_bert
+
+
+def test_it_runs_the_sizes_and_seeds_of_rt_curve_so_the_bag_of_words_is_its_rival():
+    recipe = rt_tiny_bert.RT_TINY_RECIPE
+    assert rt_tiny_bert.RT_TINY_BERT.seeds == rt_curve.RT_CURVE.seeds
+    for seed in rt_curve.RT_CURVE.seeds:
+        assert (rt_curve.sizes_for(recipe, seed, 9_295)
+                == rt_curve.sizes_for(rt_curve.RT_RECIPE, seed, 9_295))
+    assert recipe["draw"] == rt_curve.RT_RECIPE["draw"]
+
+
+def test_each_arm_runs_at_the_best_rate_of_its_grid():
+    for arm in rt_tiny_bert.ARMS:
+        tried = rt_tiny_bert.LR_DEV_AUC[arm]
+        assert tuple(tried) == rt_tiny_bert.LR_GRID
+        assert rt_tiny_bert.CHOSEN_LR[arm] == max(tried, key=tried.get)
+    assert rt_tiny_bert.RT_TINY_RECIPE["finetune"]["lr"] == rt_tiny_bert.CHOSEN_LR
+
+
+def test_the_pretrained_arm_starts_from_the_stored_wiki_encoder_and_scratch_does_not():
+    from lmcourse.course.reference.result import load_weights
+
+    stored = load_weights(rt_tiny_bert.ENCODER)
+    torch.manual_seed(0)
+    pretrained, scratch = (rt_tiny_bert._encoder(arm) for arm in rt_tiny_bert.ARMS)
+    table = "embeddings.word_embeddings.weight"
+    assert torch.equal(pretrained.state_dict()[table], stored[f"bert.{table}"])
+    assert scratch.state_dict()[table].shape == stored[f"bert.{table}"].shape
+    assert not torch.allclose(scratch.state_dict()[table], stored[f"bert.{table}"])
+    with pytest.raises(ValueError, match="unknown arm"):
+        rt_tiny_bert._encoder("frozen")
+
+
+def test_snippets_are_encoded_in_the_wiki_vocabulary():
+    from lmcourse.course.reference.pretraining_eval import _data
+
+    ids, mask = rt_tiny_bert._encoded("test")
+    assert len(ids) == len(rt_curve.rt_task()[0].test_texts) and ids.shape == mask.shape
+    unk = _data("wiki").corpus.pieces.index("[UNK]")
+    assert (ids[mask.bool()] == unk).float().mean() < 0.01
