@@ -54,8 +54,10 @@ def deberta_intermediate(corpus: str = "reviews") -> int:
                                          "shares the last layer", corpus))
             return count_params(BertForPreTraining(config_or_width))
 
-    target = count(bench_config(corpus))
-    return min(range(128, 257), key=lambda i: abs(count(i) - target))
+    config = bench_config(corpus)
+    target = count(config)
+    widths = range(config.intermediate_size // 4, config.intermediate_size + 1)
+    return min(widths, key=lambda i: abs(count(i) - target))
 
 
 def build_model(name: str, recipe: dict | None = None) -> torch.nn.Module:

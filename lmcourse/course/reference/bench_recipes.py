@@ -140,7 +140,10 @@ WIKI_TUNING = ("development masks, seed 0, 4,000 steps, masked accuracy: 2 x 64 
 # (ELECTRA_LR_TUNING: seed 0, the probe's ROC-AUC on the Rotten Tomatoes tuning snippets)
 WIKI_ELECTRA_LR = 1e-3
 WIKI_ARMS = {"bench-electra": {"generator_hidden": 64, "lr": WIKI_ELECTRA_LR,
-                               "embeddings": "shared by generator and discriminator"}}
+                               "embeddings": "shared by generator and discriminator"},
+             # ALBERT's E at the reviews bench's ratio, H / 2 (E = H / 4 cost it most: see
+             # ALBERT_TUNING)
+             "bench-albert": {"embedding_size": 64}}
 ELECTRA_LR_GRID = (5e-4, 1e-3, 2e-3)
 # bench_arms.electra_dev_auc(lr) for each rate of the grid (seed 0, one thread each)
 ELECTRA_LR_DEV_AUC = {5e-4: 0.5547, 1e-3: 0.5636, 2e-3: 0.5114}

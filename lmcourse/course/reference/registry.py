@@ -30,7 +30,8 @@ from lmcourse.course.reference.recipe import Reference
 
 __all__ = ["REFERENCES", "get"]
 
-WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop"]
+WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop", "wiki-bench-span",
+               "wiki-bench-span-sbo"]
 
 _ALL: list[Reference] = [
     # character language models against Kneser–Ney n-grams
