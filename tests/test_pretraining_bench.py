@@ -193,7 +193,7 @@ def test_the_wiki_bench_builds_its_own_width_and_electra_shares_embeddings():
     assert generator.embedding_size == pb.WIKI_BENCH["hidden_size"]  # to share them
     assert _generator_config().embedding_size is None  # the reviews' arm as committed
     assert pb.keeps_weights("wiki-bench-mlm") and not pb.keeps_weights("bench-mlm")
-    assert pb.keeps_weights("wiki-bench-deberta") and pb.keeps_weights("bench-deberta")
+    assert pb.keeps_weights("bench-deberta") and not pb.keeps_weights("wiki-bench-deberta")
 
 
 def test_electra_on_prose_runs_at_the_best_rate_of_its_grid():

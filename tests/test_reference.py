@@ -56,7 +56,8 @@ def test_a_result_with_an_unknown_field_is_refused(tiny):
 
 def test_reference_folder_stays_small():
     total = sum(p.stat().st_size for p in R.reference_dir().rglob("*") if p.is_file())
-    assert total < 40e6, f"reference/ holds {total / 1e6:.0f} MB: keep it to tens of MB at most"
+    # the whole tracked tree travels to a lent GPU, which takes 64 MiB at most
+    assert total < 45e6, f"reference/ holds {total / 1e6:.0f} MB: keep it to tens of MB at most"
 
 
 # ---- the machinery on a tiny fake reference ----------------------------------------------

@@ -150,14 +150,14 @@ ELECTRA_LR_DEV_AUC = {5e-4: 0.5547, 1e-3: 0.5636, 2e-3: 0.5114}
 ELECTRA_LR_TUNING = ("seed 0, the probe's ROC-AUC on the Rotten Tomatoes tuning snippets: lr "
                      + " / ".join(f"{lr:g} {auc:.3f}" for lr, auc in ELECTRA_LR_DEV_AUC.items())
                      + f"; {WIKI_ELECTRA_LR:g} chosen")
-# wiki-bench-mlm's seed 0 is kept: chapter 09's transfer curve fine-tunes it (issue 42)
+# wiki-bench-mlm's seed 0 is kept: chapter 09's transfer curve fine-tunes it (issue 42);
+# no chapter fine-tunes the wiki DeBERTa, so its weights stay out of the repository
 WIKI_KEEP_WEIGHTS = ("bench-mlm",)
 
 
 def keeps_weights(name: str) -> bool:
     """Whether arm ``name`` keeps its seed 0's weights."""
-    return _arm(name) in KEEP_WEIGHTS or (corpus_of(name) == "wiki"
-                                          and _arm(name) in WIKI_KEEP_WEIGHTS)
+    return _arm(name) in (WIKI_KEEP_WEIGHTS if corpus_of(name) == "wiki" else KEEP_WEIGHTS)
 
 
 def corpus_of(name: str) -> str:
