@@ -31,7 +31,8 @@ from lmcourse.course.reference.recipe import Reference
 __all__ = ["REFERENCES", "get"]
 
 WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop", "wiki-bench-span",
-               "wiki-bench-span-sbo", "wiki-bench-electra"]
+               "wiki-bench-span-sbo", "wiki-bench-electra",
+               "wiki-bench-albert"]
 
 _ALL: list[Reference] = [
     # character language models against Kneser–Ney n-grams
