@@ -962,18 +962,18 @@ with verdict_table("Our own pre-training on real snippets (test ROC-AUC)"):
                 metric="test ROC-AUC")
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# **Our pre-training buys nothing here, and the table says why.** The tiny BERT pre-trained
-# on Wikipedia ends below the same network trained from scratch once there are a few
-# hundred labels, and its frozen vectors do little better than that; all three stay far below the tuned
-# bag of words, which MiniLM passes at every size. Chapter 10's bench run explains it:
-# after 4,000 steps on three million characters, this model still fills in masked pieces
-# worse than a Kneser–Ney n-gram that reads both sides of the blank, so what it learned
-# about English is less than word counts already know. MiniLM is the same kind of encoder,
-# six layers of width 384, distilled from a model pre-trained on billions of words and then
-# trained on about a billion sentence pairs:
-# pre-training pays only once it has had the data and compute to learn the language, a
-# scale no notebook reaches on a CPU. The null is the measurement, stated as it came out;
-# we did not tune seeds until it turned.
+# **Our pre-training buys nothing here, and the table says why.** The tiny BERT pre-
+# trained on Wikipedia ends below the same network trained from scratch once there are a
+# few hundred labels, and its frozen vectors do little better than that; all three stay
+# far below the tuned bag of words, which MiniLM passes at every size. Chapter 10's bench
+# run explains it: after 4,000 steps on three million characters, this model still fills
+# in masked pieces worse than a Kneser–Ney n-gram that reads both sides of the blank, so
+# what it learned about English is less than word counts already know. MiniLM is the same
+# kind of encoder, six layers of width 384, distilled from a model pre-trained on billions
+# of words and then trained on about a billion sentence pairs: pre-training pays only once
+# it has had the data and compute to learn the language, a scale no notebook reaches on a
+# CPU. The null is the measurement, stated as it came out; we did not tune seeds until it
+# turned.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## BERT's pre-training, and ours
