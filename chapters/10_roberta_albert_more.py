@@ -52,7 +52,12 @@ from lmcourse.course import reference
 from lmcourse.course.claims import verdict
 from lmcourse.course.reference import bench_arms as pb
 from lmcourse.course.reference.figures import plot_crossover, plot_reference
-from lmcourse.course.reference.report import bench_table, last_train_loss, seed_values
+from lmcourse.course.reference.report import (
+    bench_table,
+    last_train_loss,
+    plateau_exit,
+    seed_values,
+)
 from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.corpora import load_corpus
 from lmcourse.data.sentences import SentenceCorpus, minilm_review_corpus, split_sentences
@@ -1092,9 +1097,7 @@ ax.set_title("real prose: the masked LM's held-out loss, three seeds per arm", f
 ax.legend(fontsize=7)
 plt.show()
 for name in ("wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop"):
-    curves = reference.load(name).curves
-    left = [next((int(step) for step, _, loss in curves[s] if loss < 3.3), None) for s in curves]
-    print(f"{name}: first evaluation below 3.3 nats, by seed: {left}")
+    print(f"{name}: first evaluation below 3.3 nats, by seed: {plateau_exit(name)}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # **On real prose, at a CPU's budget, the bench's claims do not survive their rivals, and

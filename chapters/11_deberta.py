@@ -60,7 +60,7 @@ from lmcourse.course import reference
 from lmcourse.course.claims import verdict
 from lmcourse.course.reference import bench_arms as pb
 from lmcourse.course.reference.figures import plot_crossover
-from lmcourse.course.reference.report import bench_table, seed_values
+from lmcourse.course.reference.report import bench_table, plateau_exit, seed_values
 from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.goodreads import sentences
 from lmcourse.data.sentences import minilm_review_corpus
@@ -513,9 +513,7 @@ wiki_rivals = reference.load("wiki-bench-deberta").baselines
 print(f"{'fill-in n-gram (order ' + str(wiki_rivals['fill_in_ngram_order']) + ')':<34} "
       f"{'':>17} {'':>17} {wiki_rivals['fill_in_ngram']:>17.3f}")
 for name, arm in wiki_variants.items():
-    left = [next((int(step) for step, _, loss in curve if loss < 3.3), None)
-            for curve in reference.load(arm).curves.values()]
-    print(f"{name}: first evaluation below 3.3 nats, by seed: {left}")
+    print(f"{name}: first evaluation below 3.3 nats, by seed: {plateau_exit(arm)}")
 with verdict_table("DeBERTa against BERT on real prose (wiki bench, 3 seeds)"):
     verdict("on real prose DeBERTa reaches a lower held-out MLM loss than BERT at equal "
             "parameters", seed_values("wiki-bench-deberta", "mlm_loss"),

@@ -490,3 +490,14 @@ def test_a_kept_seed_trained_elsewhere_brings_its_weights(tmp_path, monkeypatch)
     trained.clear()
     R.run("kept", progress=False, device=torch.device("cpu"))
     assert trained == [0, 1, 2]  # no weights kept with seed 0: it is trained again
+
+
+def test_plateau_exit_finds_each_seeds_first_step_below_the_level(monkeypatch):
+    from types import SimpleNamespace
+
+    from lmcourse.course.reference import report
+
+    curves = {0: [[250, 1.0, 3.5], [500, 2.0, 3.2], [750, 3.0, 3.0]], 1: [[250, 1.0, 3.4]]}
+    monkeypatch.setattr(report, "load", lambda name: SimpleNamespace(curves=curves))
+    assert report.plateau_exit("demo") == [500, None]
+    assert report.plateau_exit("demo", level=3.45) == [500, 250]
