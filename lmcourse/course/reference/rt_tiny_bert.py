@@ -134,8 +134,8 @@ def tune_lr(arm: str, n: int = 1024, seed: int = 0, device: torch.device | str =
     """Tuning-split ROC-AUC of ``arm`` fine-tuned on ``n`` labels at each rate of the grid."""
     from lmcourse import finetune
 
-    _, _, tune_y = rt_task()
-    idx = label_order(rt_task()[0].train_labels, seed)[:n]
+    task, _, tune_y = rt_task()
+    idx = label_order(task.train_labels, seed)[:n]
     out = {}
     for lr in LR_GRID:
         model, _ = finetune_arm(arm, idx, lr, seed, torch.device(device))
