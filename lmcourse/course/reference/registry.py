@@ -32,7 +32,8 @@ __all__ = ["REFERENCES", "get"]
 
 WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop", "wiki-bench-span",
                "wiki-bench-span-sbo", "wiki-bench-electra",
-               "wiki-bench-albert", "wiki-bench-deberta", "wiki-bench-deberta-no-emd"]
+               "wiki-bench-albert", "wiki-bench-deberta", "wiki-bench-deberta-no-emd",
+               "wiki-bench-deberta-no-c2p", "wiki-bench-deberta-no-p2c"]
 
 _ALL: list[Reference] = [
     # character language models against Kneser–Ney n-grams
