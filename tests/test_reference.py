@@ -390,7 +390,7 @@ def test_data_scaling_figure_draws_each_size_and_the_baselines_there():
     import matplotlib.pyplot as plt
 
     from lmcourse.course.reference.figures import plot_data_scaling
-    from lmcourse.course.reference.lm_scale import by_model, scale_table
+    from lmcourse.course.reference.lm_scale import CONVERGED, by_model, scale_table
 
     small = R.load("lm-scale-lstm-300k")
     big = copy.deepcopy(small)
@@ -406,6 +406,10 @@ def test_data_scaling_figure_draws_each_size_and_the_baselines_there():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["300K", "2.4M"]
     plt.close(fig)
     assert "2,400,000" in scale_table(runs) and "order" in scale_table(runs)
+    uncapped = copy.deepcopy(big)
+    uncapped.recipe |= CONVERGED
+    assert by_model([big, small, uncapped]) == runs  # a converged run is not a figure point
+    assert by_model([big, small, uncapped], converged=True) == {"LSTM": [uncapped]}
 
 
 class _SittingEnds(Exception):

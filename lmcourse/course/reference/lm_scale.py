@@ -357,11 +357,18 @@ SCALE_REFS = {ref.name: ref for ref in [
 ]}
 
 
-def by_model(results: list[ReferenceResult]) -> dict[str, list[ReferenceResult]]:
-    """``{model label: its results, smallest training set first}`` (LSTM, GRU, transformer)."""
+def is_converged(result: ReferenceResult) -> bool:
+    """Whether ``result`` is a run without the CPU budget's step cap (``-converged``)."""
+    return result.recipe["max_steps"] > SHARED["max_steps"]
+
+
+def by_model(results: list[ReferenceResult],
+             converged: bool = False) -> dict[str, list[ReferenceResult]]:
+    """``{model label: its results, smallest training set first}`` (LSTM, GRU, transformer):
+    the capped runs of the figure, or with ``converged`` the runs without the cap."""
     grouped: dict[str, list[ReferenceResult]] = {}
     for label, cell in (("LSTM", "lstm"), ("GRU", "gru"), ("transformer", "transformer")):
-        mine = [r for r in results if r.recipe["cell"] == cell]
+        mine = [r for r in results if r.recipe["cell"] == cell and is_converged(r) == converged]
         if mine:
             grouped[label] = sorted(mine, key=lambda r: r.values("train_chars")[0])
     return grouped
