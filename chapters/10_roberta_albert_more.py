@@ -1135,6 +1135,55 @@ for name in ("wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop"):
 # on a lent GPU); until they land, these verdicts are what a CPU budget shows, recorded as
 # they came out rather than tuned until they turn.
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### Static against dynamic masking on real prose
+#
+# The masking experiment of this chapter, repeated on the Wikipedia pairs: the first 3,200
+# training pairs seen 40 times in 4,000 steps of 32, with one static mask per pair, BERT's
+# ten, or a fresh mask per batch; three seeds each. The rival is the fill-in n-gram
+# counted on the same 3,200 pairs, its order and discount chosen on the tuning articles'
+# masks.
+
+# %% slideshow={"slide_type": "-"}
+wiki_masking = {"dynamic (RoBERTa)": "wiki-bench-dynamic-40",
+                "static, 10 masks per pair (BERT's code)": "wiki-bench-static10-40",
+                "static, 1 mask per pair": "wiki-bench-static-40"}
+print(bench_table(wiki_masking, {"mlm_loss": "held-out loss",
+                                 "masked_accuracy": "masked accuracy"}))
+for label, name in wiki_masking.items():
+    print(f"  {label:<40} training loss, last 100 steps: {mean_spread(last_train_loss(name))}"
+          f"; first evaluation below 3.3 nats, by seed: {plateau_exit(name)}")
+few = reference.load("wiki-bench-static-40").baselines
+print(f"  counted on the same 3,200 pairs: fill-in n-gram (order {few['fill_in_ngram_order']}) "
+      f"{few['fill_in_ngram']:.3f}, two-sided bigram {few['bigram_both']:.3f}")
+with verdict_table("Static against dynamic masking on real prose (wiki bench, 40 epochs)"):
+    for label, name in list(wiki_masking.items())[1:]:
+        verdict(f"on real prose dynamic masking reaches a lower held-out MLM loss than {label} "
+                "over 40 epochs", wiki("dynamic-40", "mlm_loss"),
+                baseline=(label, seed_values(name, "mlm_loss")), higher_is_better=False,
+                metric="held-out MLM loss (nats)",
+                paper="SQuAD 2.0 F1 78.7 dynamic vs 78.3 static (Liu et al. 2019)")
+    verdict("on real prose, over 40 epochs of 3,200 pairs, dynamic masking fills blanks better "
+            "than a fill-in n-gram counted on the same pairs",
+            wiki("dynamic-40", "masked_accuracy"),
+            baseline=("fill-in n-gram (3,200 pairs)", few["fill_in_ngram"]),
+            higher_is_better=True, metric="held-out masked accuracy")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# On real prose the **one-mask** demonstration is even starker than on the generated
+# reviews. Its training loss falls far below the plateau's level while its held-out loss
+# climbs far above it (the table): the model learns which pieces hide in which of the
+# 3,200 pairs before it learns anything about the language, never leaves the plateau on
+# the held-out text (no seed gets below 3.3 nats), and fills fewer blanks than a
+# two-sided bigram counted on the same pairs (printed). **BERT's ten masks** remove that harm:
+# the ten-mask and dynamic runs end level, and the seeds spread more widely than the arms
+# differ, because each seed leaves the plateau at its own step (printed). So on real
+# prose, at this budget, the bench reproduces what a static mask costs but cannot separate
+# BERT's remedy from RoBERTa's, in line with the paper's own differences of a few tenths
+# of a point. Neither recipe catches the fill-in n-gram counted on the same 3,200 pairs:
+# with so few pairs, counting still knows the blanks better than a network that has seen
+# each pair only 40 times.
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## What changed, and what it bought
 #

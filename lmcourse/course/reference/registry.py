@@ -30,7 +30,8 @@ from lmcourse.course.reference.recipe import Reference
 
 __all__ = ["REFERENCES", "get"]
 
-WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop", "wiki-bench-span",
+WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop", "wiki-bench-dynamic-40",
+               "wiki-bench-static-40", "wiki-bench-static10-40", "wiki-bench-span",
                "wiki-bench-span-sbo", "wiki-bench-electra",
                "wiki-bench-albert", "wiki-bench-deberta", "wiki-bench-deberta-no-emd",
                "wiki-bench-deberta-no-c2p", "wiki-bench-deberta-no-p2c"]
