@@ -907,6 +907,10 @@ for label, results in scale.items():
     print(f"{label} trained on: " + ", ".join(
         f"{r.values('train_chars')[0]:,} characters on a "
         f"{'GPU' if r.device.startswith('cuda') else 'CPU'}" for r in results))
+uncapped = lm_scale.by_model([reference.load(name) for name in lm_scale.SCALE_REFS
+                              if name in reference.REFERENCES], converged=True)
+for line in lm_scale.converged_lines(scale, uncapped):
+    print(line)
 missing = [n for n in lm_scale.SCALE_REFS if n not in reference.REFERENCES]
 print(f"not yet run: {', '.join(missing) or 'none'}"
       + ("\n(python -m lmcourse.course.reference.scale_runs NAME makes one)" if missing else ""))

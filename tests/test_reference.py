@@ -390,7 +390,12 @@ def test_data_scaling_figure_draws_each_size_and_the_baselines_there():
     import matplotlib.pyplot as plt
 
     from lmcourse.course.reference.figures import plot_data_scaling
-    from lmcourse.course.reference.lm_scale import CONVERGED, by_model, scale_table
+    from lmcourse.course.reference.lm_scale import (
+        CONVERGED,
+        by_model,
+        converged_lines,
+        scale_table,
+    )
 
     small = R.load("lm-scale-lstm-300k")
     big = copy.deepcopy(small)
@@ -410,6 +415,10 @@ def test_data_scaling_figure_draws_each_size_and_the_baselines_there():
     uncapped.recipe |= CONVERGED
     assert by_model([big, small, uncapped]) == runs  # a converged run is not a figure point
     assert by_model([big, small, uncapped], converged=True) == {"LSTM": [uncapped]}
+    uncapped.metrics[0] |= {"held_out_ppl": 4.5, "best_step": 9000, "steps": 10000}
+    (line,) = converged_lines(runs, by_model([uncapped], converged=True))
+    assert "LSTM without the 5,000-step cap" in line and "4.500 at best step 9,000 of 10,000" \
+        in line and "against 5.000 with the cap (1 seed)" in line and "KN 5.500" in line
 
 
 class _SittingEnds(Exception):

@@ -374,6 +374,25 @@ def by_model(results: list[ReferenceResult],
     return grouped
 
 
+def converged_lines(capped: dict[str, list[ReferenceResult]],
+                    uncapped: dict[str, list[ReferenceResult]]) -> list[str]:
+    """One line per model run without the step cap: its held-out perplexity and best step
+    beside the capped run of the same size and the tuned Kneser–Ney model there."""
+    lines = []
+    for label, (run,) in uncapped.items():
+        same = [r for r in capped.get(label, []) if r.values("train_chars") ==
+                run.values("train_chars")]
+        seeds = len(same[0].seeds) if same else 0
+        beside = (f" against {same[0].mean('held_out_ppl'):.3f} with the cap ({seeds} "
+                  f"seed{'s' if seeds > 1 else ''})") if same else ""
+        lines.append(f"{label} without the {SHARED['max_steps']:,}-step cap "
+                     f"({run.device_kind}): held-out perplexity "
+                     f"{run.mean('held_out_ppl'):.3f} at best step "
+                     f"{int(run.mean('best_step')):,} of {int(run.mean('steps')):,}{beside}; "
+                     f"tuned modified KN {run.baselines['modified_kn_tuned']:.3f}")
+    return lines
+
+
 def scale_table(runs: dict[str, list[ReferenceResult]]) -> str:
     """One row per model and training size: held-out perplexity (mean and seeds' range),
     the steps it trained (early stopping), and the tuned Kneser–Ney models beside it with
