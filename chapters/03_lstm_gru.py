@@ -956,8 +956,9 @@ print("best step of every largest-size run, against its cap of "
 # with the last printed line: every full-size run was still improving when it reached the
 # 5,000-step cap that the CPU budget sets (its best step is the cap), so at the full size
 # this is a race stopped early, and the order of the finishers can still change. Runs
-# without the cap (`lm-scale-lstm-full-converged`, `lm-scale-transformer-full-converged`,
-# meant for a GPU) are listed above as not yet run until they land.
+# without the cap (`lm-scale-lstm-full-converged`, `lm-scale-transformer-full-converged`:
+# minutes on a GPU, hours on a CPU) are listed above as not yet run until they land, and
+# then printed beside the capped runs.
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # ### Experiment 3: how far back does the gradient reach in a trained model?

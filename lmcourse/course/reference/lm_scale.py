@@ -325,7 +325,8 @@ def _scale_reference(cell: str, size: str, seconds: float, seeds: tuple[int, ...
               f"characters{' trained to convergence' if converged else ''} vs tuned Kneser-Ney",
         baselines=baselines, seconds_per_seed=seconds, seeds=seeds, first_steps=5,
         seeds_why="" if len(seeds) >= 3 else (
-            "the largest size without the CPU budget's step cap (a GPU run): whether the "
+            "the largest size without the CPU budget's step cap (minutes on a GPU, several "
+            "sittings on one CPU thread): whether the "
             "capped runs' order holds at convergence; the verdicts rest on the capped "
             "three-seed runs" if converged else
             "one point of the data-scaling trend (chapter 03's figure); the verdict at the "
@@ -340,8 +341,10 @@ def _scale_reference(cell: str, size: str, seconds: float, seeds: tuple[int, ...
                "device does alone"])
 
 
-# Where a GPU is lent: the largest size without the 5,000-step cap the CPU budget sets (the
-# 1.2M-character LSTM was still improving at its cap), stopped by the tuning split alone.
+# The largest size without the 5,000-step cap the CPU budget sets (the 1.2M-character LSTM
+# was still improving at its cap), stopped by the tuning split alone. A GPU finishes both in
+# minutes; one CPU thread runs the LSTM at about 1.1 steps/s and the transformer at about
+# 0.95, so up to 5 and 6 hours, over several sittings that resume from the checkpoints.
 CONVERGED = {"max_steps": 20000, "eval_every": 500}
 
 SCALE_REFS = {ref.name: ref for ref in [

@@ -22,12 +22,12 @@ from lmcourse.course.reference.running import run
 
 def run_missing(names: list[str] | None = None) -> None:
     """Run, in order, every scale reference named (by default all but the ``-converged``
-    ones, meant for a GPU) without a result."""
+    ones, hours on a CPU) without a result."""
     unknown = sorted(set(names or ()) - set(SCALE_REFS))
     if unknown:
         raise SystemExit(f"no scale reference named {unknown}; known: {sorted(SCALE_REFS)}")
     for name, ref in SCALE_REFS.items():
-        # the converged runs are GPU runs (20,000 steps): only when named
+        # the converged runs (up to 20,000 steps: hours on a CPU) only when named
         wanted = name in names if names else not name.endswith("-converged")
         if wanted and not result_path(name).exists():
             run(ref, progress=True)
