@@ -419,6 +419,11 @@ def test_data_scaling_figure_draws_each_size_and_the_baselines_there():
     (line,) = converged_lines(runs, by_model([uncapped], converged=True))
     assert "LSTM without the 5,000-step cap" in line and "4.500 at best step 9,000 of 10,000" \
         in line and "against 5.000 with the cap (1 seed)" in line and "KN 5.500" in line
+    three = copy.deepcopy(big)
+    three.seeds = [0, 1, 2]
+    three.metrics = {s: {**big.metrics[0], "held_out_ppl": 4.9 + s / 10} for s in range(3)}
+    (line,) = converged_lines({"LSTM": [three]}, by_model([uncapped], converged=True))
+    assert "against 5.000 with the cap (3 seeds; seed 0 alone 4.900)" in line
 
 
 class _SittingEnds(Exception):

@@ -380,14 +380,22 @@ def by_model(results: list[ReferenceResult],
 def converged_lines(capped: dict[str, list[ReferenceResult]],
                     uncapped: dict[str, list[ReferenceResult]]) -> list[str]:
     """One line per model run without the step cap: its held-out perplexity and best step
-    beside the capped run of the same size and the tuned Kneser–Ney model there."""
+    beside the capped run of the same size (its seeds' mean, and the same seed's figure)
+    and the tuned Kneser–Ney model there."""
     lines = []
     for label, (run,) in uncapped.items():
-        same = [r for r in capped.get(label, []) if r.values("train_chars") ==
-                run.values("train_chars")]
-        seeds = len(same[0].seeds) if same else 0
-        beside = (f" against {same[0].mean('held_out_ppl'):.3f} with the cap ({seeds} "
-                  f"seed{'s' if seeds > 1 else ''})") if same else ""
+        same = [r for r in capped.get(label, []) if r.values("train_chars")[0] ==
+                run.values("train_chars")[0]]
+        beside = ""
+        if same:
+            capped_run, seed = same[0], run.seeds[0]
+            seeds = len(capped_run.seeds)
+            beside = f" against {capped_run.mean('held_out_ppl'):.3f} with the cap ({seeds} " \
+                     f"seed{'s' if seeds > 1 else ''}"
+            if seeds > 1 and seed in capped_run.seeds:
+                beside += (f"; seed {seed} alone "
+                           f"{capped_run.metrics[seed]['held_out_ppl']:.3f}")
+            beside += ")"
         lines.append(f"{label} without the {SHARED['max_steps']:,}-step cap "
                      f"({run.device_kind}): held-out perplexity "
                      f"{run.mean('held_out_ppl'):.3f} at best step "
