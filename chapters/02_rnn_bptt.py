@@ -321,7 +321,8 @@ print(f"Kneser-Ney tuned on the tuning split: order {kn['modified_kn_tuned_order
       f"D = {kn['kn_tuned_discount']:g} (held-out {kn['kn_tuned']:.3f})")
 verdict("this chapter's tanh RNN, trained to the reference budget on the Lee text, reaches a "
         "lower held-out perplexity than Kneser-Ney tuned on the tuning split",
-        rnn_final, baseline=("tuned modified KN", kn["modified_kn_tuned"]),
+        rnn_final, baseline=(f"tuned KN (modified Kneser-Ney, order "
+                             f"{kn['modified_kn_tuned_order']})", kn["modified_kn_tuned"]),
         higher_is_better=False, metric="held-out perplexity", digits=3)
 
 # %% [markdown] slideshow={"slide_type": "-"}

@@ -217,9 +217,13 @@ def test_ngram_perplexities_fall_with_the_order(corpus):
 def test_beats_bigram_accepts_a_trigram_model_and_prints_the_baselines(corpus, capsys):
     train, val, V = corpus
     ppl, ngram = check.beats_bigram(counts_model(train, V, 3), {}, train, val, V)
-    assert ppl < ngram[2] and set(ngram) == {1, 2, 3, "tuned", "tuned_setting"}
+    assert ppl < ngram[2] and set(ngram) == {1, 2, 3, "bigram_setting", "tuned",
+                                             "tuned_setting"}
     tuned, _ = best_ngram(train, val, V)
     assert ngram["tuned"] <= ngram[3] and ngram["tuned_setting"] == str(tuned.best)
+    bigram, bigram_ppl = best_ngram(train, val, V, orders=(2,))  # the bar: a tuned bigram
+    assert ngram[2] == bigram_ppl and ngram["bigram_setting"] == str(bigram.best)
+    assert bigram.best.order == 2 and len(bigram.tried) > 1
     out = capsys.readouterr().out
     assert "trained model: passed" in out
     for label in ("unigram", "bigram", "trigram", "tuned n-gram", "your RNN", "settings tried"):

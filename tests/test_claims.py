@@ -156,6 +156,20 @@ def test_ledger_is_in_sync_with_the_committed_notebooks():
         assert r["verdict"] in claims.VERDICTS
 
 
+N_GRAM_NAME = re.compile(r"\bKN\b|Kneser|n-gram")
+
+
+def test_every_n_gram_baseline_in_the_ledger_is_tuned_and_names_its_settings():
+    """A claim against a Kneser-Ney or fill-in n-gram names a model whose settings were
+    chosen on a tuning split, and says which: "tuned KN (modified Kneser-Ney, order 24)",
+    "bigram KN, discount tuned (Kneser-Ney, order 2, D = 0.9)"."""
+    untuned = [f"{r['notebook']}: {r['baseline']['name']}"
+               for r in json.loads(ledger.CLAIMS_JSON.read_text())
+               if r["baseline"] and N_GRAM_NAME.search(r["baseline"]["name"])
+               and not ("tuned" in r["baseline"]["name"] and "order" in r["baseline"]["name"])]
+    assert not untuned, f"n-gram baselines without tuned settings in the ledger: {untuned}"
+
+
 def _calls_verdict(nb) -> bool:
     return any(c.cell_type == "code" and re.search(r"(?<![\w.])verdict\(", c.source)
                for c in nb.cells)

@@ -76,3 +76,13 @@ def test_an_unfitted_model_says_so():
     with pytest.raises(AttributeError):
         FillIn(3, 0.75, VOCAB, SPECIALS, SEP, PAD).guess([3, 12, 2, 13, 6], 2,
                                                         [False, False, True, False, False])
+
+
+def test_the_fill_in_baselines_name_says_which_settings_were_chosen():
+    from lmcourse.course.reference.bench_arms import fill_in_label
+    from lmcourse.models.fill_in_ngram import DISCOUNTS
+
+    for index, discount in enumerate(DISCOUNTS):
+        label = fill_in_label({"fill_in_ngram_order": 4, "fill_in_ngram_discount": index})
+        setting = "modified Kneser-Ney" if discount == "modified" else f"D = {discount:g}"
+        assert label == f"tuned fill-in n-gram (order 4, {setting})"

@@ -254,6 +254,11 @@ class TunedNGram:
         best = min(pool, key=pool.get)
         return best, pool[best]
 
+    def label(self, name: str = "tuned KN") -> str:
+        """A baseline's name for a table or a verdict, with the settings the tuning chose:
+        ``tuned KN (modified Kneser-Ney, order 24)``."""
+        return f"{name} ({self.best})"
+
     def summary(self) -> str:
         orders = sorted({s.order for s in self.tried})
         return (f"tuned n-gram: {self.best} (tuning-split perplexity "

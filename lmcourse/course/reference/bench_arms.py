@@ -329,6 +329,16 @@ def fill_in_ngram(sentences: tuple[tuple[int, ...], ...]) -> dict[str, float]:
             **{f"fill_in_ngram_dev@{o}/{d}": round(acc, 4) for o, d, acc in tried}}
 
 
+def fill_in_label(baselines: dict[str, float], name: str = "tuned fill-in n-gram") -> str:
+    """The fill-in n-gram's name for a table or a verdict, with the settings its
+    development masks chose (as :func:`fill_in_ngram` records them)."""
+    from lmcourse.models.fill_in_ngram import DISCOUNTS
+
+    discount = DISCOUNTS[int(baselines["fill_in_ngram_discount"])]
+    setting = "modified Kneser-Ney" if discount == "modified" else f"D = {discount:g}"
+    return f"{name} (order {int(baselines['fill_in_ngram_order'])}, {setting})"
+
+
 def load_arm(name: str, state: dict[str, torch.Tensor]) -> torch.nn.Module:
     """Arm ``name``'s model with stored weights, in evaluation mode (float32, CPU)."""
     model = build_model(name)
