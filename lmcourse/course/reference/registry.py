@@ -45,7 +45,8 @@ _ALL: list[Reference] = [
         "lm-scale-lstm-300k", "lm-scale-lstm-600k", "lm-scale-lstm-1200k",
         "lm-scale-lstm-full", "lm-scale-gru-300k", "lm-scale-gru-600k", "lm-scale-gru-1200k",
         "lm-scale-gru-full", "lm-scale-transformer-300k", "lm-scale-transformer-600k",
-        "lm-scale-transformer-1200k", "lm-scale-transformer-full"]),
+        "lm-scale-transformer-1200k", "lm-scale-transformer-full",
+        "lm-scale-lstm-full-converged"]),
     # the transformer's case: associative recall at equal size
     recall_sweep.RECALL_SWEEP,
     # ... and the encoder-decoders on digit reversal at equal size
