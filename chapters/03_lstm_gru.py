@@ -636,9 +636,11 @@ print(f"{len(text):,} characters, |V| = {V}; train {len(train_ids):,}, "
 # between cells can be told apart from the luck of the initialisation.
 
 # %% slideshow={"slide_type": "-"}
-B, T, H = 32, 64, 128
+B, T, H, LR = 32, 64, 128, 0.01
 epochs = lmcourse.budget(cpu=1, gpu=10)
 seeds = (0, 1, 2)
+print(f"every cell: hidden {H}, batches of {B} x {T}, Adam lr {LR}, clipping at 1, "
+      f"{epochs} pass(es) over the text, seeds {seeds}")
 val_batches = lm_batches(val_ids, 32, 64, generator=torch.Generator().manual_seed(0))
 models, initial, histories = {}, {}, {}
 for cell in ("rnn", "lstm", "gru"):
@@ -650,7 +652,7 @@ for cell in ("rnn", "lstm", "gru"):
         data_gen = torch.Generator().manual_seed(seed)  # the same minibatches for every cell
         histories[cell, seed] = fit_lm(
             model, lambda epoch, g=data_gen: lm_batches(train_ids, B, T, generator=g),
-            epochs=epochs, lr=1e-2, clip=1.0, val_batches=val_batches,
+            epochs=epochs, lr=LR, clip=1.0, val_batches=val_batches,
             desc=f"{cell.upper()} seed {seed}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
