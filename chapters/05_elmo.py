@@ -1162,7 +1162,7 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 # windows, instead of the chapter's 2,500 windows cut around each position. The accuracy
 # follows what each half has read. The half that has read the neighbour (forward for the
 # previous word, backward for the next) does as well as both halves together (0.533 against
-# 0.511, 0.489 against 0.475). The other half alone falls to 0.325 and 0.342,
+# 0.514, 0.500 against 0.475). The other half alone falls to 0.325 and 0.333,
 # near the majority floors of 0.292 and 0.294. The weights move too. In this sample the
 # informative half puts most weight on layer 1 (0.70 and 0.69, and 0.58 and 0.45 in the mix
 # of both halves), while the half that has not read the neighbour moves its weight off layer 1

@@ -877,8 +877,9 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 # model needs. Attention adds a *bag* of the earlier characters in the window: which letters
 # came before, not in which order ("th" and "ht" look the same). The causal mask lets in a
 # little order: position $t$ averages over $t + 1$ keys, so how diluted that average is says
-# roughly how far into the window it sits. What the positions buy, 1.5 points of perplexity
-# here, is the order of the context. A longer run widens that gap, because the model with
+# roughly how far into the window it sits. What the positions buy, well over a point of
+# perplexity here (the assert asks for half a point), is the order of the context. A longer run
+# widens that gap, because the model with
 # positions keeps learning to read the last few characters in order.
 # </details>
 

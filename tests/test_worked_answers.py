@@ -4,7 +4,13 @@ runs as it is written: its asserts compute the answer and check it against the c
 code or PyTorch, so a changed function or a wrong number fails here. Every figure the
 answer's prose quotes (``tools.prose_numbers.quoted_numbers``) must be one that the
 answer's code prints (its stdout is kept), that the code sets, or that a cell of the
-chapter prints: a quoted number that drifts from its run fails."""
+chapter prints: a quoted number that drifts from its run fails.
+
+The answers train small models live, and their last digits depend on the machine: the same
+answer printed 0.0249 on an Intel Xeon, 0.0248 on an AMD EPYC with one thread and 0.0247
+with two. So a figure the answer's own code prints matches within ``PRINTED_TOLERANCE``
+(relative); every other figure must appear exactly. A quoted number further than that from
+everything printed still fails."""
 
 from __future__ import annotations
 
@@ -22,6 +28,8 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 DETAILS = re.compile(r"<details><summary>Worked answer to exercise (\d+)</summary>(.*?)</details>",
                      re.S)
 CODE = re.compile(r"```python\n(.*?)```", re.S)
+DECIMAL = re.compile(r"\d+\.\d+")
+PRINTED_TOLERANCE = 0.03  # the widest CPU-to-CPU spread measured on a quoted figure: 2.7%
 
 
 def worked_answer_blocks(path) -> list[tuple[str, str]]:
@@ -57,13 +65,29 @@ def run_answer(chapter: str, number: str, body: str) -> str:
     return stdout.getvalue()
 
 
+def printed_within_tolerance(number: str, printed: str,
+                             tolerance: float = PRINTED_TOLERANCE) -> bool:
+    """Whether some decimal in ``printed`` lies within ``tolerance`` (relative) of ``number``:
+    |p - q| <= tolerance * |q|."""
+    quoted = float(number)
+    return any(abs(float(p) - quoted) <= tolerance * abs(quoted)
+               for p in DECIMAL.findall(printed))
+
+
+def test_printed_tolerance_accepts_machine_noise_and_rejects_a_stale_figure():
+    assert printed_within_tolerance("0.0249", "importance removed 0.0247")
+    assert not printed_within_tolerance("0.1532", "test MSE at T = 10 0.1751")
+    assert not printed_within_tolerance("0.5", "no decimals here: 1, 2")
+
+
 @pytest.mark.parametrize("path, number, body", ANSWERS,
                          ids=[f"{p.stem}-ex{n}" for p, n, _ in ANSWERS])
 def test_worked_answer_runs_and_the_numbers_it_quotes_are_printed(path, number, body):
     printed = run_answer(path.stem, number, body)
     seen = printed + "\n".join(CODE.findall(body)) + printed_text(
         nbformat.read(path, as_version=4))
-    missing = [(n, sentence) for n, sentence in quoted_numbers(body) if n not in seen]
+    missing = [(n, sentence) for n, sentence in quoted_numbers(body)
+               if n not in seen and not printed_within_tolerance(n, printed)]
     assert not missing, (
         f"{path.name}, worked answer to exercise {number} quotes numbers its code does not "
         "print (print them, or quote what it prints):\n" + "\n".join(
