@@ -170,6 +170,19 @@ def test_every_n_gram_baseline_in_the_ledger_is_tuned_and_names_its_settings():
     assert not untuned, f"n-gram baselines without tuned settings in the ledger: {untuned}"
 
 
+BAG_OF_WORDS_NAME = re.compile(r"bag[ -]of[ -]words", re.I)
+
+
+def test_every_bag_of_words_baseline_in_the_ledger_is_tuned():
+    """A claim against a bag of words names one whose settings (penalty, features, steps)
+    were chosen on held-out labelled data, and says so: "tuned bag of words"."""
+    untuned = [f"{r['notebook']}: {r['baseline']['name']}"
+               for r in json.loads(ledger.CLAIMS_JSON.read_text())
+               if r["baseline"] and BAG_OF_WORDS_NAME.search(r["baseline"]["name"])
+               and "tuned" not in r["baseline"]["name"]]
+    assert not untuned, f"bag-of-words baselines not named as tuned in the ledger: {untuned}"
+
+
 def _calls_verdict(nb) -> bool:
     return any(c.cell_type == "code" and re.search(r"(?<![\w.])verdict\(", c.source)
                for c in nb.cells)

@@ -4,7 +4,8 @@ A pre-trained model's score means something only beside what a model without
 pre-training reaches on the same split:
 
 * **bag of words**: logistic regression on word counts, ``P(y=1) = sigmoid(v . c(x) + b)``,
-  with the rare class weighted by ``n_-/n_+``;
+  with the rare class weighted by ``n_-/n_+``, its learning rate and steps chosen on held-out
+  labelled sentences (:func:`tuned_bag_of_words_baseline`);
 * **BiLSTM**: word embeddings learned from scratch, a bidirectional LSTM
   and a linear layer on its final states.
 
@@ -26,8 +27,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 from lmcourse import metrics
 from lmcourse.data import Vocab, tokenize
 
-__all__ = ["BagOfWordsPairClassifier", "BiLSTMRun", "Sentences", "bag_of_words_baseline",
-           "bag_of_words_pair_accuracy", "bilstm_baseline", "train_bilstm",
+__all__ = ["BOW_LEARNING_RATES", "BOW_STEPS", "BagOfWordsPairClassifier", "BagOfWordsSetting",
+           "BiLSTMRun", "Sentences", "bag_of_words_baseline", "bag_of_words_pair_accuracy",
+           "bilstm_baseline", "train_bilstm", "tuned_bag_of_words_baseline",
            "untrained_bilstm"]
 
 Sentences = Sequence[tuple[str, int, str]]  # (text, label, review_id)
@@ -51,37 +53,101 @@ def _counts(vocab: Vocab, texts: Sequence[str]) -> torch.Tensor:
                                    check_invariants=True).coalesce()
 
 
-def bag_of_words_baseline(train: Sentences, steps: int = 100, lr: float = 0.05
-                          ) -> Callable[[Sequence[str]], torch.Tensor]:
-    """Logistic regression on word counts ``c(x)``, ``P(spoiler) = sigmoid(v . c(x) + b)``,
-    trained full-batch with Adam on the weighted cross-entropy (``pos_weight = n_-/n_+``),
-    each distinct sentence once with its numbers of both labels. Returns
-    ``predict(texts) -> P(spoiler)``."""
+#: the grid the spoiler bag of words is tuned over on held-out labelled sentences: Adam's
+#: learning rate, and how many full-batch steps (early stopping read at these checkpoints)
+BOW_LEARNING_RATES = (0.01, 0.05, 0.2)
+BOW_STEPS = (25, 50, 100, 200)
+
+
+@dataclass(frozen=True)
+class BagOfWordsSetting:
+    """The bag of words' training setting and, once tuned, its held-out ROC-AUC."""
+
+    steps: int
+    lr: float
+    validation_auc: float | None = None
+
+    def __str__(self) -> str:
+        chosen = ("" if self.validation_auc is None else
+                  f", chosen on validation (ROC-AUC {self.validation_auc:.3f})")
+        return f"Adam lr {self.lr:g}, {self.steps} steps{chosen}"
+
+
+def _bag_of_words_problem(train: Sentences) -> tuple:
+    """``(vocab, X, n, pos_weight)``: each distinct training sentence once, as word counts
+    ``X`` (U x V, sparse) with its numbers of negative and positive labels ``n`` (U x 2)."""
     vocab = _vocab(train)
     counts: dict[str, list[int]] = {}
     for text, label, _ in train:
         counts.setdefault(text, [0, 0])[label] += 1
     texts = sorted(counts)
-    n = torch.tensor([counts[t] for t in texts], dtype=torch.float)  # U x 2: (neg, pos)
-    pos_weight = float(n[:, 0].sum() / n[:, 1].sum())
+    n = torch.tensor([counts[t] for t in texts], dtype=torch.float)
+    return vocab, _counts(vocab, texts), n, float(n[:, 0].sum() / n[:, 1].sum())
+
+
+def _bag_of_words_fits(problem: tuple, lr: float, checkpoints: Sequence[int]):
+    """Yield ``(steps, predict)`` at each of ``checkpoints`` along one full-batch Adam run of
+    the weighted logistic regression (see :func:`bag_of_words_baseline`)."""
+    vocab, X, n, pos_weight = problem
     total = float(n[:, 0].sum() + pos_weight * n[:, 1].sum())
-    X = _counts(vocab, texts)
     v, b = torch.zeros(len(vocab), 1, requires_grad=True), torch.zeros(1, requires_grad=True)
     optimizer = torch.optim.Adam([v, b], lr=lr)
-    for _ in range(steps):
+    for step in range(1, max(checkpoints) + 1):
         z = torch.sparse.mm(X, v).squeeze(-1) + b
         # w+ (-log sigmoid(z)) per positive, -log(1 - sigmoid(z)) per negative
         loss = (pos_weight * n[:, 1] * F.softplus(-z) + n[:, 0] * F.softplus(z)).sum() / total
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        if step in checkpoints:
+            yield step, _bag_of_words_predictor(vocab, v.detach().clone(), b.detach().clone())
 
+
+def _bag_of_words_predictor(vocab: Vocab, v: torch.Tensor, b: torch.Tensor
+                            ) -> Callable[[Sequence[str]], torch.Tensor]:
     @torch.no_grad()
     def predict(texts: Sequence[str]) -> torch.Tensor:
         return torch.sigmoid(torch.sparse.mm(_counts(vocab, list(texts)), v).squeeze(-1) + b)
 
     predict.num_parameters = v.numel() + b.numel()  # type: ignore[attr-defined]
+    return predict
 
+
+def bag_of_words_baseline(train: Sentences, steps: int = 100, lr: float = 0.05
+                          ) -> Callable[[Sequence[str]], torch.Tensor]:
+    """Logistic regression on word counts ``c(x)``, ``P(spoiler) = sigmoid(v . c(x) + b)``,
+    trained full-batch with Adam on the weighted cross-entropy (``pos_weight = n_-/n_+``),
+    each distinct sentence once with its numbers of both labels. Returns
+    ``predict(texts) -> P(spoiler)``. Untuned: compare a model with
+    :func:`tuned_bag_of_words_baseline` instead."""
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
+    (_, predict), = _bag_of_words_fits(_bag_of_words_problem(train), lr, [steps])
+    return predict
+
+
+def tuned_bag_of_words_baseline(train: Sentences, validation: Sentences,
+                                learning_rates: Sequence[float] = BOW_LEARNING_RATES,
+                                steps: Sequence[int] = BOW_STEPS
+                                ) -> Callable[[Sequence[str]], torch.Tensor]:
+    """:func:`bag_of_words_baseline` with its learning rate and number of steps chosen on
+    ``validation`` (labelled rows no model trains on): the highest ROC-AUC over the grid,
+    the fewest steps and then the smallest rate on a tie. The predictor carries
+    ``.setting`` (a :class:`BagOfWordsSetting`) and ``.tried`` (every setting's AUC)."""
+    labels = [label for _, label, _ in validation]
+    if len(set(labels)) < 2:
+        raise ValueError("the validation rows must hold both labels to choose a setting by "
+                         f"ROC-AUC; got only label(s) {sorted(set(labels))}")
+    texts = [t for t, _, _ in validation]
+    tried, best, problem = {}, None, _bag_of_words_problem(train)
+    for lr in learning_rates:
+        for n_steps, predict in _bag_of_words_fits(problem, lr, sorted(steps)):
+            auc = metrics.roc_auc(labels, predict(texts).tolist())
+            tried[(n_steps, lr)] = auc
+            if best is None or auc > best[0] or (auc == best[0] and n_steps < best[1].steps):
+                best = (auc, BagOfWordsSetting(n_steps, lr, auc), predict)
+    _, setting, predict = best
+    predict.setting, predict.tried = setting, tried  # type: ignore[attr-defined]
     return predict
 
 

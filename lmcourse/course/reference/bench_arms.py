@@ -247,11 +247,12 @@ def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool
 @cache
 def bench_baselines(name: str) -> dict[str, float]:
     """The context-free guesses at the held-out masked positions, fitted on the arm's
-    training sentences, and the probe's bag of words on the same rows (on the reviews the
-    course's spoiler baseline; for the Wikipedia arms one tuned on the Rotten Tomatoes
-    tuning split, :func:`lmcourse.models.tuned_bag_of_words.tune_bag_of_words`)."""
+    training sentences, and the probe's bag of words on the same rows: on the reviews the
+    course's spoiler baseline tuned on the validation reviews; for the Wikipedia arms one
+    tuned on the Rotten Tomatoes tuning split
+    (:func:`lmcourse.models.tuned_bag_of_words.tune_bag_of_words`)."""
     from lmcourse.metrics import roc_auc
-    from lmcourse.models.baselines import bag_of_words_baseline
+    from lmcourse.models.baselines import tuned_bag_of_words_baseline
     from lmcourse.models.masked_lm_bench import masked_token_baselines
 
     corpus = corpus_of(name)
@@ -264,7 +265,11 @@ def bench_baselines(name: str) -> dict[str, float]:
     _, labels, fit, fit_rows, test_rows = probe_data(corpus)
     test_texts = [t for t, _, _ in test_rows]
     if corpus == "reviews":
-        bow = bag_of_words_baseline(fit_rows)(test_texts)
+        from lmcourse.data.goodreads import load_reviews, sample_path, sentences, split_reviews
+
+        # tuned on the validation reviews, which neither the bench nor the probe reads
+        validation = sentences(split_reviews(load_reviews(sample_path())).validation)
+        bow = tuned_bag_of_words_baseline(fit_rows, validation)(test_texts)
     else:
         from lmcourse.data.rotten_tomatoes import load_rotten_tomatoes
         from lmcourse.models.tuned_bag_of_words import tune_bag_of_words
