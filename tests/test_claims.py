@@ -183,6 +183,19 @@ def test_every_bag_of_words_baseline_in_the_ledger_is_tuned():
     assert not untuned, f"bag-of-words baselines not named as tuned in the ledger: {untuned}"
 
 
+TWO_SIDED_BIGRAM = re.compile(r"bigram,? \(?both sides")
+
+
+def test_every_two_sided_bigram_guess_in_the_ledger_names_its_tuned_smoothing():
+    """The masked-token floor "bigram, both sides" has its add-k chosen on held-out training
+    sentences and says which: "bigram, both sides (add-k tuned, k = 0.001)"."""
+    untuned = [f"{r['notebook']}: {r['baseline']['name']}"
+               for r in json.loads(ledger.CLAIMS_JSON.read_text())
+               if r["baseline"] and TWO_SIDED_BIGRAM.search(r["baseline"]["name"])
+               and not re.search(r"tuned, k = [\d.e-]+", r["baseline"]["name"])]
+    assert not untuned, f"two-sided bigram guesses without their tuned smoothing: {untuned}"
+
+
 def _calls_verdict(nb) -> bool:
     return any(c.cell_type == "code" and re.search(r"(?<![\w.])verdict\(", c.source)
                for c in nb.cells)

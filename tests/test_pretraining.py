@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from lmcourse.data.sentences import SPECIALS, SentenceCorpus, split_sentences
 from lmcourse.models.bert import BertConfig, BertModel, as_encoder_layer
 from lmcourse.models.feature_based import BiLSTMClassifier, concat_last_layers, extract_features
-from lmcourse.models.masked_lm_bench import masked_token_baselines
+from lmcourse.models.masked_lm_bench import choose_smoothing, masked_token_baselines
 from lmcourse.models.pretraining import (
     BertForPreTraining,
     collate_pairs,
@@ -134,10 +134,29 @@ def test_masked_token_baselines_on_a_known_text():
     inputs = torch.tensor([[5, 3, 7, 0, 5, 3, 11]])
     labels = torch.full_like(inputs, -100)
     labels[0, 1], labels[0, 5] = 6, 8
-    acc = masked_token_baselines(train, inputs, labels, special_ids=[0, 1, 2, 3])
+    acc = masked_token_baselines(train, inputs, labels, special_ids=[0, 1, 2, 3], smoothing=0.1)
     assert acc["unigram"] == 0.0  # always 5, the most frequent token
     assert acc["bigram (left)"] == 0.5  # 8 after 5: right only in "5 ? 11"
     assert acc["bigram (both sides)"] == 1.0  # the right neighbour settles "5 ? 7" as 6
+
+
+def test_the_bigram_smoothing_is_chosen_on_held_out_training_text():
+    # counts: after 5 comes 8 ten times and 6 twice; held out: "5 6 7" only. Heavy
+    # smoothing flattens P(7 | w) and the left count picks 8; light smoothing lets the
+    # right neighbour pick 6, which the held-out text rewards
+    fit = [[5, 6, 7]] * 2 + [[5, 8, 11]] * 10
+    held = [[5, 6, 7]] * 12
+    train = [seq for pair in zip(held, fit, strict=True) for seq in pair]  # held: even places
+    k, tried = choose_smoothing(train, special_ids=[0, 1, 2, 3], grid=(0.01, 100.0), every=2)
+    assert k == 0.01 and tried[0.01] > tried[100.0]
+    inputs = torch.tensor([[5, 3, 7]])
+    labels = torch.tensor([[-100, 6, -100]])
+    assert masked_token_baselines(fit, inputs, labels, [0, 1, 2, 3], smoothing=100.0)[
+        "bigram (both sides)"] == 0.0
+    assert masked_token_baselines(fit, inputs, labels, [0, 1, 2, 3], smoothing=0.01)[
+        "bigram (both sides)"] == 1.0
+    with pytest.raises(ValueError, match="too few training sequences"):
+        choose_smoothing([[5, 6]], special_ids=[0])
 
 
 def test_bert_layers_are_transformer_encoder_layers():

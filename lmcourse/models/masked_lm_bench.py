@@ -12,6 +12,7 @@ same masked positions.
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,36 +31,97 @@ from lmcourse.models.pretraining import (
     pretrain,
 )
 
-__all__ = ["MaskedLMBench", "masked_token_baselines"]
+__all__ = ["SMOOTHING", "MaskedLMBench", "bigram_label", "choose_smoothing",
+           "masked_token_baselines"]
 
 
 # ---- what a model without context would guess ---------------------------------------------------
 
+#: the add-k constants the two-sided bigram's smoothing is chosen from
+SMOOTHING = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+
+
+class _Bigrams:
+    """Unigram and bigram counts of ``sequences`` (special tokens dropped)."""
+
+    def __init__(self, sequences: Sequence[Sequence[int]], specials: set[int]):
+        self.unigram: Counter[int] = Counter()
+        self.follows: dict[int, Counter[int]] = {}
+        for seq in sequences:
+            seq = [t for t in seq if t not in specials]
+            self.unigram.update(seq)
+            for x, y in zip(seq[:-1], seq[1:], strict=True):
+                self.follows.setdefault(x, Counter())[y] += 1
+        self.top = self.unigram.most_common(1)[0][0]
+        self.totals = {x: sum(row.values()) for x, row in self.follows.items()}
+
+    def guesses(self, left: int | None, right: int | None, k: float) -> tuple[int, int]:
+        """``(left-only guess, two-sided guess)``: ``argmax_w P(w | left)`` and
+        ``argmax_w P(w | left) P(right | w)``, with add-``k`` smoothing of ``P(right | w)``."""
+        row = self.follows.get(left, Counter()) if left is not None else self.unigram
+        guess_left = row.most_common(1)[0][0] if row else self.top
+        if right is None:
+            return guess_left, guess_left
+        candidates = [w for w, _ in row.most_common(200)] or [self.top]
+        size = len(self.unigram)
+
+        def score(w: int) -> float:  # P(w | left) P(right | w), up to a constant
+            after = self.follows.get(w, Counter())
+            return (row[w] + k) * (after[right] + k) / (self.totals.get(w, 0) + k * size)
+        return guess_left, max(candidates, key=score)
+
+
+def choose_smoothing(train_sequences: Sequence[Sequence[int]], special_ids: Sequence[int],
+                     grid: Sequence[float] = SMOOTHING, every: int = 10,
+                     positions: int = 4000, seed: int = 0) -> tuple[float, dict[float, float]]:
+    """The two-sided bigram's add-``k`` constant chosen on held-out *training* text: counts
+    from all but every ``every``-th sequence, accuracy at ``positions`` random positions of
+    the held-out ones (each neighbour dropped with probability 0.15, as when it is masked
+    too). Returns ``(best k, {k: accuracy})``; the smaller ``k`` wins a tie."""
+    specials = set(special_ids)
+    fit = [s for i, s in enumerate(train_sequences) if i % every]
+    held = [[t for t in s if t not in specials]
+            for i, s in enumerate(train_sequences) if not i % every]
+    held = [s for s in held if s]
+    if not held or not fit:
+        raise ValueError(f"too few training sequences ({len(train_sequences)}) to hold out "
+                         f"every {every}th for choosing the smoothing")
+    counts, rng = _Bigrams(fit, specials), random.Random(seed)
+    sites = []
+    for _ in range(positions):
+        seq = held[rng.randrange(len(held))]
+        i = rng.randrange(len(seq))
+        left = seq[i - 1] if i > 0 and rng.random() >= 0.15 else None
+        right = seq[i + 1] if i + 1 < len(seq) and rng.random() >= 0.15 else None
+        sites.append((left, right, seq[i]))
+    tried = {k: sum(counts.guesses(left, right, k)[1] == target
+                    for left, right, target in sites) / len(sites) for k in grid}
+    best = max(tried.values())
+    return min(k for k, acc in tried.items() if acc == best), tried
+
+
+def bigram_label(smoothing: float, name: str = "bigram, both sides") -> str:
+    """The two-sided bigram's name for a table or a verdict, with its chosen smoothing."""
+    return f"{name} (add-k tuned, k = {smoothing:g})"
+
+
 def masked_token_baselines(train_sequences: Sequence[Sequence[int]], inputs: torch.Tensor,
-                           labels: torch.Tensor, special_ids: Sequence[int]
-                           ) -> dict[str, float]:
+                           labels: torch.Tensor, special_ids: Sequence[int],
+                           smoothing: float | None = None) -> dict[str, float]:
     """Accuracy at the masked positions of ``inputs`` (labels != -100) of three guesses
     fitted on ``train_sequences``:
 
     * **unigram**: always the most frequent token;
     * **bigram (left)**: ``argmax_w P(w | left neighbour)``;
     * **bigram (both sides)**: ``argmax_w P(w | left) P(right | w)``, which sees one token
-      on each side, as a masked LM does (a neighbour that is itself masked is not used).
+      on each side, as a masked LM does (a neighbour that is itself masked is not used),
+      its add-k smoothing ``smoothing`` or, by default, chosen on held-out training text
+      (:func:`choose_smoothing`).
     """
     specials = set(special_ids)
-    unigram: Counter[int] = Counter()
-    follows: dict[int, Counter[int]] = {}
-    for seq in train_sequences:
-        seq = [t for t in seq if t not in specials]
-        unigram.update(seq)
-        for x, y in zip(seq[:-1], seq[1:], strict=True):
-            follows.setdefault(x, Counter())[y] += 1
-    top = unigram.most_common(1)[0][0]
-
-    def p_next(x: int, y: int) -> float:  # P(y | x), add-0.1 smoothed
-        row = follows.get(x, Counter())
-        return (row[y] + 0.1) / (sum(row.values()) + 0.1 * len(unigram))
-
+    if smoothing is None:
+        smoothing, _ = choose_smoothing(train_sequences, special_ids)
+    counts = _Bigrams(train_sequences, specials)
     hits = Counter()
     positions = (labels != -100).nonzero().tolist()
     selected = labels != -100
@@ -70,14 +132,8 @@ def masked_token_baselines(train_sequences: Sequence[Sequence[int]], inputs: tor
                  else None)
         left = None if left in specials else left
         right = None if right in specials else right
-        row = follows.get(left, Counter()) if left is not None else unigram
-        guess_left = row.most_common(1)[0][0] if row else top
-        candidates = [w for w, _ in row.most_common(200)] or [top]
-        if right is not None:  # P(w | left) is proportional to the count of (left, w)
-            guess_both = max(candidates, key=lambda w: (row[w] + 0.1) * p_next(w, right))
-        else:
-            guess_both = guess_left
-        hits["unigram"] += target == top
+        guess_left, guess_both = counts.guesses(left, right, smoothing)
+        hits["unigram"] += target == counts.top
         hits["bigram (left)"] += target == guess_left
         hits["bigram (both sides)"] += target == guess_both
     n = max(len(positions), 1)

@@ -247,21 +247,23 @@ def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool
 @cache
 def bench_baselines(name: str) -> dict[str, float]:
     """The context-free guesses at the held-out masked positions, fitted on the arm's
-    training sentences, and the probe's bag of words on the same rows: on the reviews the
+    training sentences (the two-sided bigram's add-k, ``bigram_both_k``, chosen on held-out
+    training sentences), and the probe's bag of words on the same rows: on the reviews the
     course's spoiler baseline tuned on the validation reviews; for the Wikipedia arms one
     tuned on the Rotten Tomatoes tuning split
     (:func:`lmcourse.models.tuned_bag_of_words.tune_bag_of_words`)."""
     from lmcourse.metrics import roc_auc
     from lmcourse.models.baselines import tuned_bag_of_words_baseline
-    from lmcourse.models.masked_lm_bench import masked_token_baselines
+    from lmcourse.models.masked_lm_bench import choose_smoothing, masked_token_baselines
 
     corpus = corpus_of(name)
     b, data = bench(corpus), _data(corpus)
     pairs = train_pairs(name)
     sentences = ([s for a, bb, _ in pairs for s in (a, bb)] if _settings(name)["train_pairs"]
                  != "all" else data.train.sentences())
+    k, _ = choose_smoothing(sentences, data.corpus.special_ids)  # held-out training text
     guesses = masked_token_baselines(sentences, b.eval_ids, b.eval_labels,
-                                     data.corpus.special_ids)
+                                     data.corpus.special_ids, smoothing=k)
     _, labels, fit, fit_rows, test_rows = probe_data(corpus)
     test_texts = [t for t, _, _ in test_rows]
     if corpus == "reviews":
@@ -280,7 +282,7 @@ def bench_baselines(name: str) -> dict[str, float]:
                                 torch.tensor([r.label for r in tuning]))(test_texts)
     out = {"unigram": round(guesses["unigram"], 4),
            "bigram_left": round(guesses["bigram (left)"], 4),
-           "bigram_both": round(guesses["bigram (both sides)"], 4),
+           "bigram_both": round(guesses["bigram (both sides)"], 4), "bigram_both_k": k,
            "bag_of_words_auc": round(roc_auc(labels[~fit], bow), 4)}
     if corpus == "wiki":
         out.update(fill_in_ngram(tuple(map(tuple, sentences))))

@@ -112,13 +112,14 @@ def evaluate_tiny_bert(recipe: dict, state: dict[str, torch.Tensor]) -> tuple[st
 
 @cache
 def tiny_bert_baselines(recipe: dict | None = None) -> dict[str, float]:
-    from lmcourse.models.masked_lm_bench import masked_token_baselines
+    from lmcourse.models.masked_lm_bench import choose_smoothing, masked_token_baselines
 
     _, ids, labels = tiny_bert_eval_batch()
-    g = masked_token_baselines(reviews().train.sentences(), ids, labels,
-                               reviews().corpus.special_ids)
+    sentences, special_ids = reviews().train.sentences(), reviews().corpus.special_ids
+    k, _ = choose_smoothing(sentences, special_ids)  # on held-out training sentences
+    g = masked_token_baselines(sentences, ids, labels, special_ids, smoothing=k)
     return {"unigram": round(g["unigram"], 4), "bigram_left": round(g["bigram (left)"], 4),
-            "bigram_both": round(g["bigram (both sides)"], 4)}
+            "bigram_both": round(g["bigram (both sides)"], 4), "bigram_both_k": k}
 
 
 
