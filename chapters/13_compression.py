@@ -70,7 +70,7 @@ from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_tea
 from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.goodreads import distinct_sentences
 from lmcourse.metrics import mean_spread, roc_auc
-from lmcourse.models.baselines import bag_of_words_baseline
+from lmcourse.models.baselines import tuned_bag_of_words_baseline
 from lmcourse.models.bert import BertModel
 
 # %% slideshow={"slide_type": "-"}
@@ -151,7 +151,7 @@ def latency_of(model) -> float:
     return latency_seconds(lambda: model(latency_ids, latency_mask), repeats=5)
 
 
-bag_of_words = bag_of_words_baseline(data.train)
+bag_of_words = tuned_bag_of_words_baseline(data.train, data.validation)
 bow_scores = bag_of_words(eval_texts)
 bow_auc = roc_auc(eval_labels, bow_scores)
 teacher_auc, teacher_latency = auc_of(teacher), latency_of(teacher)
@@ -160,7 +160,7 @@ print(f"evaluation: {len(eval_texts):,} distinct test sentences ({sum(eval_label
       f"sweep sample {len(sweep_rows[0]):,}")
 print(f"MiniLM fine-tuned (teacher): ROC-AUC {teacher_auc:.3f}, {count_params(teacher):,} "
       f"parameters, {teacher_latency * 1e3:.1f} ms per batch of 64")
-print(f"bag of words (baseline):     ROC-AUC {bow_auc:.3f}")
+print(f"bag of words (tuned):        ROC-AUC {bow_auc:.3f} ({bag_of_words.setting})")
 print(f"teacher minus bag of words: {teacher_auc - bow_auc:+.3f}")
 
 
@@ -620,7 +620,7 @@ def distil_loss(model, ids, mask, labels, rows):
     return combined_loss(model(ids, mask), teacher_logits[rows], labels, temperature=2.0)
 
 
-train_student(student, pool, distil_loss, steps=lmcourse.budget(cpu=30, gpu=400), lr=2e-4,
+train_student(student, pool, distil_loss, steps=lmcourse.budget(cpu=20, gpu=400), lr=2e-4,
               progress=False)
 batches = iter(finetune.balanced_batches(train_y, 32, 16, torch.Generator().manual_seed(1)))
 student_pruned, *_ = prune_half(student, head_importance(student, batch_loss, batches=8),
@@ -681,15 +681,16 @@ with verdict_table("Recovering after the cut, and the compressed student against
         verdict(f"a short distillation after the cut ({name}) beats the cut alone",
                 per_seed(after), baseline=("one-shot", per_seed(before)), higher_is_better=True,
                 metric="test ROC-AUC")
-    verdict("the distilled, pruned and int8 student ranks spoilers better than the bag of words",
-            per_seed("student_pruned_int8"), baseline=("bag of words", bow_auc),
+    verdict("the distilled, pruned and int8 student ranks spoilers better than the tuned bag "
+            "of words",
+            per_seed("student_pruned_int8"), baseline=("tuned bag of words", bow_auc),
             higher_is_better=True, metric="test ROC-AUC",
             note=f"{measured['student, pruned + int8'][0]:.1f} MB, "
                  f"{teacher_latency / measured['student, pruned + int8'][1]:.2f}x faster")
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Read the one-shot column against the recovered one. The rank-96 cut costs about 0.018
-# of ROC-AUC one-shot, and 200 steps of distillation win most of it back on every seed
+# Read the one-shot column against the recovered one. The rank-96 cut takes the teacher's
+# 0.968 down to 0.950 one-shot, and 200 steps of distillation win most of it back on every seed
 # (the second verdict). Half the heads and units cost almost nothing even one-shot on this
 # template task, so there was little to win back: the recovered models score a little
 # higher on every seed, but by less than the seeds' spread (the first verdict). Every
@@ -734,7 +735,7 @@ with verdict_table("Compression on real snippets: recovery, the stacked student 
                 higher_is_better=True, metric="test ROC-AUC")
     verdict("on real snippets, the distilled, pruned and int8 student ranks fresh reviews "
             "better than a bag of words tuned on the teacher's 256 labels",
-            real_seeds("student_pruned_int8"), baseline=("bag of words", bow_real),
+            real_seeds("student_pruned_int8"), baseline=("tuned bag of words", bow_real),
             higher_is_better=True, metric="test ROC-AUC")
     verdict("on real snippets, the distilled, pruned and int8 student keeps at least 95% of "
             "its teacher's ROC-AUC", [a / teacher_real for a in real_seeds("student_pruned_int8")],
@@ -779,7 +780,7 @@ lines = ["| model (ours, measured) | size MB | latency ms | ROC-AUC | seeds |",
 for name, (mb, seconds, aucs) in summary.items():
     shown = mean_spread(aucs) if len(aucs) > 1 else f"{aucs[0]:.3f}"
     lines.append(f"| {name} | {mb:.1f} | {seconds * 1e3:.1f} | {shown} | {len(aucs)} |")
-lines.append(f"| bag of words (baseline) | - | - | {bow_auc:.3f} | 1 |")
+lines.append(f"| bag of words (tuned baseline) | - | - | {bow_auc:.3f} | 1 |")
 display(Markdown("\n".join(lines)))
 
 # %% slideshow={"slide_type": "subslide"}
@@ -822,7 +823,7 @@ for name, (mb, seconds, aucs) in summary_real.items():
     shown = mean_spread(aucs) if len(aucs) > 1 else f"{aucs[0]:.3f}"
     print(f"{name:<36} {mb:6.1f} MB {seconds * 1e3:7.1f} ms  ROC-AUC {shown:>13}  "
           f"({sum(aucs) / len(aucs) / teacher_real:.1%} of the teacher)")
-print(f"{'bag of words (baseline)':<36} {'':>26}  ROC-AUC {bow_real:>13.3f}  "
+print(f"{'tuned bag of words':<36} {'':>26}  ROC-AUC {bow_real:>13.3f}  "
       f"({bow_real / teacher_real:.1%} of the teacher)")
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -844,8 +845,9 @@ with verdict_table("Each compressed MiniLM against the bag of words (paired boot
                         "MiniLM, bfloat16": bf16,
                         "MiniLM, 90% of weights pruned": pruned_models[0.9]}.items():
         mb, seconds, _ = summary[name]
-        bootstrap_verdict(f"the {name} ranks spoilers better than the bag of words", eval_labels,
-                          scores_of[model], baseline=("bag of words", bow_scores), resamples=500,
+        bootstrap_verdict(f"the {name} ranks spoilers better than the tuned bag of words",
+                          eval_labels, scores_of[model],
+                          baseline=("tuned bag of words", bow_scores), resamples=500,
                           note=f"{mb:.1f} MB, {seconds * 1e3:.1f} ms per batch of 64")
 
 # %% [markdown] slideshow={"slide_type": "slide"}

@@ -307,6 +307,17 @@ def test_committed_bilm_lee_baselines_are_what_the_code_computes():
     assert result.baselines["modified_kn_tuned_fwd_order"] in range(2, 6)
 
 
+@pytest.mark.parametrize("name", ["tiny-bert", "bench-mlm"])
+def test_committed_masked_lm_baselines_are_the_tuned_ones_the_code_computes(name):
+    """The masked-token floor and the probe's bag of words in the committed results are what
+    today's tuned baselines give (a baseline made fairer is refreshed, not left stale)."""
+    from lmcourse.course.reference import REFERENCES, load
+    from lmcourse.models.masked_lm_bench import SMOOTHING
+    ref, result = REFERENCES[name], load(name)
+    assert dict(ref.baselines(ref.recipe)) == pytest.approx(result.baselines)
+    assert result.baselines["bigram_both_k"] in SMOOTHING
+
+
 def test_bilm_lee_epochs_recut_the_training_stream_only():
     from lmcourse.course.reference.bilm_lee import RECIPE, as_targets, epoch_batches, lee_windows
     data = lee_windows("verdict")

@@ -552,7 +552,7 @@ for key, name in (("minilm_finetuned", "MiniLM fine-tuned"), ("bag_of_words", "b
 reference_verdict = verdict(
     f"MiniLM fine-tuned ranks fresh reviews better than a tuned bag of words trained on the same "
     f"{N_LABELS:,} labels", curve_values(ref, "minilm_finetuned")[N_LABELS],
-    baseline=("bag of words", curve_values(ref, "bag_of_words")[N_LABELS]),
+    baseline=("tuned bag of words", curve_values(ref, "bag_of_words")[N_LABELS]),
     higher_is_better=True, metric="test ROC-AUC")
 
 # %% slideshow={"slide_type": "-"}

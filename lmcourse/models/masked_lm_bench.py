@@ -38,7 +38,7 @@ __all__ = ["SMOOTHING", "MaskedLMBench", "bigram_label", "choose_smoothing",
 # ---- what a model without context would guess ---------------------------------------------------
 
 #: the add-k constants the two-sided bigram's smoothing is chosen from
-SMOOTHING = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+SMOOTHING = (1e-4, 3e-4, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 
 
 class _Bigrams:

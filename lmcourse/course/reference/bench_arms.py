@@ -244,26 +244,41 @@ def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool
     return SeedRun(curve=curve, train_loss=losses, metrics=metrics)
 
 
+def arm_sentences(name: str) -> list:
+    """The training sentences arm ``name`` pre-trains on (its pairs' sentences, or all)."""
+    data = _data(corpus_of(name))
+    if _settings(name)["train_pairs"] == "all":
+        return data.train.sentences()
+    return [s for a, b, _ in train_pairs(name) for s in (a, b)]
+
+
 @cache
-def bench_baselines(name: str) -> dict[str, float]:
-    """The context-free guesses at the held-out masked positions, fitted on the arm's
-    training sentences (the two-sided bigram's add-k, ``bigram_both_k``, chosen on held-out
-    training sentences), and the probe's bag of words on the same rows: on the reviews the
-    course's spoiler baseline tuned on the validation reviews; for the Wikipedia arms one
-    tuned on the Rotten Tomatoes tuning split
-    (:func:`lmcourse.models.tuned_bag_of_words.tune_bag_of_words`)."""
-    from lmcourse.metrics import roc_auc
-    from lmcourse.models.baselines import tuned_bag_of_words_baseline
+def masked_guesses(name: str) -> dict[str, float]:
+    """The context-free guesses at arm ``name``'s held-out masked positions, fitted on its
+    training sentences, the two-sided bigram's add-k (``bigram_both_k``) chosen on training
+    sentences held out from its counts."""
     from lmcourse.models.masked_lm_bench import choose_smoothing, masked_token_baselines
 
     corpus = corpus_of(name)
-    b, data = bench(corpus), _data(corpus)
-    pairs = train_pairs(name)
-    sentences = ([s for a, bb, _ in pairs for s in (a, bb)] if _settings(name)["train_pairs"]
-                 != "all" else data.train.sentences())
-    k, _ = choose_smoothing(sentences, data.corpus.special_ids)  # held-out training text
-    guesses = masked_token_baselines(sentences, b.eval_ids, b.eval_labels,
-                                     data.corpus.special_ids, smoothing=k)
+    b, specials, sentences = bench(corpus), _data(corpus).corpus.special_ids, arm_sentences(name)
+    k, _ = choose_smoothing(sentences, specials)
+    guesses = masked_token_baselines(sentences, b.eval_ids, b.eval_labels, specials,
+                                     smoothing=k)
+    return {"unigram": round(guesses["unigram"], 4),
+            "bigram_left": round(guesses["bigram (left)"], 4),
+            "bigram_both": round(guesses["bigram (both sides)"], 4), "bigram_both_k": k}
+
+
+@cache
+def bench_baselines(name: str) -> dict[str, float]:
+    """The context-free guesses (:func:`masked_guesses`) and the probe's bag of words on
+    the same rows: on the reviews the course's spoiler baseline tuned on the validation
+    reviews; for the Wikipedia arms one tuned on the Rotten Tomatoes tuning split
+    (:func:`lmcourse.models.tuned_bag_of_words.tune_bag_of_words`)."""
+    from lmcourse.metrics import roc_auc
+    from lmcourse.models.baselines import tuned_bag_of_words_baseline
+
+    corpus = corpus_of(name)
     _, labels, fit, fit_rows, test_rows = probe_data(corpus)
     test_texts = [t for t, _, _ in test_rows]
     if corpus == "reviews":
@@ -280,12 +295,9 @@ def bench_baselines(name: str) -> dict[str, float]:
         bow = tune_bag_of_words([t for t, _, _ in fit_rows], labels[fit],
                                 [r.text for r in tuning],
                                 torch.tensor([r.label for r in tuning]))(test_texts)
-    out = {"unigram": round(guesses["unigram"], 4),
-           "bigram_left": round(guesses["bigram (left)"], 4),
-           "bigram_both": round(guesses["bigram (both sides)"], 4), "bigram_both_k": k,
-           "bag_of_words_auc": round(roc_auc(labels[~fit], bow), 4)}
+    out = {**masked_guesses(name), "bag_of_words_auc": round(roc_auc(labels[~fit], bow), 4)}
     if corpus == "wiki":
-        out.update(fill_in_ngram(tuple(map(tuple, sentences))))
+        out.update(fill_in_ngram(tuple(map(tuple, arm_sentences(name)))))
         objective = _settings(name)["objective"]
         if objective in ("MLM + NSP", "MLM + SOP"):
             out.update(order_blind_pairs(objective[-3:]))
