@@ -664,8 +664,8 @@ for seed in SEEDS:
         sift_runs[name].append({"ROC-AUC": roc_auc(test_y, predict_proba(model, *test_x)),
                                 "seconds": result.seconds})
 
-# its learning rate and steps chosen on the validation reviews, which nothing else here reads
-validation_rows = sentences(split_reviews(load_reviews(sample_path())).validation)
+# %% slideshow={"slide_type": "-"}
+validation_rows = sentences(split_reviews(load_reviews(sample_path())).validation)  # tuning
 bag_of_words = tuned_bag_of_words_baseline(spoiler_train, validation_rows)
 bow_auc = roc_auc(test_y, bag_of_words([t for t, _, _ in spoiler_test]))
 print(f"spoiler sentences: {len(spoiler_train):,} to fine-tune ({int(train_y.sum())} spoilers), "
