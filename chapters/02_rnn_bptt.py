@@ -53,7 +53,7 @@ from lmcourse.course.reference.lm_char import show_crossover
 from lmcourse.data import Vocab, lm_batches, load_corpus, sequential_partition
 from lmcourse.metrics import mean_spread
 from lmcourse.models.ngram import NGramLM
-from lmcourse.models.ngram_tuning import best_ngram
+from lmcourse.models.ngram_tuning import best_ngram, recorded_kn_baseline
 from lmcourse.models.rnn import (
     RNN,
     RNNLM,
@@ -321,8 +321,7 @@ print(f"Kneser-Ney tuned on the tuning split: order {kn['modified_kn_tuned_order
       f"D = {kn['kn_tuned_discount']:g} (held-out {kn['kn_tuned']:.3f})")
 verdict("this chapter's tanh RNN, trained to the reference budget on the Lee text, reaches a "
         "lower held-out perplexity than Kneser-Ney tuned on the tuning split",
-        rnn_final, baseline=(f"tuned KN (modified Kneser-Ney, order "
-                             f"{kn['modified_kn_tuned_order']})", kn["modified_kn_tuned"]),
+        rnn_final, baseline=recorded_kn_baseline(kn),
         higher_is_better=False, metric="held-out perplexity", digits=3)
 
 # %% [markdown] slideshow={"slide_type": "-"}

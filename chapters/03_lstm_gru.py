@@ -76,7 +76,7 @@ from lmcourse.models.gated import (
 
 # %% slideshow={"slide_type": "-"}
 from lmcourse.models.ngram import NGramLM
-from lmcourse.models.ngram_tuning import best_ngram
+from lmcourse.models.ngram_tuning import best_ngram, recorded_kn_baseline
 from lmcourse.models.rnn import generate
 from lmcourse.timing import measure
 from lmcourse.train import fit_lm
@@ -833,11 +833,9 @@ with verdict_table("Reference runs: gated cells against the RNN and the n-grams 
           f"{ref.baselines['kn6']:.3f}): " + ", ".join(
               f"{label} {sum(v < ref.baselines['kn6'] for v in ppl)} of {len(ppl)} seeds"
               for label, ppl in final.items()))
-    order = ref.baselines["modified_kn_tuned_order"]
     verdict(f"a character network trained to the reference budget ({best}) beats Kneser-Ney "
             "tuned on the tuning split", final[best],
-            baseline=(f"tuned KN (modified Kneser-Ney, order {order})",
-                      ref.baselines["modified_kn_tuned"]),
+            baseline=recorded_kn_baseline(ref.baselines),
             higher_is_better=False, metric="held-out perplexity", digits=3)
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -932,9 +930,7 @@ with verdict_table("Networks against tuned Kneser-Ney, and the transformer again
             verdict(f"on {largest.values('train_chars')[0]:,} Wikipedia training characters, the "
                     f"{label} beats Kneser-Ney tuned on the tuning split (reference runs)",
                     largest.values("held_out_ppl"), higher_is_better=False,
-                    baseline=(f"tuned modified KN (order "
-                              f"{largest.baselines['modified_kn_tuned_order']})",
-                              largest.baselines["modified_kn_tuned"]),
+                    baseline=recorded_kn_baseline(largest.baselines),
                     metric="held-out perplexity", digits=3)
     if all(m in scale and len(scale[m][-1].seeds) >= 3 for m in ("LSTM", "transformer")):
         full = {m: scale[m][-1] for m in ("LSTM", "transformer")}

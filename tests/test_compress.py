@@ -121,8 +121,12 @@ def test_int8_quantization_shrinks_the_linear_weights_and_keeps_the_output(class
 
 def test_latency_is_the_median_of_the_timed_calls():
     calls = []
-    seconds = latency_seconds(lambda: calls.append(1), repeats=5, warmup=2)
+    seconds = latency_seconds(lambda: calls.append(torch.is_inference_mode_enabled()),
+                              repeats=5, warmup=2)
     assert len(calls) == 7 and 0 <= seconds < 0.01
+    assert all(calls), "latency is timed as inference: no autograd graph is recorded"
+    with pytest.raises(ValueError, match="repeats must be >= 1"):
+        latency_seconds(lambda: None, repeats=0)
 
 
 def test_half_precision_rounds_every_weight_within_its_format(classifier):

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from lmcourse.models.ngram import NGramLM, modified_discounts
-from lmcourse.models.ngram_tuning import NGramCounts, NGramSetting, tune_ngram
+from lmcourse.models.ngram_tuning import (
+    NGramCounts,
+    NGramSetting,
+    recorded_kn_baseline,
+    tune_ngram,
+    tuned_perplexities,
+)
 
 V = 12
 
@@ -99,6 +105,19 @@ def test_tuned_perplexity_refits_on_the_training_text(toy):
     held = toy[2000:]
     expected = NGramLM(tuned.best.order, V, 0.7).fit(toy[:2000]).perplexity(held)
     assert tuned.perplexity(toy[:2000], held, V) == pytest.approx(expected, rel=1e-10)
+
+
+def test_a_recorded_baseline_names_the_modified_setting_the_tuning_chose(toy):
+    train, tuning, held = toy[:1500], toy[1500:2000], toy[2000:]
+    tuned = tune_ngram(train, tuning, V, orders=range(1, 6), discounts=(0.5, "modified"))
+    recorded = tuned_perplexities(tuned, train, held, V, suffix="_fwd")
+    name, value = recorded_kn_baseline(recorded, suffix="_fwd")
+    modified, _ = tuned.best_of("modified")
+    assert name == f"tuned KN ({modified})"
+    assert value == recorded["modified_kn_tuned_fwd"]
+    assert value == pytest.approx(modified.model(train, V).perplexity(held), abs=1e-4)
+    with pytest.raises(KeyError, match="tuned_perplexities"):
+        recorded_kn_baseline(recorded)  # recorded with a suffix, asked for without one
 
 
 def test_bad_settings_are_refused_clearly(toy):

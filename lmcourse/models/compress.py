@@ -84,14 +84,19 @@ def weight_sparsity(model: nn.Module) -> float:
 @torch.no_grad()
 def latency_seconds(fn: Callable[[], object], repeats: int = 10, warmup: int = 2) -> float:
     """Median wall time of ``fn()`` over ``repeats`` calls after ``warmup`` untimed ones
-    (the median ignores the odd slow call of a busy machine)."""
-    for _ in range(warmup):
-        fn()
+    (the median ignores the odd slow call of a busy machine), under
+    ``torch.inference_mode()``: the latency of serving the model, with no graph kept for a
+    backward pass."""
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"repeats must be >= 1 and warmup >= 0, got {repeats} and {warmup}")
     times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
+    with torch.inference_mode():
+        for _ in range(warmup):
+            fn()
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 

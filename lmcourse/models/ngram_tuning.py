@@ -23,7 +23,7 @@ continuation counts below) and $p_{-1} = 1/V$. The numbers equal ``NGramLM``'s (
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -296,6 +296,18 @@ def tuned_perplexities(tuned: TunedNGram, train_ids: Sequence[int] | np.ndarray 
             out[f"{key}_discount"] = float(setting.discount)
         out[f"{key}_tuning_ppl"] = round(tuning_ppl, 4)
     return out
+
+
+def recorded_kn_baseline(baselines: Mapping[str, float], suffix: str = "") -> tuple[str, float]:
+    """The tuned modified Kneser–Ney baseline that :func:`tuned_perplexities` recorded in a
+    reference run's ``baselines``, as a verdict's ``(name, held-out perplexity)``:
+    ``("tuned KN (modified Kneser-Ney, order 16)", 4.6992)``."""
+    key = f"modified_kn_tuned{suffix}"
+    if key not in baselines or f"{key}_order" not in baselines:
+        raise KeyError(f"no tuned modified Kneser-Ney baseline ({key!r} and {key + '_order'!r}) "
+                       f"among {sorted(baselines)}: was it recorded by tuned_perplexities?")
+    setting = NGramSetting(int(baselines[f"{key}_order"]), "modified")
+    return f"tuned KN ({setting})", float(baselines[key])
 
 
 def tune_ngram(train_ids: Sequence[int] | np.ndarray | torch.Tensor,
