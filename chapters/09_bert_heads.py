@@ -195,8 +195,8 @@ print(" ".join(f"{p}:{pt.TAGS[t] if t >= 0 else '-'}" for p, t in zip(
 # at 1, and the head's own loss. The **reference runs** (`make reference
 # NAME=bert-heads-qa`, `-tags`, `-pairs`) fine-tune each head on 2,000 training examples,
 # three seeds, scoring the 500 test examples every 25 steps. Here the notebook trains the
-# question-answering head for its first 30 steps, checks them against the reference's
-# seed 0, and answers a question with it.
+# question-answering head for its first 30 steps, checks the first of their losses against
+# the reference's seed 0 (the printed line says how many), and answers a question with it.
 
 # %% slideshow={"slide_type": "-"}
 live = reference.live_run("bert-heads-qa", steps=30)

@@ -27,6 +27,7 @@ def test_committed_reference_matches_the_code(name):
     result = R.load(name)
     ref = R.REFERENCES[name]
     assert result.seeds == list(range(len(result.seeds))) == list(ref.seeds)
+    assert result.first_steps == ref.first_steps, "the file names the steps make test replays"
     assert len(result.seeds) >= 3 or ref.seeds_why
     for seed in result.seeds:
         steps = [point[0] for point in result.curves[seed]]

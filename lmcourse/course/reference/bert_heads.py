@@ -24,7 +24,7 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.recipe import ENCODER_FIRST_STEPS, Reference, SeedRun, no_weights
 
 RECIPE = {
     "model": "all-MiniLM-L6-v2 (6 layers, width 384, 22.7M parameters), lmcourse.models.heads",
@@ -176,6 +176,7 @@ HEAD_REFS = {task: Reference(
     evaluate=no_weights(f"bert-heads-{task}", " (MiniLM is 90 MB)"),
     baselines=lambda recipe, task=task: dict(baselines(task)),
     seconds_per_seed=0.5 * TASKS[task]["steps"] + 20, keep_weights=(),
+    first_steps=ENCODER_FIRST_STEPS,
     notes=["names and places in the test examples never occur in the training examples",
            "seconds are training time only (evaluation excluded)"])
     for task in TASKS}

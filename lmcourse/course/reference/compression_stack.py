@@ -32,7 +32,7 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.recipe import ENCODER_FIRST_STEPS, Reference, SeedRun, no_weights
 
 RECIPE = {
     "teacher": "chapter 13's spoiler teacher (MiniLM fine-tuned by lab 06's recipe; the course "
@@ -223,4 +223,4 @@ COMPRESSION_STACK = Reference(
           "by distillation",
     recipe=RECIPE, train=train, evaluate=no_weights("compression-stack"),
     baselines=lambda recipe: dict(baselines(corpus_of(recipe))), seconds_per_seed=180.0,
-    keep_weights=())
+    keep_weights=(), first_steps=ENCODER_FIRST_STEPS)

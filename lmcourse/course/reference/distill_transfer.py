@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.recipe import ENCODER_FIRST_STEPS, Reference, SeedRun, no_weights
 from lmcourse.course.reference.transfer_curve import (
     SPOILER_RECIPE,
     finetune_minilm,
@@ -202,5 +202,5 @@ DISTILL_TRANSFER = Reference(
     evaluate=no_weights("distill-transfer"),
     baselines=lambda recipe: majority_auc(spoiler_task()),
     seconds_per_seed=160.0,
-    keep_weights=(),
+    keep_weights=(), first_steps=ENCODER_FIRST_STEPS,
 )

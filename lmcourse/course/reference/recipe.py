@@ -24,6 +24,12 @@ class StaleReference(AssertionError):
     """A committed reference no longer matches the code that produced it."""
 
 
+# A run that fine-tunes a pre-trained encoder (MiniLM or a student cut from it: about half a
+# second a step on the CPU) replays its first 10 steps in `make test`, not 25: enough to
+# catch a changed model, data order, loss or optimizer, at less than half the cost.
+ENCODER_FIRST_STEPS = 10
+
+
 @dataclass
 class SeedRun:
     """What one seed's run produced: the held-out curve, every step's training loss, the

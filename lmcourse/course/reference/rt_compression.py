@@ -14,7 +14,7 @@ snippets beside the bag of words tuned on the same 256 labels.
 from __future__ import annotations
 
 from lmcourse.course.reference.compression_stack import RECIPE, baselines, corpus_of, train
-from lmcourse.course.reference.recipe import Reference, no_weights
+from lmcourse.course.reference.recipe import ENCODER_FIRST_STEPS, Reference, no_weights
 
 __all__ = ["RT_COMPRESSION", "RT_COMPRESSION_RECIPE"]
 
@@ -37,4 +37,4 @@ RT_COMPRESSION = Reference(
     recipe=RT_COMPRESSION_RECIPE, train=train,
     evaluate=no_weights("rt-compression"),
     baselines=lambda recipe: dict(baselines(corpus_of(recipe))), seconds_per_seed=600.0,
-    keep_weights=())
+    keep_weights=(), first_steps=ENCODER_FIRST_STEPS)

@@ -32,7 +32,7 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.recipe import ENCODER_FIRST_STEPS, Reference, SeedRun, no_weights
 from lmcourse.course.reference.transfer_curve import (
     SHARED,
     Task,
@@ -169,7 +169,7 @@ RT_CURVE = Reference(
     baselines=fresh_share,
     seconds_per_seed=900.0,
     seeds=(0, 1, 2, 3, 4),
-    keep_weights=(),
+    keep_weights=(), first_steps=ENCODER_FIRST_STEPS,
     notes=["every setting of the bag of words and of the MiniLM-features regression is "
            "chosen on the tuning split (films of their own), never on the test snippets",
            "sizes above 1,024 labels run for seeds 0-2 only"],

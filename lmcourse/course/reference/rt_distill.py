@@ -30,7 +30,7 @@ import torch
 
 from lmcourse.course.reference.distill_transfer import RECIPE as SPOILER_DISTILL
 from lmcourse.course.reference.distill_transfer import distil_on_transfer_set, seed_run
-from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.recipe import ENCODER_FIRST_STEPS, Reference, SeedRun, no_weights
 from lmcourse.course.reference.rt_curve import RT_RECIPE, fresh_share, rt_task
 
 __all__ = ["RT_DISTILL", "RT_DISTILL_RECIPE", "train_rt_distill"]
@@ -79,7 +79,7 @@ RT_DISTILL = Reference(
     evaluate=no_weights("rt-distill", " (students are scored as they are trained)"),
     baselines=fresh_share,
     seconds_per_seed=600.0,
-    keep_weights=(),
+    keep_weights=(), first_steps=ENCODER_FIRST_STEPS,
     notes=["the bag of words' settings are chosen on the tuning split (films of their own), "
            "for the 256 labels and again for the 256 + the teacher's 2,048"],
 )

@@ -28,7 +28,7 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.recipe import ENCODER_FIRST_STEPS, Reference, SeedRun, no_weights
 from lmcourse.course.reference.rt_curve import LARGE, RT_RECIPE, SMALL, _accuracy, rt_task
 from lmcourse.course.reference.transfer_curve import finetune_steps, label_order
 from lmcourse.metrics import roc_auc
@@ -188,7 +188,7 @@ RT_TINY_BERT = Reference(
     baselines=lambda recipe: {},
     seconds_per_seed=300.0,
     seeds=(0, 1, 2, 3, 4),
-    keep_weights=(),
+    keep_weights=(), first_steps=ENCODER_FIRST_STEPS,
     notes=["the bag of words, MiniLM and the BiLSTM on the same snippets: rt-curve (same "
            "label order per seed)", "sizes above 1,024 labels run for seeds 0-2 only",
            f"learning rates: {LR_TUNING}"],

@@ -30,7 +30,7 @@ from functools import cache
 import torch
 import torch.nn.functional as F
 
-from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.course.reference.recipe import ENCODER_FIRST_STEPS, Reference, SeedRun, no_weights
 
 RECIPE = {
     "task_teacher": "chapter 12's spoiler teacher (MiniLM fine-tuned by lab 06's recipe on "
@@ -219,7 +219,8 @@ TINYBERT_STAGES = Reference(
     title="TinyBERT's general + task distillation vs task distillation alone, labels alone "
           "and every-other-layer initialisation",
     recipe=RECIPE, train=train, evaluate=no_weights("tinybert-stages"),
-    baselines=lambda recipe: dict(baselines()), seconds_per_seed=240.0, keep_weights=())
+    baselines=lambda recipe: dict(baselines()), seconds_per_seed=240.0, keep_weights=(),
+    first_steps=ENCODER_FIRST_STEPS)
 
 RT_TINYBERT_STAGES = Reference(
     name="rt-tinybert-stages",
@@ -227,6 +228,7 @@ RT_TINYBERT_STAGES = Reference(
           "distillation alone, labels alone and every-other-layer initialisation",
     recipe=RT_RECIPE, train=train, evaluate=no_weights("rt-tinybert-stages"),
     baselines=lambda recipe: dict(baselines("rt")), seconds_per_seed=600.0, keep_weights=(),
+    first_steps=ENCODER_FIRST_STEPS,
     notes=["the teacher is rt-distill's seed-0 teacher (0.819 test ROC-AUC), the student "
            "learns from its 2,304-snippet pool; the labels-only student from the 256 labels "
            "and the teacher's choice on the transfer snippets, as the pool holds them"])

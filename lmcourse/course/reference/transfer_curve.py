@@ -36,7 +36,7 @@ from functools import cache
 import torch
 
 from lmcourse.course.cache import keeps_rng
-from lmcourse.course.reference.recipe import Reference, SeedRun
+from lmcourse.course.reference.recipe import ENCODER_FIRST_STEPS, Reference, SeedRun
 from lmcourse.course.reference.result import ReferenceResult
 from lmcourse.data.goodreads import distinct_sentences
 from lmcourse.metrics import roc_auc
@@ -301,7 +301,7 @@ SPOILER_CURVE = Reference(
     evaluate=_no_weights,
     baselines=lambda recipe: majority_auc(spoiler_task()),
     seconds_per_seed=420.0,
-    keep_weights=(),
+    keep_weights=(), first_steps=ENCODER_FIRST_STEPS,
     notes=["the bag of words and the MiniLM-features regression choose their penalty by "
            "cross-validation on the n labels, never on the validation or test sentences"],
 )
@@ -316,7 +316,7 @@ POLARITY_CURVE = Reference(
     baselines=lambda recipe: majority_auc(polarity_task(0)),
     seconds_per_seed=60.0,
     seeds=(0, 1, 2, 3, 4),
-    keep_weights=(),
+    keep_weights=(), first_steps=ENCODER_FIRST_STEPS,
 )
 
 
