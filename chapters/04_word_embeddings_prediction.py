@@ -672,7 +672,7 @@ verdict("skip-gram with 5 negative samples fits u.v = PMI - log 5 on well-seen p
 #
 # # scaled down: one epoch on the first 40 documents, d = 50, from the same random start
 # small = WordCorpus.from_documents(documents[:40], min_count=5)
-# start_vectors = train_word2vec(small, dim=50, stop_after=0).vectors   # 0 epochs: the start
+# start_vectors = train_word2vec(small, dim=50, stop_after=0, seed=0).vectors  # 0 epochs
 # pairs_ws, stem = load_word_pairs("wordsim353.tsv"), PorterStemmer().stem
 # loss, moved, seconds, ws = {}, {}, {}, {}
 # for t in (1e-3, 1e-5):

@@ -659,7 +659,7 @@ plt.show()
 # bag = {L: bag_recall(L) for L in (1, 2, 4, 8, 16, 32)}
 # for L, (at_i, members) in bag.items():
 #     print(f"{L:>3}   {at_i:>15.3f}   {members:>10.3f}")
-# assert bag[32][0] < 0.1 and bag[32][1] > 0.75          # what, yes; where, no
+# assert bag[32][0] < 0.15 and bag[32][1] > 0.75         # what, yes; where, no
 # betas = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0]
 # recall, weight = zip(*[attention_recall(b) for b in betas], strict=True)
 # print("beta:          ", "  ".join(f"{b:5.2f}" for b in betas))

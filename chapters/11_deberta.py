@@ -1091,15 +1091,18 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # norm = normed.norm(dim=-1).mean().item()
 # print(f"a normalised embedding's length: {norm:.2f} = sqrt(H) = {math.sqrt(H):.2f}")
 # assert abs(norm - math.sqrt(H)) < 0.01
-# assert max(clean_loss[e] for e in (0.01, 0.1, 1.0)) < clean_loss[None] + 0.01
-# assert clean_loss[4.0] > 10 * clean_loss[None]
+# assert max(clean_loss[e] for e in (0.01, 0.1)) < clean_loss[None] + 0.01
+# assert clean_loss[1.0] < clean_loss[None] + 0.05   # close, but seed-dependent
+# assert clean_loss[4.0] > 5 * clean_loss[None]
 # ```
 #
 # What $\epsilon$ means depends on what it perturbs: a normalised embedding has length $\sqrt H$
 # (5.66 here, checked), and each token's $\delta$ stays within a ball of radius $\epsilon$ (checked
 # at every step). On a toy task (is token 7 among nine random tokens? a one-layer BERT of width 32,
-# 40 steps), $\epsilon$ = 0.01, 0.1 and 1 leave the held-out cross-entropy where training without
-# SiFT puts it (0.028, 0.028, 0.029 against 0.028). At $\epsilon$ = 4, 70.7% of a token's length,
+# 40 steps), $\epsilon$ = 0.01 and 0.1 leave the held-out cross-entropy where training without
+# SiFT puts it (0.028 and 0.028 against 0.028), on every seed we tried. $\epsilon$ = 1 stays close
+# in this run (0.029) but not on every seed: with seed 2 it rises from 0.060 to 0.074.
+# At $\epsilon$ = 4, 70.7% of a token's length,
 # the regulariser asks the output to stay put while a token is pushed most of the way towards
 # another one, and the model does not learn the task (0.601). So SiFT starts to hurt when $\epsilon$
 # becomes a sizeable fraction of $\sqrt H$; for the bench's tiny BERT ($H = 64$, $\sqrt H = 8$) the

@@ -1089,7 +1089,7 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 #     vocab_size=20, hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
 #     intermediate_size=64, max_position_embeddings=12, hidden_dropout_prob=0.0,
 #     attention_probs_dropout_prob=0.0)), dropout=0.0)
-# finetune.fit(model, train, steps=120, batch_size=32, lr=3e-3, progress=False,
+# finetune.fit(model, train, steps=300, batch_size=32, lr=3e-3, progress=False,
 #              generator=torch.Generator().manual_seed(0))
 # batches = iter(finetune.balanced_batches(train[2], 64, 4, torch.Generator().manual_seed(1)))
 #
@@ -1122,11 +1122,14 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # ```
 #
 # On a toy (a three-layer BERT with 12 heads, trained to say whether the first 5 comes before the
-# first 6), the importance order keeps the held-out loss lowest: averaged over 0 to 10 heads removed
-# it is 0.035, against 0.075 for three random orders and 0.110 for the most important heads first.
-# After 6 heads the importance order is at 0.034, the random ones at 0.044, 0.065 and 0.157: the
-# score buys most in the middle of the curve, where a random order has started to hit heads that
-# matter. $I_h$ is a first-order estimate at $\xi = 1$, one head at a time; heads that back each
+# first 6, 300 steps), the importance order keeps the held-out loss lowest: averaged over 0 to 10
+# heads removed it is 0.017, against 0.117 for three random orders and 0.146 for the most important
+# heads first. After 10 heads the importance order is at 0.068, the random ones at 0.577, 0.368 and
+# 0.474: the score buys most late in the curve, where a random order has started to hit heads that
+# matter. The ranking (importance, then random, then most important first) held on every seed we
+# tried for the toy's data, model and random orders (0, 1 and 2); with 120 training steps it did
+# not, because one seed's toy had not yet learned the task.
+# $I_h$ is a first-order estimate at $\xi = 1$, one head at a time; heads that back each
 # other up look unimportant one by one, so the order is a guide, not a guarantee: on two other toy
 # set-ups we tried (smaller models, other tasks) it did not beat the random orders, so take this toy
 # as one case, and the random orders' spread as the measure of how much luck alone moves the curve.
@@ -1191,7 +1194,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 #     loss[rank] = (one_shot, test_loss(model))
 #     print(f"rank {rank}: {count_params(model):,} parameters; held-out loss one-shot "
 #           f"{one_shot:.3f}, after 50 steps of distillation {loss[rank][1]:.3f}")
-# assert loss[4][0] > loss[8][0] > full + 0.05              # the cut costs, more at rank 4
+# if full < 0.1:  # a teacher that learned the task (with seed 1, 100 steps are not enough)
+#     assert loss[4][0] > loss[8][0] > full + 0.05          # the cut costs, more at rank 4
 # assert max(loss[4][1], loss[8][1]) < full + 0.01          # recovered to the teacher's level
 # assert abs(loss[4][1] - loss[8][1]) < 0.01                # and the ranks end level
 #
@@ -1209,7 +1213,10 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # one-shot to rank 4 and rank 8 (1/8 and 1/4 of the full rank, as 48 and 96 are of MiniLM's 384),
 # the held-out loss rises from the teacher's 0.051 to 0.306 and 0.159. Fifty steps of the
 # distillation loss bring both back to the teacher's level (0.037 and 0.039, a little below it,
-# since the recovery also sees the labels), so after recovery the two ranks end level. For MiniLM at
+# since the recovery also sees the labels), so after recovery the two ranks end level. That the
+# cut costs holds only for a teacher that has learned the task: with seed 1 the toy teacher is
+# still at a held-out loss of 0.224 after its 100 steps, and cutting it costs almost nothing, so
+# the code checks the cut only for a teacher below 0.1. For MiniLM at
 # rank 96 the reference's 200 recovery steps win back most of the loss (0.950 one-shot, 0.964 ±
 # 0.005 recovered, teacher 0.968). Whether rank 48 also comes back within 50 steps needs the
 # chapter's teacher: `factorize_feed_forward(teacher, 48)`, then `train_student` with the stacking

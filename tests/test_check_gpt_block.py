@@ -236,3 +236,11 @@ def test_the_solution_beats_the_lstm_and_a_positionless_gpt_does_not(capsys):
     assert "passed" in capsys.readouterr().out
     fails_with(check.beats_lstm, make_gpt("no positions"), recall_loss, 4, 100,
                hint="positions are added")
+
+
+def test_a_figure_outside_the_reference_spread_says_how_far():
+    reference = {"transformer": [1.0, 0.998, 0.999], "lstm": [0.16, 0.15, 0.17]}
+    note = check.reference_note(0.93, reference)
+    assert "below the reference interval" in note and "3 seeds" in note
+    assert "0.06" in note  # 0.93 lies about 0.066 below the interval's low end
+    assert "below" not in check.reference_note(0.999, reference)

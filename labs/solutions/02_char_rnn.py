@@ -27,9 +27,10 @@
 #
 # **What to expect.** The last check measures your trained model against n-gram models
 # that count which character follows which: its validation perplexity must be below the
-# Kneser–Ney bigram's (about 11.2, one character of context) to pass. The course's run of
-# this lab reached about 5.3; the target shown beside it, the n-gram tuned the way a network
-# is (order and discount chosen on a tuning split), gets about 3.5 and stays ahead. The
+# Kneser–Ney bigram's (about 11.2, one character of context) to pass. The check prints your
+# perplexity beside it and beside the n-gram tuned the way a network is (order and discount
+# chosen on a tuning split, about 3.5), which a model trained for this lab's minute does not
+# reach: counting stays ahead at this budget. The
 # whole lab, training included, runs in about 40 s on a laptop CPU.
 #
 # After each exercise, run the check cell below it. A check computes the right answer itself

@@ -17,7 +17,8 @@ returns the logits alone.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import statistics
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -25,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmcourse.checks import attempt, expect, fail, passed, run_student, same
+from lmcourse.course.spread import Interval
 from lmcourse.models.recall import IGNORE, RecallRun, query_loss
 
 __all__ = ["beats_lstm", "block", "causal_self_attention", "recall_loss", "tiny_gpt"]
@@ -404,14 +406,29 @@ def _train_both(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch
             for kind, model in models.items()}
 
 
+def reference_note(accuracy: float, reference: dict[str, Sequence[float]]) -> str:
+    """The reference run's seeds beside the student's figure; when the figure lies outside
+    the interval the reference transformer's seeds span (:class:`Interval`), how far."""
+    note = "; the reference run, " + ", ".join(
+        f"{k} {statistics.fmean(v):.3f} ({len(v)} seeds)" for k, v in reference.items())
+    seeds = list(reference.get("transformer", ()))
+    if len(seeds) >= 2:
+        span = Interval.of(seeds, 0.001, f"the reference transformer's {len(seeds)} seeds")
+        if accuracy not in span:
+            note += ". " + span.miss(accuracy, "Your GPT's accuracy")
+    return note
+
+
 def beats_lstm(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch.Tensor],
                torch.Tensor], pairs: int, steps: int, *, target: float = 0.9,
-               reference: dict[str, float] | None = None, device: torch.device | str = "cpu",
+               reference: dict[str, Sequence[float]] | None = None,
+               device: torch.device | str = "cpu",
                progress: bool = True) -> dict[str, RecallRun]:
     """Train the student's GPT (``gpt_cls``, with ``loss_fn``) and an LSTM of the same size
     on the same recall batches for the same steps, each at its own learning rate; pass when
     the GPT answers at least ``target`` of the held-out queries and more than the LSTM.
-    ``reference`` (model → accuracy in the course's reference run) is printed beside.
+    ``reference`` (model → its accuracy on each seed of the course's reference run) is
+    printed beside, with how far the GPT lies outside the reference transformer's spread.
     Returns both runs (``"gpt"``, ``"lstm"``)."""
     name = "your GPT against the LSTM"
     runs = _train_both(gpt_cls, loss_fn, pairs, steps, device=device, progress=progress)
@@ -424,8 +441,7 @@ def beats_lstm(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch.
     seen = (f"held-out query accuracy, yours {gpt.accuracy:.3f}, the LSTM's "
             f"{lstm.accuracy:.3f} after {int(gpt.curve[-1][0])} steps with {pairs} pairs")
     if reference:
-        seen += "; the reference run, 3 seeds: " + ", ".join(
-            f"{k} {v:.3f}" for k, v in reference.items())
+        seen += reference_note(gpt.accuracy, reference)
     expect(gpt.accuracy >= target, name,
            f"{seen}. A working GPT reaches {target} within the lab's budget. If its "
            "accuracy never left the level of a guess, recheck that positions are added "
