@@ -92,8 +92,10 @@ lint: setup
 
 # Unit tests and notebooks in one pytest run: xdist spreads whole files over $(JOBS)
 # workers (--dist loadscope keeps a notebook's cells on one kernel).
+# when make started, so the summary can report the whole `make test` (setup included)
+MAKE_START := $(shell date +%s)
 test: setup lint browser book $(SLIDES_JS) teacher
-	LMCOURSE_CHROMIUM=$(CHROMIUM) $(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
+	LMCOURSE_MAKE_TEST_START=$(MAKE_START) LMCOURSE_CHROMIUM=$(CHROMIUM) $(NOTEBOOK_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope \
 	  --nbval-lax --nbval-current-env --nbval-cell-timeout=$(NOTEBOOK_TIMEOUT_S) \
 	  tests benchmarks chapters labs
 

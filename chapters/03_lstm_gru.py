@@ -40,6 +40,38 @@
 # - compare **RNN, LSTM and GRU** on the same character-level data and budget, three seeds
 #   each, beside Kneser–Ney n-gram baselines: parameters, perplexity, tokens per second.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 209 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 209 s normalised to the reference machine: 169 s wall on AMD EPYC, one
+#   torch thread, calibration 0.547 s against 0.678 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 1.2 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Files read (18):**
+#   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
+#     (1.7 MB)
+#   - `gensim test data/lee_background.cor` (360.1 KB)
+#   - `reference/lm-char-gru/result.json` (82.2 KB)
+#   - `reference/lm-char-lstm/result.json` (82.2 KB)
+#   - `reference/lm-char-rnn/result.json` (82.3 KB)
+#   - `reference/lm-scale-gru-1200k/result.json` (50.9 KB)
+#   - `reference/lm-scale-gru-300k/result.json` (14.9 KB)
+#   - `reference/lm-scale-gru-600k/result.json` (28.0 KB)
+#   - `reference/lm-scale-gru-full/result.json` (67.2 KB)
+#   - `reference/lm-scale-lstm-1200k/result.json` (67.2 KB)
+#   - `reference/lm-scale-lstm-300k/result.json` (24.8 KB)
+#   - `reference/lm-scale-lstm-600k/result.json` (34.5 KB)
+#   - `reference/lm-scale-lstm-full-converged/result.json` (138.2 KB)
+#   - `reference/lm-scale-lstm-full/result.json` (198.3 KB)
+#   - `reference/lm-scale-transformer-1200k/result.json` (67.3 KB)
+#   - `reference/lm-scale-transformer-300k/result.json` (28.1 KB)
+#   - `reference/lm-scale-transformer-600k/result.json` (64.1 KB)
+#   - `reference/lm-scale-transformer-full/result.json` (198.4 KB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% slideshow={"slide_type": "-"}
 import copy
 

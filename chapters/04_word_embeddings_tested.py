@@ -33,6 +33,28 @@
 # - compare our skip-gram with gensim's honestly: neighbour agreement measured against
 #   gensim's agreement with itself, and the time each took.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 32 s on a CPU, 681.0 MB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 32 s normalised to the reference machine: 26 s wall on AMD EPYC, one
+#   torch thread, calibration 0.540 s against 0.678 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 681.0 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Files read (9):**
+#   - `course cache/glove-3a61012af2db3b1d.safetensors` (6.5 MB)
+#   - `course cache/glove-6a29dee8a5509e31.safetensors` (6.5 MB)
+#   - `course cache/glove-f29513481270991b.safetensors` (6.5 MB)
+#   - `course cache/word2vec-c2b9478024278d1f.safetensors` (51.8 MB)
+#   - `gensim test data/head500.noblanks.cor` (2.3 MB)
+#   - `gensim test data/lee_background.cor` (360.1 KB)
+#   - `gensim test data/questions-words.txt` (604.0 KB)
+#   - `gensim test data/simlex999.txt` (18.1 KB)
+#   - `gensim test data/wordsim353.tsv` (7.2 KB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% slideshow={"slide_type": "-"}
 import time
 

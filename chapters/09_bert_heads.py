@@ -33,6 +33,27 @@
 # - fine-tune each head on a task whose test names never occur in training, and read the
 #   result beside word-matching baselines.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 115 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 115 s normalised to the reference machine: 92 s wall on AMD EPYC, one
+#   torch thread, calibration 0.540 s against 0.678 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 2.0 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Files read (8):**
+#   - `MiniLM/model/config.json` (612 B)
+#   - `MiniLM/model/model.safetensors` (90.9 MB)
+#   - `MiniLM/model/special_tokens_map.json` (112 B)
+#   - `MiniLM/model/tokenizer.json` (466.2 KB)
+#   - `MiniLM/model/tokenizer_config.json` (350 B)
+#   - `reference/bert-heads-pairs/result.json` (14.7 KB)
+#   - `reference/bert-heads-qa/result.json` (7.9 KB)
+#   - `reference/bert-heads-tags/result.json` (5.8 KB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% slideshow={"slide_type": "-"}
 import statistics
 

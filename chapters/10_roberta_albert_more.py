@@ -38,6 +38,59 @@
 #   training FLOPs, with both wall times printed;
 # - build **K-BERT**'s sentence tree, soft positions and visible matrix.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 72 s on a CPU, 841.2 MB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 72 s normalised to the reference machine: 58 s wall on AMD EPYC, one
+#   torch thread, calibration 0.547 s against 0.678 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 841.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Files read (40):**
+#   - `MiniLM/model/config.json` (612 B)
+#   - `MiniLM/model/special_tokens_map.json` (112 B)
+#   - `MiniLM/model/tokenizer.json` (466.2 KB)
+#   - `MiniLM/model/tokenizer_config.json` (350 B)
+#   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
+#   - `gensim test data/lee_background.cor` (360.1 KB)
+#   - `reference/bench-albert-e32/result.json` (159.4 KB)
+#   - `reference/bench-albert-shared/result.json` (159.1 KB)
+#   - `reference/bench-albert/result.json` (159.4 KB)
+#   - `reference/bench-batch-256-sqrt/result.json` (22.4 KB)
+#   - `reference/bench-batch-256/result.json` (22.4 KB)
+#   - `reference/bench-data-25/result.json` (159.2 KB)
+#   - `reference/bench-data-50/result.json` (159.2 KB)
+#   - `reference/bench-deberta-no-c2p/result.json` (159.2 KB)
+#   - `reference/bench-deberta-no-emd/result.json` (159.3 KB)
+#   - `reference/bench-deberta-no-p2c/result.json` (159.2 KB)
+#   - `reference/bench-deberta/result.json` (159.3 KB)
+#   - `reference/bench-dynamic-40/result.json` (159.1 KB)
+#   - `reference/bench-electra/result.json` (136.9 KB)
+#   - `reference/bench-mlm/result.json` (160.5 KB)
+#   - `reference/bench-nsp/result.json` (159.2 KB)
+#   - `reference/bench-sop/result.json` (159.3 KB)
+#   - `reference/bench-span-sbo/result.json` (159.8 KB)
+#   - `reference/bench-span/result.json` (159.1 KB)
+#   - `reference/bench-static-40/result.json` (159.2 KB)
+#   - `reference/bench-static10-40/result.json` (159.1 KB)
+#   - `reference/bench-steps-8000/result.json` (315.9 KB)
+#   - `reference/bench-width-128/result.json` (159.1 KB)
+#   - `reference/bench-width-32/result.json` (159.2 KB)
+#   - `reference/tiny-bert/seed0.safetensors` (1.4 MB)
+#   - `reference/wiki-bench-albert/result.json` (160.2 KB)
+#   - `reference/wiki-bench-dynamic-40/result.json` (160.1 KB)
+#   - `reference/wiki-bench-electra/result.json` (134.5 KB)
+#   - `reference/wiki-bench-mlm/result.json` (161.4 KB)
+#   - `reference/wiki-bench-nsp/result.json` (160.3 KB)
+#   - `reference/wiki-bench-sop/result.json` (160.2 KB)
+#   - `reference/wiki-bench-span-sbo/result.json` (160.3 KB)
+#   - `reference/wiki-bench-span/result.json` (160.1 KB)
+#   - `reference/wiki-bench-static-40/result.json` (160.1 KB)
+#   - `reference/wiki-bench-static10-40/result.json` (160.0 KB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% slideshow={"slide_type": "-"}
 import statistics
 

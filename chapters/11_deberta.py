@@ -42,6 +42,35 @@
 #   chapter 10's test bench;
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 116 s on a CPU, 586.5 MB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 116 s normalised to the reference machine: 92 s wall on AMD EPYC, one
+#   torch thread, calibration 0.540 s against 0.678 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 586.5 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Files read (16):**
+#   - `MiniLM/model/config.json` (612 B)
+#   - `MiniLM/model/special_tokens_map.json` (112 B)
+#   - `MiniLM/model/tokenizer.json` (466.2 KB)
+#   - `MiniLM/model/tokenizer_config.json` (350 B)
+#   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
+#   - `reference/bench-deberta-no-c2p/result.json` (159.2 KB)
+#   - `reference/bench-deberta-no-emd/result.json` (159.3 KB)
+#   - `reference/bench-deberta-no-p2c/result.json` (159.2 KB)
+#   - `reference/bench-deberta/result.json` (159.3 KB)
+#   - `reference/bench-deberta/seed0.safetensors` (570.5 KB)
+#   - `reference/bench-mlm/result.json` (160.5 KB)
+#   - `reference/wiki-bench-deberta-no-c2p/result.json` (160.1 KB)
+#   - `reference/wiki-bench-deberta-no-emd/result.json` (160.2 KB)
+#   - `reference/wiki-bench-deberta-no-p2c/result.json` (160.1 KB)
+#   - `reference/wiki-bench-deberta/result.json` (160.2 KB)
+#   - `reference/wiki-bench-mlm/result.json` (161.4 KB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% slideshow={"slide_type": "-"}
 import copy
 import statistics

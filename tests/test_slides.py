@@ -33,8 +33,9 @@ def _tiny_notebook():
              md("Say this aloud: the speaker note."),
              md("## Second slide"),
              code("print(6 * 7)"),
-             md("### A sub-slide")]
-    kinds = ["slide", "notes", "slide", "-", "subslide"]
+             md("### A sub-slide"),
+             md("<details><summary>Run card: 3 s on a CPU</summary></details>")]
+    kinds = ["slide", "notes", "slide", "-", "subslide", "skip"]
     for cell, kind in zip(cells, kinds, strict=True):
         cell.metadata["slideshow"] = {"slide_type": kind}
     cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
@@ -58,6 +59,7 @@ def test_tiny_deck_has_slides_notes_and_local_scripts(deck_dir, tmp_path):
     assert html.count('<aside class="notes">') == 1 and "the speaker note" in html
     assert "vendor/reveal.js/dist/reveal.js" in html and "vendor/mathjax/MathJax.js" in html
     assert "mermaid" not in html and "unpkg.com" not in html
+    assert "Run card" not in html  # a run card is for readers, not for the talk
     assert not slides.REMOTE.findall(html)
 
 

@@ -139,9 +139,9 @@ def cached_tensors(name: str, recipe: Mapping[str, object],
     what = what or name
     with locked(path, what):
         if path.exists() and not refresh:
-            from safetensors.torch import load_file
+            from lmcourse.pretrained import read_safetensors
             try:
-                state = load_file(path)
+                state = read_safetensors(path)
             except Exception as err:  # a truncated or foreign file: compute again
                 print(f"{path} could not be read ({err}); computing {what} again")
             else:

@@ -83,6 +83,11 @@ class Interval:
             return figure - self.high
         return 0.0
 
+    def place(self, figure: float) -> str:
+        """Where ``figure`` lies: ``"inside"``, or ``"0.012 below"`` / ``"0.004 above"``."""
+        gap = self.distance(figure)
+        return "inside" if gap == 0 else f"{abs(gap):.3f} {'below' if gap < 0 else 'above'}"
+
     def describe(self) -> str:
         """``"0.907 to 0.962 (mean 0.935 ± 3 s.d. over 6 repeats: seeds ...)"``."""
         digits = max(0, round(-math.log10(self.unit))) + 1 if self.unit < 1 else 1

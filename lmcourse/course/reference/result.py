@@ -141,9 +141,9 @@ def load(name: str) -> ReferenceResult:
 
 def load_weights(name: str, seed: int = 0) -> dict[str, torch.Tensor]:
     """Seed ``seed``'s committed weights (fp16 on disk, returned as float32)."""
-    from safetensors.torch import load_file
+    from lmcourse.pretrained import read_safetensors
 
     path = reference_dir() / name / f"seed{seed}.safetensors"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run `make reference NAME={name}`")
-    return {k: v.float() for k, v in load_file(path).items()}
+    return {k: v.float() for k, v in read_safetensors(path).items()}

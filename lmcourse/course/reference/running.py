@@ -135,7 +135,7 @@ def save_finished_seed(ref: Reference, seed: int, run_: SeedRun, seconds: float,
 def _finished_seeds(ref: Reference, folder: Path) -> dict[int, tuple[SeedRun, float, str]]:
     """The seeds :func:`save_finished_seed` kept for this very recipe, with their seconds and
     device (a seed kept for another recipe is ignored, and trained again)."""
-    from safetensors.torch import load_file
+    from lmcourse.pretrained import read_safetensors
 
     out = {}
     for path in sorted((folder / "seeds").glob("seed*.json")):
@@ -145,7 +145,7 @@ def _finished_seeds(ref: Reference, folder: Path) -> dict[int, tuple[SeedRun, fl
             continue
         if seed in ref.keep_weights and not weights.exists():
             continue  # the reference keeps this seed's weights: train it again
-        state = load_file(weights) if seed in ref.keep_weights else None
+        state = read_safetensors(weights) if seed in ref.keep_weights else None
         out[seed] = (SeedRun(record["curve"], record["train_loss"], record["metrics"], state),
                      record["seconds"], record.get("device", "cpu (not recorded)"))
     return out
