@@ -60,6 +60,7 @@ def _cold_cache_notebooks() -> set[str]:
 
 _reads: dict[str, str] = {}  # notebook -> the file its kernel logs its reads to
 SESSION_ENV = "LMCOURSE_RUNCARD_SESSION"
+_created: dict[str, str] = {}  # the folder this (outermost) session made
 
 
 def _session_dir(config) -> Path:
@@ -76,7 +77,15 @@ def pytest_configure(config):
     import tempfile
     parent = Path(str(config.rootpath)) / "_build" / "runcards-session"
     parent.mkdir(parents=True, exist_ok=True)
-    os.environ[SESSION_ENV] = tempfile.mkdtemp(dir=parent)
+    os.environ[SESSION_ENV] = _created["dir"] = tempfile.mkdtemp(dir=parent)
+
+
+def pytest_unconfigure(config):
+    """The session that made the run-card folder removes it (its cards are written)."""
+    if _created.get("dir"):
+        import shutil
+        shutil.rmtree(_created.pop("dir"), ignore_errors=True)
+        os.environ.pop(SESSION_ENV, None)
 
 
 def _watch_reads(item, path: str) -> None:
@@ -179,7 +188,6 @@ def _write_run_cards(config, calibration: float | None) -> None:
     (``python -m tools.runcards`` keeps them and writes the cards into the notebooks)."""
     import datetime
     import json
-    import shutil
     import subprocess
 
     import nbformat
@@ -209,8 +217,6 @@ def _write_run_cards(config, calibration: float | None) -> None:
         record["gpu" if gpu else "cpu"] = timing
         cards[path] = record
     save_cards(cards, SESSION_CARDS)
-    if not hasattr(config, "workerinput"):
-        shutil.rmtree(_session_dir(config), ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter):
