@@ -244,3 +244,4 @@ def test_a_figure_outside_the_reference_spread_says_how_far():
     assert "below the reference interval" in note and "3 seeds" in note
     assert "0.06" in note  # 0.93 lies about 0.066 below the interval's low end
     assert "below" not in check.reference_note(0.999, reference)
+    assert "below" not in check.reference_note(0.5, {"lstm": [0.16]})  # no seeds to span

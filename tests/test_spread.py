@@ -27,6 +27,7 @@ def test_a_miss_says_how_far_and_the_reference_spread():
     assert "below the reference interval" in message and "seeds 0-2" in message
     assert f"{span.low - 0.30:.3g}" in message
     assert span.distance(0.51) == 0 and span.distance(0.9) > 0
+    assert span.outside(0.51) == "" and span.outside(0.30) == message
     assert span.place(0.51) == "inside" and span.place(0.30).endswith(" below")
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import functools
 import hashlib
 import io
 import json
@@ -73,10 +74,16 @@ def code_digest(body: str) -> str:
     return hashlib.sha256(code_of(body).encode()).hexdigest()[:16]
 
 
+@functools.cache
+def chapter_printed(path: Path) -> str:
+    """What a chapter's cells show (read once per chapter, not once per answer)."""
+    return printed_text(json.loads(Path(path).read_text()))
+
+
 def run_quoted(path: Path, body: str) -> list[tuple[str, str]]:
     """``(number, sentence)`` the answer's prose quotes that neither its code nor a cell of
     its chapter shows: figures only a run of the answer can print."""
-    fixed = code_of(body) + printed_text(json.loads(Path(path).read_text()))
+    fixed = code_of(body) + chapter_printed(path)
     return [(n, s) for n, s in quoted_numbers(body) if n not in fixed]
 
 

@@ -412,11 +412,9 @@ def reference_note(accuracy: float, reference: dict[str, Sequence[float]]) -> st
     note = "; the reference run, " + ", ".join(
         f"{k} {statistics.fmean(v):.3f} ({len(v)} seeds)" for k, v in reference.items())
     seeds = list(reference.get("transformer", ()))
-    if len(seeds) >= 2:
-        span = Interval.of(seeds, 0.001, f"the reference transformer's {len(seeds)} seeds")
-        if accuracy not in span:
-            note += ". " + span.miss(accuracy, "Your GPT's accuracy")
-    return note
+    outside = (Interval.of(seeds, 0.001, f"the reference transformer's {len(seeds)} seeds")
+               .outside(accuracy, "Your GPT's accuracy") if len(seeds) >= 2 else "")
+    return note + (f". {outside}" if outside else "")
 
 
 def beats_lstm(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch.Tensor],

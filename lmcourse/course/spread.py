@@ -88,6 +88,10 @@ class Interval:
         gap = self.distance(figure)
         return "inside" if gap == 0 else f"{abs(gap):.3f} {'below' if gap < 0 else 'above'}"
 
+    def outside(self, figure: float, what: str = "your figure") -> str:
+        """``""`` when ``figure`` lies inside, else the :meth:`miss` sentence."""
+        return "" if figure in self else self.miss(figure, what)
+
     def describe(self) -> str:
         """``"0.907 to 0.962 (mean 0.935 ± 3 s.d. over 6 repeats: seeds ...)"``."""
         digits = max(0, round(-math.log10(self.unit))) + 1 if self.unit < 1 else 1
