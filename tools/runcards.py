@@ -9,6 +9,9 @@ CPU's), then writes each notebook's card, one folded line, as its second cell (t
     python -m tools.runcards                 # keep this session's records, write the cards
     python -m tools.runcards --check         # exit 1 if a card is missing or stale
     python -m tools.runcards --set-reference # this machine becomes the reference (calibrate)
+    python -m tools.runcards --set-reference --scaled-to-benchmarks
+        # the reference is the machine that measured benchmarks/results.json's CPU
+        # benchmarks: this machine's calibration divided by how much slower it runs them
 """
 
 from __future__ import annotations
@@ -108,29 +111,86 @@ def write_cards(cards: dict, reference: float | None) -> list[Path]:
     return changed
 
 
-def set_reference() -> float:
+#: CPU benchmarks shaped like the notebooks' work (small recurrent and attention steps,
+#: word2vec, a BERT forward); their committed times name the machine a scaled reference is
+SCALING_BENCHMARKS = ("attention", "lstm", "gru", "skipgram", "bert")
+
+
+def benchmark_slowdown(rounds: int = 3) -> dict:
+    """How much slower this machine runs :data:`SCALING_BENCHMARKS` than the machine whose
+    times ``benchmarks/results.json`` holds. Each benchmark times two implementations
+    (``ours_s``, ``reference_s``: compute only, no loading); each is compared, fastest of
+    ``rounds`` here over the recorded time, and the slowdown is their geometric mean."""
+    import math
+
+    from benchmarks import suite as _suite  # noqa: F401  (registers the benchmarks)
+    from benchmarks.registry import REGISTRY, load_results, run_one
+    recorded = load_results()
+    rows, processors = {}, set()
+    for name in SCALING_BENCHMARKS:
+        there = recorded.get(name, {})
+        if not (there.get("ours_s") and there.get("reference_s")):
+            raise SystemExit(f"benchmarks/results.json has no time for {name!r}: run "
+                             f"`python -m benchmarks --only {name}` on the reference machine")
+        runs = [run_one(REGISTRY[name]) for _ in range(rounds)]
+        for part in ("ours_s", "reference_s"):
+            rows[f"{name}.{part[:-2]}"] = {"reference_s": there[part],
+                                           "here_s": min(r[part] for r in runs)}
+        processors.add(there["machine"]["cpu"])
+    if len(processors) != 1:
+        raise SystemExit(f"the scaling benchmarks were recorded on several processors "
+                         f"({sorted(processors)}): re-run them on one machine")
+    ratios = [r["here_s"] / r["reference_s"] for r in rows.values()]
+    return {"benchmarks": rows, "processor": processors.pop(),
+            "slowdown": math.exp(sum(map(math.log, ratios)) / len(ratios))}
+
+
+def set_reference(scaled_to_benchmarks: bool = False) -> float:
+    """Measure and record the reference calibration (``benchmarks/calibration.json``).
+
+    Plain: the median of 5 calibrations of this machine. Scaled: the median of the
+    calibrations taken around :func:`benchmark_slowdown`, divided by that slowdown: the
+    calibration the machine that recorded the benchmarks would have measured."""
     import statistics
 
-    from lmcourse.course.speed import calibrate
-    runs = [calibrate(repeats=9) for _ in range(5)]  # a shared machine drifts by 10-15%
-    seconds = statistics.median(runs)
-    CALIBRATION_JSON.write_text(json.dumps({
-        "calibration_s": round(seconds, 4), "runs_s": [round(r, 4) for r in runs],
-        "processor": cpu_model(),
-        "date": datetime.date.today().isoformat(),
-        "what": "lmcourse.course.speed.calibrate() on the machine whose times the course's "
-                "aims are set on (median <= 60 s, none over 90 s, make test <= 20 min); "
-                "a time 'normalised' anywhere is what it would take there"}, indent=1) + "\n")
-    return seconds
+    from lmcourse.course.speed import calibration_parts
+    runs = [calibration_parts(repeats=5)]
+    scaling = benchmark_slowdown() if scaled_to_benchmarks else None
+    runs += [calibration_parts(repeats=5) for _ in range(4)]
+    here = statistics.median(sum(r.values()) for r in runs)
+    record = {"calibration_s": round(here / scaling["slowdown"] if scaling else here, 4),
+              "processor": scaling["processor"] if scaling else cpu_model(),
+              "measured_on": cpu_model(), "date": datetime.date.today().isoformat(),
+              "runs_s": [{k: round(v, 4) for k, v in r.items()} for r in runs]}
+    if scaling:
+        record["scaled_by"] = {
+            "slowdown": round(scaling["slowdown"], 3),
+            "benchmarks": scaling["benchmarks"],
+            "how": "this machine's median calibration divided by the geometric mean of how "
+                   "many times slower it ran these benchmarks than the reference processor "
+                   "did (benchmarks/results.json); re-run --set-reference on that processor "
+                   "to replace the estimate with a measurement"}
+    record["what"] = ("lmcourse.course.speed.calibrate() on the machine whose times the "
+                      "course's aims are set on (median <= 60 s, none over 90 s, make test "
+                      "<= 20 min); a time 'normalised' anywhere is what it would take there")
+    tmp = CALIBRATION_JSON.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
+    tmp.replace(CALIBRATION_JSON)
+    return record["calibration_s"]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--set-reference", action="store_true")
+    parser.add_argument("--scaled-to-benchmarks", action="store_true",
+                        help="with --set-reference: the reference is the processor that "
+                             "recorded the CPU benchmarks, scaled by how fast this one runs them")
     args = parser.parse_args(argv)
     if args.set_reference:
-        print(f"reference calibration: {set_reference():.4f} s on {cpu_model()}")
+        seconds = set_reference(args.scaled_to_benchmarks)
+        print(f"reference calibration: {seconds:.4f} s "
+              f"({json.loads(CALIBRATION_JSON.read_text())['processor']})")
         return 0
     if args.check:
         found = problems()
