@@ -8,6 +8,7 @@ import pytest
 from lmcourse.data.sentences import SPECIALS
 from lmcourse.data.wiki import wiki_articles, wiki_split
 from lmcourse.tokenizers import wiki_pieces as ws
+from lmcourse.tokenizers.wordpiece import WordPiece
 
 
 @pytest.fixture(scope="module")
@@ -48,3 +49,62 @@ def test_the_vocabulary_is_learned_from_the_training_articles_alone(data):
 def test_the_corpus_is_big_enough_to_pre_train_on(data):
     assert len(data.train.sentences()) > 15_000
     assert data.train.num_tokens() > 400_000
+
+
+def _held_out_texts():
+    from lmcourse.data.rotten_tomatoes import load_rotten_tomatoes
+
+    return {"wiki held-out articles": [s for d in ws.article_sentences("held_out") for s in d],
+            "Rotten Tomatoes test films": [r.text for r in load_rotten_tomatoes("test")]}
+
+
+def test_the_pretraining_vocabulary_splits_held_out_prose_into_few_pieces():
+    frequency, likelihood = ws.pretraining_wordpiece(), ws.wiki_wordpiece()
+    for name, texts in _held_out_texts().items():
+        ours = ws.pieces_per_word(frequency, texts)
+        assert ours <= ws.PIECES_PER_WORD_AIM, f"{name}: {ours:.2f} pieces per word"
+        assert ws.pieces_per_word(likelihood, texts) > 2 * ours  # the 2,000-piece score's
+    assert {"the", "and", "was", "which", "film"} <= set(frequency.vocab)
+    assert not {"the", "and", "was"} & set(likelihood.vocab)
+    assert ws.wiki_sentences("frequency").tokenizer is frequency
+
+
+def test_the_frequency_trainer_agrees_with_the_tokenizers_library():
+    """The same frequency merges as Hugging Face's WordPieceTrainer (BPE with ## pieces):
+    the trainers break ties differently, so the vocabularies agree almost, not exactly."""
+    from tokenizers import Tokenizer, models, trainers
+
+    counts = ws.word_counts(ws.article_sentences("train"))
+    hf = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    ours = ws.frequency_wordpiece(2000)
+    hf.train_from_iterator(([w] * c for w, c in counts.items()), trainer=trainers.WordPieceTrainer(
+        vocab_size=2000, min_frequency=2, special_tokens=list(ours.vocab)[:5],
+        limit_alphabet=10**6, show_progress=False))
+    theirs = WordPiece(sorted(hf.get_vocab(), key=hf.get_vocab().get))
+    assert len(set(ours.vocab) & set(theirs.vocab)) > 0.95 * 2000
+    tuning = [s for d in ws.article_sentences("tuning") for s in d]
+    assert ws.pieces_per_word(ours, tuning) == pytest.approx(
+        ws.pieces_per_word(theirs, tuning), abs=0.03)
+
+
+@pytest.mark.slow
+def test_the_committed_vocabulary_is_the_size_the_tuning_text_chooses():
+    chosen, figures = ws.choose_pretraining_size()
+    assert chosen is not None and f"_{chosen}." in ws.PRETRAINING_VOCAB.name
+    assert max(figures[chosen].values()) <= ws.PIECES_PER_WORD_AIM - ws.TUNING_MARGIN
+    smaller = [s for s in figures if s < chosen]
+    assert all(max(figures[s].values()) > ws.PIECES_PER_WORD_AIM - ws.TUNING_MARGIN
+               for s in smaller)
+    assert list(ws.frequency_wordpiece(chosen).vocab) == list(ws.pretraining_wordpiece().vocab)
+
+
+def test_a_missing_vocabulary_file_says_how_to_restore_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(ws, "PRETRAINING_VOCAB", tmp_path / "wiki_wordpiece_8000.txt")
+    ws.pretraining_wordpiece.cache_clear()
+    try:
+        with pytest.raises(FileNotFoundError, match="git checkout"):
+            ws.pretraining_wordpiece()
+    finally:
+        ws.pretraining_wordpiece.cache_clear()
+    with pytest.raises(ValueError, match="vocabulary must be one of"):
+        ws.wiki_sentences("bpe")

@@ -1,5 +1,5 @@
-"""Training a WordPiece vocabulary: the likelihood criterion, the ## rule, the vocabulary's
-layout, the incremental counts against a brute-force trainer, and the input checks."""
+"""Training a WordPiece vocabulary: the likelihood and frequency criteria, the ## rule, the
+vocabulary's layout, the incremental counts against a brute-force trainer, and the input checks."""
 
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ HUGS = {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}
 HUGS_ALPHABET = ["##g", "##n", "##s", "##u", "b", "h", "p"]
 
 
-def reference_wordpiece(word_counts, vocab_size, min_frequency=2, specials=_SPECIALS):
+def reference_wordpiece(word_counts, vocab_size, min_frequency=2, specials=_SPECIALS,
+                        score="likelihood"):
     """Brute force, written independently: recount every symbol and pair from scratch at
-    each step; best score, then larger f(a, b), then the pair met first in a scan of the
-    words in order, each left to right."""
+    each step; best score (f(a, b) / (f(a) f(b)), or f(a, b) for ``score="frequency"``),
+    then larger f(a, b), then the pair met first in a scan of the words in order, each left
+    to right."""
     segs = [[[w[0]] + ["##" + ch for ch in w[1:]], c] for w, c in word_counts.items()]
     vocab = list(specials) + sorted({s for symbols, _ in segs for s in symbols})
     while len(vocab) < vocab_size:
@@ -35,8 +37,9 @@ def reference_wordpiece(word_counts, vocab_size, min_frequency=2, specials=_SPEC
         candidates = [p for p in order if pair_f[p] >= min_frequency]
         if not candidates:
             break
-        a, b = max(candidates, key=lambda p: (pair_f[p] / (sym_f[p[0]] * sym_f[p[1]]),
-                                              pair_f[p], -order.index(p)))
+        scores = {p: pair_f[p] if score == "frequency"
+                  else pair_f[p] / (sym_f[p[0]] * sym_f[p[1]]) for p in candidates}
+        a, b = max(candidates, key=lambda p: (scores[p], pair_f[p], -order.index(p)))
         new = a + b[2:] if b.startswith("##") else a + b
         if new not in vocab:
             vocab.append(new)
@@ -72,6 +75,15 @@ def test_first_merge_is_the_best_score_not_the_most_frequent_pair():
     assert vocab[-1] == "##gs"  # ##g + ##s: the second ## is dropped
 
 
+def test_the_frequency_score_merges_the_most_frequent_pair_first():
+    # BPE's choice, written as WordPiece: u g (f = 20) first, then ##ug + ... by frequency
+    vocab = train_wordpiece(HUGS, len(_SPECIALS) + len(HUGS_ALPHABET) + 1, score="frequency")
+    assert vocab[-1] == "##ug"
+    assert vocab != train_wordpiece(HUGS, len(vocab))
+    with pytest.raises(ValueError, match="score must be one of"):
+        train_wordpiece(HUGS, 20, score="bpe")
+
+
 def test_ties_go_to_the_larger_pair_frequency_then_to_the_pair_seen_first():
     # after ##gs all six pairs score 1/36; (p, ##u) has the largest f = 17: "pu".
     # Then h ##u, b ##u and ##u ##gs score 1/19 and h ##u is the most frequent: "hu"
@@ -103,13 +115,14 @@ def test_stops_when_no_pair_is_frequent_enough():
     assert vocab == reference_wordpiece(HUGS, 1000)
 
 
+@pytest.mark.parametrize("score", ["likelihood", "frequency"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("min_frequency", [1, 2, 5])
-def test_matches_a_brute_force_trainer(seed, min_frequency):
+def test_matches_a_brute_force_trainer(seed, min_frequency, score):
     corpus = random_words(seed)
     for size in (40, 80, 200, 10_000):  # the last one runs until no pair is left
-        assert train_wordpiece(corpus, size, min_frequency=min_frequency) == \
-            reference_wordpiece(corpus, size, min_frequency=min_frequency), size
+        assert train_wordpiece(corpus, size, min_frequency=min_frequency, score=score) == \
+            reference_wordpiece(corpus, size, min_frequency=min_frequency, score=score), size
 
 
 def test_incremental_counts_equal_a_recount_after_merges():

@@ -10,26 +10,45 @@ headings and caption fragments drop out) in the article's order: two consecutive
 really follow each other.
 
 The vocabulary is learned from the training articles alone
-(:func:`lmcourse.tokenizers.wordpiece.train_wordpiece`, uncased, ``VOCAB_SIZE`` pieces
-including the specials), then compacted as chapter 09's is (the pieces the corpus uses,
-renumbered after :data:`lmcourse.data.sentences.SPECIALS`).
+(:func:`lmcourse.tokenizers.wordpiece.train_wordpiece`, uncased), then compacted as chapter
+09's is (the pieces the corpus uses, renumbered after
+:data:`lmcourse.data.sentences.SPECIALS`). Two vocabularies are learned:
+
+- ``"likelihood"``: chapter 08's score f(a, b) / (f(a) f(b)), ``VOCAB_SIZE`` = 2,000 pieces.
+  On this small corpus it spends its budget on pairs whose parts are rare together (the
+  letters of Armenian and Greek names, digits of years) and never learns "the": held-out
+  prose takes about 4.9 pieces per word. The first wiki bench pre-trained on it.
+- ``"frequency"``: the most frequent pair first, f(a, b), which is how the vocabularies
+  released with BERT behave. Its size is chosen on the tuning articles and Rotten Tomatoes'
+  tuning films (:func:`choose_pretraining_size`): the smallest of ``PRETRAINING_SIZES``
+  whose worse tuning figure is at most ``PIECES_PER_WORD_AIM - TUNING_MARGIN``. The
+  vocabulary it learns is committed (``data/wiki_wordpiece_8000.txt``; a test re-learns it).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from lmcourse.data.sentences import SentenceCorpus, split_sentences
 from lmcourse.data.wiki import PARTS, wiki_articles, wiki_split
 from lmcourse.tokenizers.wordpiece import WordPiece, train_wordpiece
 
-__all__ = ["MIN_WORDS", "VOCAB_SIZE", "ArticleSentences", "article_sentences", "wiki_sentences",
-           "wiki_wordpiece"]
+__all__ = ["MIN_WORDS", "PIECES_PER_WORD_AIM", "PRETRAINING_SIZES", "PRETRAINING_VOCAB",
+           "TUNING_MARGIN", "VOCABULARIES", "VOCAB_SIZE", "ArticleSentences",
+           "article_sentences", "choose_pretraining_size", "frequency_wordpiece",
+           "pieces_per_word", "pretraining_wordpiece", "wiki_sentences", "wiki_wordpiece"]
 
 VOCAB_SIZE = 2000
 MIN_WORDS = 4
+VOCABULARIES = ("likelihood", "frequency")
+PRETRAINING_SIZES = (2000, 4000, 6000, 8000)
+PIECES_PER_WORD_AIM = 1.8  # BERT's own vocabulary (MiniLM's) needs about 1.4 on this text
+TUNING_MARGIN = 0.1  # held-out articles may need this much more than the tuning ones
+PRETRAINING_VOCAB = Path(__file__).resolve().parents[2] / "data" / "wiki_wordpiece_8000.txt"
 
 
 def article_sentences(part: str) -> list[list[str]]:
@@ -51,8 +70,64 @@ def word_counts(documents: list[list[str]]) -> Counter:
 
 @cache
 def wiki_wordpiece(vocab_size: int = VOCAB_SIZE) -> WordPiece:
-    """A WordPiece tokenizer whose vocabulary is learned from the training articles."""
+    """A WordPiece tokenizer whose vocabulary is learned from the training articles with
+    the likelihood score, f(a, b) / (f(a) f(b))."""
     return WordPiece(train_wordpiece(word_counts(article_sentences("train")), vocab_size))
+
+
+@cache
+def frequency_wordpiece(vocab_size: int) -> WordPiece:
+    """A WordPiece tokenizer learned from the training articles by frequency, f(a, b)
+    (about 25 s for 8,000 pieces; :func:`pretraining_wordpiece` reads the committed one)."""
+    return WordPiece(train_wordpiece(word_counts(article_sentences("train")), vocab_size,
+                                     score="frequency"))
+
+
+def pieces_per_word(tokenizer: WordPiece, texts: Iterable[str]) -> float:
+    """Pieces per word: WordPiece pieces over whitespace-separated words (a word with its
+    punctuation attached counts once), summed over ``texts``."""
+    pieces = words = 0
+    for text in texts:
+        pieces += len(tokenizer.tokenize(text))
+        words += len(text.split())
+    if not words:
+        raise ValueError("no words to measure: texts are empty")
+    return pieces / words
+
+
+def _tuning_texts() -> dict[str, list[str]]:
+    from lmcourse.data.rotten_tomatoes import load_rotten_tomatoes
+
+    return {"wiki tuning articles": [s for doc in article_sentences("tuning") for s in doc],
+            "Rotten Tomatoes tuning films": [r.text for r in load_rotten_tomatoes("tuning")]}
+
+
+def choose_pretraining_size(sizes: Iterable[int] = PRETRAINING_SIZES
+                            ) -> tuple[int | None, dict[int, dict[str, float]]]:
+    """The pre-training vocabulary's size, chosen on tuning text only: for each size, the
+    pieces per word of the frequency vocabulary on the tuning articles and on Rotten
+    Tomatoes' tuning films; the smallest size whose worse figure is at most
+    ``PIECES_PER_WORD_AIM - TUNING_MARGIN`` (None if none is). Trains every size (~1 min)."""
+    texts = _tuning_texts()
+    figures = {size: {name: pieces_per_word(frequency_wordpiece(size), t)
+                      for name, t in texts.items()} for size in sorted(sizes)}
+    fits = [size for size, f in figures.items()
+            if max(f.values()) <= PIECES_PER_WORD_AIM - TUNING_MARGIN]
+    return (fits[0] if fits else None), figures
+
+
+@cache
+def pretraining_wordpiece() -> WordPiece:
+    """The pre-training vocabulary: frequency merges, 8,000 pieces, learned from the
+    training articles (``data/wiki_wordpiece_8000.txt``, one piece per line)."""
+    try:
+        pieces = PRETRAINING_VOCAB.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{PRETRAINING_VOCAB} is missing: it is committed with the course; restore it "
+            "with `git checkout data/wiki_wordpiece_8000.txt`, or re-learn it with "
+            "`python -m tools.pretraining_vocab`") from None
+    return WordPiece([p for p in pieces if p])
 
 
 @dataclass
@@ -69,10 +144,13 @@ class ArticleSentences:
 
 
 @cache
-def wiki_sentences(vocab_size: int = VOCAB_SIZE) -> ArticleSentences:
-    """The excerpt's articles as documents of consecutive sentences, tokenized with the
-    WordPiece learned from the training articles. Built once per process."""
-    tokenizer = wiki_wordpiece(vocab_size)
+def wiki_sentences(vocabulary: str = "likelihood") -> ArticleSentences:
+    """The excerpt's articles as documents of consecutive sentences, tokenized with a
+    WordPiece learned from the training articles: ``"likelihood"`` (2,000 pieces, the
+    first bench's) or ``"frequency"`` (the pre-training vocabulary). Built once per process."""
+    if vocabulary not in VOCABULARIES:
+        raise ValueError(f"vocabulary must be one of {VOCABULARIES}, got {vocabulary!r}")
+    tokenizer = wiki_wordpiece() if vocabulary == "likelihood" else pretraining_wordpiece()
     parts = {part: article_sentences(part) for part in PARTS}
     corpus = SentenceCorpus.from_sentences([doc for part in PARTS for doc in parts[part]],
                                            tokenizer.tokenize)

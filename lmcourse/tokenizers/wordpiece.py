@@ -19,7 +19,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["WordPiece", "is_cjk", "is_punctuation", "likelihood_scores", "train_wordpiece"]
+__all__ = ["SCORES", "WordPiece", "is_cjk", "is_punctuation", "likelihood_scores",
+           "train_wordpiece"]
 
 _CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
                (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
@@ -289,8 +290,11 @@ def _check_training_input(word_counts: Mapping[str, int], vocab_size: int,
                          f"ask for vocab_size >= {len(alphabet)}")
 
 
+SCORES = ("likelihood", "frequency")
+
+
 def train_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_frequency: int = 2,
-                    specials: Sequence[str] = _SPECIALS) -> list[str]:
+                    specials: Sequence[str] = _SPECIALS, score: str = "likelihood") -> list[str]:
     """Learn a WordPiece vocabulary of ``vocab_size`` pieces from ``{word: count}``.
 
     The words must already be normalised and pre-tokenised. Each starts as its characters,
@@ -300,10 +304,13 @@ def train_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
         score(a, b) = f(a, b) / (f(a) * f(b)),
 
     frequencies weighted by the word counts over the current segmentations, among pairs
-    with f(a, b) >= ``min_frequency``. The new symbol is ``a`` followed by ``b`` without its
-    ``##``: ``l + ##o -> lo``, ``##o + ##w -> ##ow``. Ties in score go to the larger
-    f(a, b), then to the pair *seen first*: scan the words in the dict's order, each left to
-    right in its current segmentation (the rule of :func:`~lmcourse.tokenizers.train_bpe`).
+    with f(a, b) >= ``min_frequency``. ``score="frequency"`` merges the most frequent pair,
+    score(a, b) = f(a, b), as BPE does (and as the vocabularies released with BERT behave:
+    the ``tokenizers`` library's WordPieceTrainer is this BPE with ``##`` pieces). The new
+    symbol is ``a`` followed by ``b`` without its ``##``: ``l + ##o -> lo``,
+    ``##o + ##w -> ##ow``. Ties in score go to the larger f(a, b), then to the pair *seen
+    first*: scan the words in the dict's order, each left to right in its current
+    segmentation (the rule of :func:`~lmcourse.tokenizers.train_bpe`).
 
     Training stops when the vocabulary has ``vocab_size`` pieces or no pair is frequent
     enough. Returns the ``specials``, then the alphabet (sorted), then the new symbols in
@@ -312,6 +319,9 @@ def train_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
     is in the alphabet.
     """
     _check_training_input(word_counts, vocab_size, min_frequency, specials)
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+    by_frequency = score == "frequency"
     state = _WordPieceCounts(word_counts)
     alphabet = sorted(state.sym_f)
     vocab = dict.fromkeys([*specials, *alphabet])
@@ -325,7 +335,8 @@ def train_wordpiece(word_counts: Mapping[str, int], vocab_size: int, *, min_freq
         if f >= min_frequency:
             fa, fb = state.sym_f[pair[0]], state.sym_f[pair[1]]
             # int / int is correctly rounded: equal ratios give equal floats, a true tie
-            heapq.heappush(heap, (-f / (fa * fb), -f, pair, fa, fb))
+            heapq.heappush(heap, (-float(f) if by_frequency else -f / (fa * fb), -f, pair,
+                                  fa, fb))
 
     def fresh(entry: tuple[float, int, tuple[str, str], int, int]) -> bool:
         _, f, (a, b), fa, fb = entry
