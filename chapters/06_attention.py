@@ -38,13 +38,13 @@
 #   known, compare them over seeds as strings get longer, and watch attention learn to align;
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 86 s on a CPU, 844.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 34 s on a CPU, 845.0 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 86 s normalised to the reference machine: 69 s wall on AMD EPYC, one
-#   torch thread, calibration 0.540 s against 0.678 s.
+# - **Time on a CPU:** 34 s normalised to the reference machine: 73 s wall on AMD EPYC, one
+#   torch thread, calibration 1.047 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 844.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 845.0 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

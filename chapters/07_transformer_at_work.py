@@ -33,13 +33,13 @@
 #   digit-reversal task beside the GRU with attention, and draw its cross-attention.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 216 s on a CPU, 1.1 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 84 s on a CPU, 1.1 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 216 s normalised to the reference machine: 172 s wall on AMD EPYC, one
-#   torch thread, calibration 0.540 s against 0.678 s.
+# - **Time on a CPU:** 84 s normalised to the reference machine: 183 s wall on AMD EPYC, one
+#   torch thread, calibration 1.047 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.1 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/lm-char-gru/result.json` (82.2 KB)

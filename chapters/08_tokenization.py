@@ -37,13 +37,13 @@
 #   Face on a whole corpus;
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 20 s on a CPU, 519.3 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 6.7 s on a CPU, 518.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 20 s normalised to the reference machine: 16 s wall on AMD EPYC, one
-#   torch thread, calibration 0.540 s against 0.678 s.
+# - **Time on a CPU:** 6.7 s normalised to the reference machine: 15 s wall on AMD EPYC, one
+#   torch thread, calibration 1.047 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 519.3 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 518.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
 # - **Files read (7):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -39,13 +39,13 @@
 # - build **K-BERT**'s sentence tree, soft positions and visible matrix.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 72 s on a CPU, 841.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 25 s on a CPU, 820.3 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 72 s normalised to the reference machine: 58 s wall on AMD EPYC, one
-#   torch thread, calibration 0.547 s against 0.678 s.
+# - **Time on a CPU:** 25 s normalised to the reference machine: 53 s wall on AMD EPYC, one
+#   torch thread, calibration 1.047 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 841.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 820.3 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
 # - **Files read (40):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -56,13 +56,13 @@
 # still are. Fill in the places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 88 s on a CPU, 451.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 36 s on a CPU, 450.3 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 88 s normalised to the reference machine: 71 s wall on AMD EPYC, one
-#   torch thread, calibration 0.547 s against 0.678 s.
+# - **Time on a CPU:** 36 s normalised to the reference machine: 77 s wall on AMD EPYC, one
+#   torch thread, calibration 1.047 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 451.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 450.3 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
 # - **Files read (1):**
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
 #

@@ -47,13 +47,13 @@
 # `True` = attention **allowed**. Fill in the places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 15 s on a CPU, 365.3 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 4.4 s on a CPU, 364.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 15 s normalised to the reference machine: 12 s wall on AMD EPYC, one
-#   torch thread, calibration 0.540 s against 0.678 s.
+# - **Time on a CPU:** 4.4 s normalised to the reference machine: 9.6 s wall on AMD EPYC, one
+#   torch thread, calibration 1.047 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 365.3 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 364.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

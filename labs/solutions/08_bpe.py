@@ -47,13 +47,13 @@
 # `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 40 s on a CPU, 380.4 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 11 s on a CPU, 380.5 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 40 s normalised to the reference machine: 32 s wall on AMD EPYC, one
-#   torch thread, calibration 0.540 s against 0.678 s.
+# - **Time on a CPU:** 11 s normalised to the reference machine: 24 s wall on AMD EPYC, one
+#   torch thread, calibration 1.047 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 380.4 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `ba1b86b-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 380.5 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
 # - **Files read (1):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #
