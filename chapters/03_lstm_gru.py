@@ -809,7 +809,8 @@ with verdict_table("Gated cells, the plain RNN and the n-grams (validation perpl
 # *tuning split* cut from the end of the training text, never on the held-out text the
 # verdicts below read. The GRU and the tanh RNN took them untried (the RNN with a lower
 # learning rate, by reasoning rather than a probe): the comparison is tuned for the LSTM,
-# which can only flatter the gated cells, and the verdicts' notes say so. `make reference NAME=lm-char-lstm` (or `lm-char-gru`, `lm-char-rnn`) reproduces one
+# which can only flatter the gated cells, and the verdicts' notes say so.
+# `make reference NAME=lm-char-lstm` (or `lm-char-gru`, `lm-char-rnn`) reproduces one
 # (the file says on what machine and how long it took; a GPU takes minutes), and
 # `make test` checks each committed file against the code: the recipe, the first 25 steps
 # of seed 0, and the perplexity of the stored weights.
