@@ -523,6 +523,12 @@ gradient_flow_widget(radius=1.0, nonlinearity="tanh", seq_len=60, cells=["rnn", 
 # steps of distractors, so $T$ sets the lag. Always answering the mean, $1$, gives a mean
 # squared error of $\mathrm{Var}(y) = 2\cdot\tfrac1{12} = \tfrac16$: a model that cannot
 # bridge the lag sits at that **trivial baseline**.
+#
+# This is the later, common form of the task. Hochreiter and Schmidhuber's original is
+# harder: values in $[-1, 1]$, the first marker among the first ten pairs and the second
+# among the first $T/2 - 1$, sequences of $T$ to $T + T/10$ steps, and a sequence counts as
+# solved only if the answer is within 0.04. There the first value waits almost the whole
+# sequence, about $T$ steps, not at least $T/2$.
 
 # %% slideshow={"slide_type": "-"}
 show(adding_batch)
@@ -604,7 +610,8 @@ for gated in ("lstm", "gru"):
     verdict(f"the {gated.upper()} solves the adding problem at longer lags than the plain RNN",
             reach_per_seed(gated), baseline=("RNN", reach_per_seed("rnn")),
             higher_is_better=True, metric="longest T solved", digits=0,
-            paper="lags > 1000 (Hochreiter & Schmidhuber 1997, millions of sequences)")
+            paper="minimal lags over 1,000 steps (Hochreiter & Schmidhuber 1997, abstract; "
+                  "their adding problem is the harder original form)")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The printout above is the result, computed from the runs. With a small budget the task
@@ -756,8 +763,10 @@ with verdict_table("Gated cells, the plain RNN and the n-grams (validation perpl
                 f"{'plain RNN' if b == 'rnn' else b.upper()}", val_ppl[a],
                 baseline=(b.upper(), val_ppl[b]), higher_is_better=False,
                 metric="validation perplexity", digits=2,
-                paper="gated units beat tanh units (Chung et al. 2014)" if b == "rnn" else None,
-                note=None if b == "rnn" else "Chung et al. (2014) found the two comparable")
+                paper=("gated units beat tanh units on polyphonic music and speech (Chung et al. "
+                       "2014)") if b == "rnn" else None,
+                note=None if b == "rnn" else "Chung et al. (2014) found the two comparable "
+                                             "on music and speech")
     best_cell = min(val_ppl, key=lambda c: val_ppl[c].mean())
     verdict(f"the best network ({best_cell.upper()}) beats the bigram Kneser-Ney model",
             val_ppl[best_cell], baseline=(bigram.label("bigram KN, discount tuned"), bigram_ppl),
@@ -796,9 +805,12 @@ with verdict_table("Gated cells, the plain RNN and the n-grams (validation perpl
 # against 384 LSTM units and 448 GRU units), 2,000 steps of
 # 32 × 128 characters (about 25 passes over the text), Adam with a 50-step warm-up and a
 # cosine decay, gradient clipping, dropout 0.3 on every non-recurrent connection (Zaremba
-# et al., 2014), **three seeds** (0, 1, 2) each. The settings were chosen on a *tuning
-# split* cut from the end of the training text, never on the held-out text the verdicts
-# below read. `make reference NAME=lm-char-lstm` (or `lm-char-gru`, `lm-char-rnn`) reproduces one
+# et al., 2014), **three seeds** (0, 1, 2) each. The LSTM's settings were chosen on a
+# *tuning split* cut from the end of the training text, never on the held-out text the
+# verdicts below read. The GRU and the tanh RNN took them untried (the RNN with a lower
+# learning rate, by reasoning rather than a probe): the comparison is tuned for the LSTM,
+# which can only flatter the gated cells, and the verdicts' notes say so.
+# `make reference NAME=lm-char-lstm` (or `lm-char-gru`, `lm-char-rnn`) reproduces one
 # (the file says on what machine and how long it took; a GPU takes minutes), and
 # `make test` checks each committed file against the code: the recipe, the first 25 steps
 # of seed 0, and the perplexity of the stored weights.
@@ -854,7 +866,9 @@ with verdict_table("Reference runs: gated cells against the RNN and the n-grams 
                 "held-out perplexity than the tanh RNN (reference runs)", final[gated],
                 baseline=("RNN", final["RNN"]), higher_is_better=False,
                 metric="held-out perplexity", digits=3,
-                paper="gated units beat tanh units on character text (Chung et al. 2014)")
+                paper="gated units beat tanh units on polyphonic music and speech, not text "
+                      "(Chung et al. 2014)",
+                note="the RNN and GRU took the LSTM's settings untried")
     verdict("LSTM vs GRU: at equal parameters and steps, the LSTM reaches a lower held-out "
             "perplexity than the GRU (reference runs)", final["LSTM"],
             baseline=("GRU", final["GRU"]),
@@ -1218,7 +1232,8 @@ print(f"LSTM forward + backward, {B} x {T} characters: ours {timings['ours'] * 1
 #   solved on all three seeds after 12,800 sequences (CPU budget).
 # - *Per layer, $4(H(I+H)+2H)$ LSTM and $3(H(I+H)+2H)$ GRU parameters* (PyTorch's
 #   parameterisation, two bias vectors). Ours: counted = formula, in both tables above.
-# - *Gated units beat the tanh RNN; GRU and LSTM are comparable* (Chung et al. 2014).
+# - *Gated units beat the tanh RNN; GRU and LSTM are comparable* (Chung et al. 2014, on
+#   polyphonic music and speech signals, not text).
 #   Ours: the seed-by-seed verdicts of the language-model comparison.
 # - *A forget-gate bias of 1 closes most of the gap between LSTM and GRU* (Jozefowicz et
 #   al. 2015). Ours: bias 0 vs 1 on the adding problem.

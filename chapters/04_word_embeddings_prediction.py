@@ -558,7 +558,11 @@ verdict("GloVe's WordSim-353 score has settled when training stops (it moves les
 # so skip-gram factorises chapter 04's PMI matrix, shifted by $\log K$, implicitly. This is a
 # prediction we can test on our own skip-gram: for word-context pairs seen often enough that
 # their PMI is well estimated, the dot product of the output and input vectors should sit
-# about $\log 5 \approx 1.61$ below the PMI. It only holds approximately: our vectors have
+# about $\log 5 \approx 1.61$ below the PMI. The theorem's PMI takes the context's
+# probability from the distribution the negatives are drawn from; ours draws them from
+# $\mathrm{count}^{3/4}$, so the context's probability below is
+# $P_{3/4}(c) = \#c^{3/4} / \sum_{c'} \#c'^{3/4}$ (Levy, Goldberg & Dagan 2015 call this
+# PMI with a smoothed context distribution). It only holds approximately: our vectors have
 # 100 dimensions, training stopped after a few epochs, and subsampling and dynamic windows
 # change the effective counts.
 
@@ -569,11 +573,16 @@ total = Xc.sum()
 p_w = np.asarray(Xc.sum(axis=1)).ravel() / total
 well = Xc.data >= 50  # pairs seen at least 50 times
 wi, ci = Xc.row[well], Xc.col[well]
-pmi = np.log(Xc.data[well] / total) - np.log(p_w[wi]) - np.log(p_w[ci])
+counts_c = np.asarray(Xc.sum(axis=0)).ravel()
+p_noise = counts_c ** 0.75 / (counts_c ** 0.75).sum()  # what the negatives are drawn from
+pmi = np.log(Xc.data[well] / total) - np.log(p_w[wi]) - np.log(p_noise[ci])
+plain_pmi = np.log(Xc.data[well] / total) - np.log(p_w[wi]) - np.log(p_w[ci])
 dots = (skip_gram.vectors[wi] * skip_gram.context_vectors[ci]).sum(axis=1)
 print(f"{well.sum():,} pairs seen >= 50 times: median of u.v - PMI = "
       f"{np.median(dots - pmi):+.2f} (predicted -log 5 = {-math.log(5):+.2f}); "
       f"correlation of u.v with PMI {np.corrcoef(dots, pmi)[0, 1]:.2f}")
+print(f"with the context's plain frequency instead of count^3/4: median "
+      f"{np.median(dots - plain_pmi):+.2f}, correlation {np.corrcoef(dots, plain_pmi)[0, 1]:.2f}")
 offset = np.median(dots - pmi)
 within = abs(offset + math.log(5)) < 0.5
 verdict("skip-gram with 5 negative samples fits u.v = PMI - log 5 on well-seen pairs (Levy & "

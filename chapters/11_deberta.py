@@ -465,7 +465,7 @@ print()
 with verdict_table("DeBERTa against BERT, and DeBERTa's ablations (held-out MLM loss)"):
     verdict("DeBERTa (b) reaches a lower held-out MLM loss than BERT (a) at equal parameters",
             losses[names[1]], baseline=(names[0], losses[names[0]]), higher_is_better=False,
-            metric="held-out MLM loss (nats)",
+            metric="held-out MLM loss (nats)", rule="paired seeds",
             paper="MNLI-m 86.3 DeBERTa-base vs 84.9 RoBERTa-ReImp-base (He et al. 2021)")
     ablation_papers = {names[2]: "MNLI-m 86.3 -> 86.1 without EMD (He et al. 2021, Table 5)",
                        names[3]: "MNLI-m 86.3 -> 85.9 without C2P (He et al. 2021, Table 5)",
@@ -473,7 +473,8 @@ with verdict_table("DeBERTa against BERT, and DeBERTa's ablations (held-out MLM 
     for name in names[2:]:
         verdict(f"removing one part of DeBERTa raises the held-out MLM loss: {name}",
                 losses[names[1]], baseline=(name, losses[name]), higher_is_better=False,
-                metric="held-out MLM loss (nats)", paper=ablation_papers[name])
+                metric="held-out MLM loss (nats)", paper=ablation_papers[name],
+                rule="paired seeds")
     weakest = min(names, key=lambda n: statistics.mean(seed_values(variants[n],
                                                                       "masked_accuracy")))
     verdict("every model of the experiment predicts masked tokens better than the strongest "
@@ -505,17 +506,21 @@ plt.show()
 # with no EMD and about BERT's time per run, is still far ahead of BERT: most of the gain
 # comes from the disentangled relative attention itself.
 #
-# The ablations, one change at a time against (b):
+# The ablations, one change at a time against (b). Each ablated model shares (b)'s seeds and
+# data, so it is compared with (b) seed by seed: the shared luck of a seed (its initial
+# weights, its batches) cancels in each difference. The verdict asks that all three paired
+# differences point the same way. Three pairs are weak evidence: a coin gives three of a
+# kind one time in four.
 #
-# - **−EMD** (c): the loss rises a little on average, the paper's direction (MNLI-m
-#   86.3 → 86.1), but its seeds overlap with (b)'s ("no difference"). Without the EMD the
-#   model has no absolute position anywhere, and its seeds spread more widely than (b)'s;
-#   the paper's effect, 0.2 points, is far below what three seeds here can separate.
-# - **−C2P** (d) and **−P2C** (e): the seeds overlap with (b) ("no difference"). The paper's
-#   effects are 0.3-0.4 MNLI points at base size, an order of magnitude below what three
-#   seeds of a 2-layer model can separate, so our null result is no evidence against
-#   them. What it does say is that, with $k = 8$ buckets and sentences of a few dozen
-#   pieces, either cross term alone carries the relative position the model needs.
+# - **−EMD** (c) and **−C2P** (d): the loss is higher than (b)'s on every one of the three
+#   paired seeds (the verdicts print the differences), the paper's direction (MNLI-m
+#   86.3 → 86.1 and → 85.9). The seeds of different models still overlap: the spread
+#   between seeds is larger than the effect, which only the pairing reveals.
+# - **−P2C** (e): the paired differences disagree in sign ("no difference"). The paper's
+#   effect is 0.3 MNLI points at base size, far below what three seeds of a 2-layer model
+#   can separate, so this null is no evidence against it. With $k = 8$ buckets and
+#   sentences of a few dozen pieces, content-to-position alone may carry most of the
+#   relative position the model needs.
 #
 # The probe column does not follow the loss: DeBERTa's mean-pooled states score a little
 # lower than BERT's on the spoiler probe, within a few spreads. A frozen probe on averaged
@@ -554,7 +559,7 @@ with verdict_table("DeBERTa against BERT on real prose (wiki bench, 3 seeds)"):
     verdict("on real prose DeBERTa reaches a lower held-out MLM loss than BERT at equal "
             "parameters", seed_values("wiki-bench-deberta", "mlm_loss"),
             baseline=("BERT", seed_values("wiki-bench-mlm", "mlm_loss")),
-            higher_is_better=False, metric="held-out MLM loss (nats)",
+            higher_is_better=False, metric="held-out MLM loss (nats)", rule="paired seeds",
             paper="MNLI-m 86.3 DeBERTa-base vs 84.9 RoBERTa-ReImp-base (He et al. 2021)")
     verdict("on real prose DeBERTa fills blanks better than the tuned fill-in n-gram",
             seed_values("wiki-bench-deberta", "masked_accuracy"),
@@ -566,7 +571,7 @@ with verdict_table("DeBERTa against BERT on real prose (wiki bench, 3 seeds)"):
         verdict(f"on real prose removing one part of DeBERTa raises the held-out MLM loss: "
                 f"{name}", seed_values("wiki-bench-deberta", "mlm_loss"),
                 baseline=(name, seed_values(arm, "mlm_loss")), higher_is_better=False,
-                metric="held-out MLM loss (nats)", paper=paper)
+                metric="held-out MLM loss (nats)", paper=paper, rule="paired seeds")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # On real prose DeBERTa's advantage is larger than on the generated reviews, and the lines
@@ -581,13 +586,14 @@ with verdict_table("DeBERTa against BERT on real prose (wiki bench, 3 seeds)"):
 #
 # The three ablations (c)-(e) tell the same story as on the generated reviews. Each one
 # raises the held-out loss a little on average (2.004 without the EMD, 2.004 without C2P,
-# 1.992 without P2C, against 1.962), which is the paper's direction, but every one stays
-# within the seeds (the last three verdicts). The paper's effects, 0.2-0.4 MNLI points at
-# base size, are far below what three seeds of a 2-layer model can separate, so these
-# nulls are no evidence against them. What they do show is that no single part carries
-# DeBERTa's lead over BERT: each ablated model is still far below BERT's 2.684, so any two
-# of the three attention terms, or relative positions without the EMD's absolute ones, are
-# enough to leave the plateau early. Chapter 10 has the rest of the bench on this corpus.
+# 1.992 without P2C, against 1.962), which is the paper's direction. Seed by seed, removing
+# the EMD or C2P raises the loss on all three paired seeds; removing P2C does not (the last
+# three verdicts). The paper's effects, 0.2-0.4 MNLI points at base size, are far below
+# what three seeds of a 2-layer model can measure, so the P2C null is no evidence against
+# it. What the ablations do show is that no single part carries DeBERTa's lead over BERT:
+# each ablated model is still far below BERT's 2.684, so any two of the three attention
+# terms, or relative positions without the EMD's absolute ones, are enough to leave the
+# plateau early. Chapter 10 has the rest of the bench on this corpus.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## SiFT: scale-invariant fine-tuning
@@ -773,9 +779,10 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # - **SiFT** perturbs layer-normalised embeddings adversarially and penalises the change of
 #   the output distribution (symmetric KL), so that $\epsilon$ has the same meaning for every
 #   token and model size.
-# - On the bench, trained long enough to pass every n-gram guess, the comparison with BERT
-#   and the three ablations are printed with their seed spreads above; the paper's gains
-#   were measured at a scale thousands of times larger.
+# - On the bench, trained long enough to pass every n-gram guess, DeBERTa is ahead of BERT
+#   on every seed. Compared seed by seed, removing the EMD or C2P raises the loss on all
+#   three paired seeds and removing P2C does not; the paper's gains were measured at a
+#   scale thousands of times larger.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises

@@ -92,7 +92,7 @@ from lmcourse.course.claims import bootstrap_verdict, verdict
 from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
 from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.goodreads import distinct_sentences
-from lmcourse.metrics import mean_spread, roc_auc
+from lmcourse.metrics import lift_share, mean_spread, roc_auc
 from lmcourse.models.baselines import tuned_bag_of_words_baseline
 from lmcourse.models.bert import BertModel
 
@@ -679,16 +679,17 @@ def per_seed(key: str) -> list[float]:
 
 def stack_table(result, rows: dict) -> None:
     """One row per compressed model: one-shot and recovered ROC-AUC over the seeds, the
-    share of the teacher's kept, and the widest bounds of the intervals against it."""
+    share of the teacher's lift above chance kept, and the widest bounds of the intervals
+    against it."""
     teacher_of = result.baselines["teacher"]
     print(f"{f'model ({result.name}, {len(result.seeds)} seeds)':<36} {'one-shot':>15} "
-          f"{'recovered':>15} {'of teacher':>11} {'minus teacher, intervals':>26}")
+          f"{'recovered':>15} {'of lift':>8} {'minus teacher, intervals':>26}")
     for name, (before, after) in rows.items():
         bounds = seeds_of(result, f"{after}_vs_teacher")
         low, high = min(b[1] for b in bounds), max(b[2] for b in bounds)
-        kept = sum(seeds_of(result, after)) / len(result.seeds) / teacher_of
+        kept = lift_share(sum(seeds_of(result, after)) / len(result.seeds), teacher_of)
         print(f"{name:<36} {mean_spread(seeds_of(result, before)) if before else '-':>15} "
-              f"{mean_spread(seeds_of(result, after)):>15} {kept:>11.1%} "
+              f"{mean_spread(seeds_of(result, after)):>15} {kept:>8.0%} "
               f"{f'[{low:+.3f}, {high:+.3f}]':>26}")
 
 
@@ -705,7 +706,7 @@ with verdict_table("Recovering after the cut, and the compressed student against
     for name, (before, after) in list(stack_rows.items())[:2]:
         verdict(f"a short distillation after the cut ({name}) beats the cut alone",
                 per_seed(after), baseline=("one-shot", per_seed(before)), higher_is_better=True,
-                metric="test ROC-AUC")
+                metric="test ROC-AUC", rule="paired seeds")
     verdict("the distilled, pruned and int8 student ranks spoilers better than the tuned bag "
             "of words",
             per_seed("student_pruned_int8"), baseline=("tuned bag of words", bow_auc),
@@ -718,7 +719,9 @@ with verdict_table("Recovering after the cut, and the compressed student against
 # 0.968 down to 0.950 one-shot, and 200 steps of distillation win most of it back on every seed
 # (the second verdict). Half the heads and units cost almost nothing even one-shot on this
 # template task, so there was little to win back: the recovered models score a little
-# higher on every seed, but by less than the seeds' spread (the first verdict). Every
+# higher on every seed. Each recovery starts from its seed's cut, so the two are compared
+# seed by seed, and every paired difference is positive (the first verdict), though it is
+# smaller than the scatter between seeds. Every
 # interval of the stacked models crosses zero: on 2,300 sentences with about a hundred
 # spoilers none of them is distinguishable from the teacher. The last verdict is the one
 # that matters for this task: the bag of words ranks spoilers as well as the teacher, and
@@ -748,7 +751,8 @@ def real_seeds(key: str) -> list[float]:
 
 teacher_real, bow_real = real.baselines["teacher"], real.baselines["bag_of_words"]
 print(f"real snippets: teacher {teacher_real:.3f}; bag of words on the same 256 labels "
-      f"{bow_real:.3f} ({bow_real / teacher_real:.1%} of the teacher's ROC-AUC)")
+      f"{bow_real:.3f} ({lift_share(bow_real, teacher_real):.0%} of the teacher's lift above "
+      "chance)")
 stack_table(real, stack_rows)
 
 # %% slideshow={"slide_type": "-"}
@@ -757,16 +761,18 @@ with verdict_table("Compression on real snippets: recovery, the stacked student 
     for name, (before, after) in list(stack_rows.items())[:2]:
         verdict(f"on real snippets, a short distillation after the cut ({name}) beats the cut "
                 "alone", real_seeds(after), baseline=("one-shot", real_seeds(before)),
-                higher_is_better=True, metric="test ROC-AUC")
+                higher_is_better=True, metric="test ROC-AUC", rule="paired seeds")
     verdict("on real snippets, the distilled, pruned and int8 student ranks fresh reviews "
             "better than a bag of words tuned on the teacher's 256 labels",
             real_seeds("student_pruned_int8"), baseline=("tuned bag of words", bow_real),
             higher_is_better=True, metric="test ROC-AUC")
-    verdict("on real snippets, the distilled, pruned and int8 student keeps at least 95% of "
-            "its teacher's ROC-AUC", [a / teacher_real for a in real_seeds("student_pruned_int8")],
-            baseline=("the target", 0.95), higher_is_better=True,
-            metric="student / teacher ROC-AUC",
-            note=f"the bag of words keeps {bow_real / teacher_real:.1%}")
+    if min(real_seeds("student_pruned_int8")) > bow_real:
+        verdict("on real snippets, the distilled, pruned and int8 student keeps at least 95% "
+                "of its teacher's lift above chance",
+                [lift_share(a, teacher_real) for a in real_seeds("student_pruned_int8")],
+                baseline=("the target", 0.95), higher_is_better=True,
+                metric="(ROC-AUC - 0.5) / (teacher's ROC-AUC - 0.5)",
+                note=f"the bag of words keeps {lift_share(bow_real, teacher_real):.0%}")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # On real snippets the same methods can finally be told apart. One-shot cuts now cost
@@ -774,8 +780,9 @@ with verdict_table("Compression on real snippets: recovery, the stacked student 
 # eight, because a teacher that learnt real English from 256 labels has more to lose than
 # one that matched template words. A short distillation wins back all of the first and
 # most of the second, on every seed (the first two verdicts). The stacked student, three
-# layers, half of their heads and units, int8 weights, keeps about 99% of its teacher's
-# ROC-AUC where the bag of words trained on the same labels keeps about 81%: the
+# layers, half of their heads and units, int8 weights, keeps about 98% of its teacher's
+# lift above chance (ROC-AUC − 0.5) where the bag of words trained on the same labels
+# keeps about half: the
 # compression is worth having because the model it compresses is (last two verdicts). Its
 # intervals against the teacher still cross zero: 2,570 snippets cannot tell it from the
 # teacher, only from the bag of words. The sizes and latencies are those of the live
@@ -948,8 +955,8 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 #   bytes per weight); the reference runs measure what the stack kept over three seeds. On
 #   the generated sentences the teacher ties a bag of words, so nothing can be learnt from
 #   them; on real snippets (`rt-compression`) every cut costs quality one-shot, a short
-#   distillation wins it back, and the stacked student keeps about 99% of a teacher that
-#   a bag of words trails by about 19%.
+#   distillation wins it back, and the stacked student keeps about 98% of its teacher's
+#   lift above chance, where a bag of words keeps about half.
 # - One table and one Pareto plot on the same task and machine are the honest way to
 #   compare: the printed numbers, not the method's name, decide. On 2,300 test sentences
 #   with about a hundred spoilers, differences of a few thousandths are inside the paired

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["best_threshold", "confusion_counts", "f1_score", "mean_spread", "positive_weight",
-           "precision_recall_f1", "rank_auc", "roc_auc", "roc_curve"]
+__all__ = ["best_threshold", "confusion_counts", "f1_score", "lift_share", "mean_spread",
+           "positive_weight", "precision_recall_f1", "rank_auc", "roc_auc", "roc_curve"]
 
 
 def _array(x: Any, dtype: Any = float) -> np.ndarray:
@@ -191,6 +191,19 @@ def compare_classifiers(models: dict, validation, test, parts: dict | None = Non
     for key, row in rows.items():
         print(f"{key:{w}s}" + "".join(f"{auc:>13.3f} {f:6.3f}" for auc, f in row.values()))
     return rows, test_scores
+
+
+def lift_share(auc: float, teacher_auc: float, chance: float = 0.5) -> float:
+    """The share of a teacher's lift above chance that a model keeps:
+
+        (AUC - chance) / (AUC_teacher - chance).
+
+    A ratio of ROC-AUCs, AUC / AUC_teacher, flatters every model: chance alone scores 0.5,
+    so a coin "keeps" half of any teacher. Measured from chance, a coin keeps 0%."""
+    if teacher_auc <= chance:
+        raise ValueError(f"the teacher's ROC-AUC {teacher_auc:.3f} is not above chance "
+                         f"({chance}): it has no lift to share")
+    return (auc - chance) / (teacher_auc - chance)
 
 
 def mean_spread(values: Any, digits: int = 3) -> str:

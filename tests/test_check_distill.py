@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lmcourse import metrics
 from lmcourse.checks import CheckFailed
 from lmcourse.checks import distill as check
 from lmcourse.models import distill
@@ -280,13 +281,13 @@ def test_keeps_teacher_quality(rows, capsys):
     out = capsys.readouterr().out
     assert "bag of words" in out and "bootstrap interval" in out and "✅" in out
     assert set(aucs) == {"teacher", "student", "bag of words"}
-    assert aucs["student"] >= 0.9 * aucs["teacher"]
+    assert metrics.lift_share(aucs["student"], aucs["teacher"]) >= 0.75
 
 
 def test_keeps_teacher_quality_rejects(rows):
     teacher, good = scorer(rows, 0.5), scorer(rows, 0.6, seed=1)
     fails_with(check.keeps_teacher_quality, scorer(rows, 3.0, seed=2), teacher, rows,
-               hint="below 90% of the teacher's")
+               hint="of the teacher's lift above chance")
     fails_with(check.keeps_teacher_quality, good, teacher, rows, losses=[],
                hint="the student was not trained")
     fails_with(check.keeps_teacher_quality, good, teacher, rows, losses=[0.7, float("nan")],
@@ -301,6 +302,21 @@ def test_keeps_teacher_quality_rejects(rows):
                rows, hint="NaN or infinite")
     fails_with(check.keeps_teacher_quality, not_implemented, teacher, rows,
                hint="not implemented yet")
+
+
+def test_keeps_teacher_quality_measures_the_lift_above_chance_not_the_ratio(rows):
+    """A weak teacher (ROC-AUC near 0.58) and a student near a coin: the student has 90% of
+    the teacher's ROC-AUC (chance alone has 86% of it) but keeps half its lift: it fails."""
+    teacher, coin_like = scorer(rows, 3.0), scorer(rows, 6.0, seed=2)
+    labels = [y for _, y, _ in rows]
+    texts = [t for t, _, _ in rows]
+    t_auc = metrics.roc_auc(labels, teacher(texts))
+    s_auc = metrics.roc_auc(labels, coin_like(texts))
+    assert s_auc / t_auc >= 0.9 and metrics.lift_share(s_auc, t_auc) < 0.75
+    fails_with(check.keeps_teacher_quality, coin_like, teacher, rows,
+               hint="of the teacher's lift above chance")
+    fails_with(check.keeps_teacher_quality, teacher, lambda texts: -teacher(texts), rows,
+               hint="not above chance")
 
 
 def test_keeps_teacher_quality_against_the_bag_of_words_and_a_control(rows, capsys):

@@ -55,6 +55,33 @@ def test_spreads_rule_compares_the_gap_with_the_spreads_added():
                          rule="spreads") == "no difference"  # gap 1.4 < 1.5, yet 0 > -0.4
 
 
+def test_paired_seeds_rule_compares_seed_with_seed(capsys):
+    # the distillation figures: every paired gain positive, the seeds overlap
+    distilled, labels_only = [0.915, 0.929, 0.897], [0.900, 0.900, 0.890]
+    assert claims.decide(distilled, labels_only, higher_is_better=True) == "no difference"
+    assert claims.decide(distilled, labels_only, higher_is_better=True,
+                         rule="paired seeds") == "reproduced"
+    assert claims.decide(labels_only, distilled, higher_is_better=True,
+                         rule="paired seeds") == "not reproduced"
+    assert claims.decide([1.0, 2.0, 3.0], [0.9, 2.1, 2.9], higher_is_better=False,
+                         rule="paired seeds") == "no difference"
+    assert claims.decide([2.0, 3.0], [2.5, 3.5], higher_is_better=False,
+                         rule="paired seeds") == "reproduced"  # lower is better
+    with pytest.raises(ValueError, match="same seeds"):
+        claims.decide([1.0, 2.0, 3.0], [1.0, 2.0], higher_is_better=True, rule="paired seeds")
+    with pytest.raises(ValueError, match="same seeds"):
+        claims.decide([1.0, 2.0], 0.5, higher_is_better=True, rule="paired seeds")
+    ahead = verdict("distilling beats labels alone", distilled, rule="paired seeds",
+                    baseline=("labels only", labels_only), higher_is_better=True)
+    assert ahead.rule == "paired seeds" and ahead.verdict == "reproduced"
+    assert "every paired difference favours ours" in ahead.line
+    assert "+0.015, +0.029, +0.007" in ahead.line
+    mixed = verdict("x beats y", [1.0, 2.0], rule="paired seeds", baseline=("y", [1.5, 1.5]),
+                    higher_is_better=True)
+    assert "disagree in sign" in mixed.line and "every pair of seeds" in mixed.takeaway
+    capsys.readouterr()
+
+
 def test_verdict_returns_the_record_and_prints_its_line_and_takeaway(capsys):
     result = verdict("the LSTM reaches a lower perplexity than the RNN", np.array([5.1, 5.2, 5.3]),
                      baseline=("RNN", torch.tensor([6.0, 6.2, 6.4])), higher_is_better=False,

@@ -126,3 +126,16 @@ def test_mean_spread_is_the_mean_and_half_the_range():
     assert metrics.mean_spread([0.25], digits=2) == "0.25 ± 0.00"
     with pytest.raises(ValueError, match="at least one"):
         metrics.mean_spread([])
+
+
+def test_lift_share_measures_from_chance_not_from_zero():
+    from lmcourse.metrics import lift_share
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 4000)
+    coin = metrics.roc_auc(labels, rng.random(4000))  # about 0.5: keeps nothing of any teacher
+    assert abs(lift_share(coin, 0.9)) < 0.05 and coin / 0.9 > 0.5
+    assert lift_share(0.9, 0.9) == 1.0
+    assert lift_share(0.85, 0.9) == pytest.approx(0.875)  # 0.35 of 0.4; the ratio says 94%
+    with pytest.raises(ValueError, match="not above chance"):
+        lift_share(0.6, 0.5)

@@ -196,6 +196,34 @@ def test_the_wiki_bench_builds_its_own_width_and_electra_shares_embeddings():
     assert pb.keeps_weights("bench-deberta") and not pb.keeps_weights("wiki-bench-deberta")
 
 
+def test_a_prose_arm_is_its_wiki_arm_in_the_pre_training_vocabulary():
+    for name in pb.ARMS:
+        prose, wiki = pb._settings(pb.PROSE + name), pb._settings(pb.WIKI + name)
+        assert {k for k in prose if prose[k] != wiki.get(k)} == {"corpus", "max_len"}, name
+        assert pb.corpus_of(pb.PROSE + name) == "prose" and pb._arm(pb.PROSE + name) == name
+        assert pb.keeps_weights(pb.PROSE + name) == pb.keeps_weights(pb.WIKI + name)
+    ref = pb.PROSE_BENCH_REFS["prose-bench-mlm"]
+    assert ref.recipe["max_len"] == 128 and ref.title.startswith("prose bench: ")
+    assert pb.PROSE_TUNING in ref.notes
+    assert pb.ELECTRA_LR_TUNING in pb.PROSE_BENCH_REFS["prose-bench-electra"].notes
+
+
+def test_the_prose_bench_reads_whole_sentence_pairs_in_the_pre_training_vocabulary():
+    from lmcourse.course.reference import pretraining_eval as pe
+    from lmcourse.tokenizers.wiki_pieces import pretraining_wordpiece
+
+    data, b = pe._data("prose"), pe.bench("prose")
+    assert data.tokenizer is pretraining_wordpiece()
+    assert pb.bench_config("prose").vocab_size == len(data.corpus) \
+        > pb.bench_config("wiki").vocab_size
+    assert pb.bench_config("prose").max_position_embeddings == 128
+    lengths = (b.eval_batch["input_ids"] != data.corpus.pad_id).sum(1)
+    cut = (lengths == 128).float().mean()
+    assert cut < 0.05, f"{cut:.0%} of held-out pairs are cut at 128 pieces"
+    train = {tuple(s) for s in data.train.sentences()}
+    assert all(tuple(a) in train for a, _, _ in b.train_pairs[:500])
+
+
 def test_electra_on_prose_runs_at_the_best_rate_of_its_grid():
     tried = pb.ELECTRA_LR_DEV_AUC
     assert tuple(tried) == pb.ELECTRA_LR_GRID

@@ -92,7 +92,8 @@ def find(name: str):
     """The reference ``name``: registered, or declared and waiting for its runs."""
     from lmcourse.course.reference import bench_arms, lm_scale, registry
 
-    pending = {**lm_scale.SCALE_REFS, **bench_arms.WIKI_BENCH_REFS}
+    pending = {**lm_scale.SCALE_REFS, **bench_arms.WIKI_BENCH_REFS,
+               **bench_arms.PROSE_BENCH_REFS}
     if name in registry.REFERENCES:
         return registry.REFERENCES[name]
     if name in pending:

@@ -33,6 +33,12 @@ of the committed, executed notebooks into ``benchmarks/claims.json`` and the sit
   between is ``no difference``. With one seed on each side this is a plain comparison, and
   the line says "1 seed": there is no spread to test the gap against.
 - ``"spreads"``: the gap between the means exceeds the two spreads added together.
+- ``"paired seeds"``: for two arms that share their seeds and data (a distilled student
+  and its labels-only twin, a model and its ablation), seed *i* of ours is compared with
+  seed *i* of the baseline: every paired difference on the winning side is ``reproduced``
+  (or ``not reproduced``), mixed signs are ``no difference``. The seeds' shared luck (the
+  same initial weights, the same batches) cancels in each difference, so a small gain that
+  every pair shows is not lost in the spread between seeds.
 - ``"paired bootstrap"`` (:func:`bootstrap_verdict`): one run of each side scored on the
   same test examples; the 95% interval of the difference, from resampling those examples,
   lies above 0 (ahead), below 0 (behind) or contains it (no difference).
@@ -62,14 +68,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["COLLECTING", "MIME", "MIME_TABLE", "RULES", "VERDICTS", "Claim", "bootstrap_verdict",
+__all__ = ["COLLECTING", "MIME", "MIME_TABLE", "RULES", "SEED_RULES", "VERDICTS", "Claim",
+           "bootstrap_verdict",
            "bundle", "decide", "format_number", "in_ipython", "recorded", "verdict"]
 
 #: the three verdicts a claim can get
 REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE = "reproduced", "not reproduced", "no difference"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE)
 #: how a verdict is decided from the numbers (``"stated"``: given by the notebook)
-RULES = ("every seed", "spreads", "paired bootstrap")
+RULES = ("every seed", "spreads", "paired seeds", "paired bootstrap")
+#: the rules :func:`decide` applies to per-seed figures
+SEED_RULES = RULES[:3]
 #: the MIME type of a recorded claim in a notebook's outputs
 MIME = "application/vnd.lmcourse.claim+json"
 #: the MIME type of a table of claims (a list of records)
@@ -133,6 +142,10 @@ class Claim:
             side = "ahead, but not by enough," if ahead else "behind"
             return (f"In plain words: at this scale the claim does not hold: {side} by {size} "
                     f"{runs}.")
+        if self.rule == "paired seeds":
+            return (f"In plain words: no winner at this scale: the mean difference, "
+                    f"{diff:+.{self.digits}f}" + (f" {self.metric}" if self.metric else "")
+                    + ", is not on one side in every pair of seeds.")
         within = ("the paired bootstrap interval" if self.rule == "paired bootstrap"
                   else "the seeds' spread" if self.seeds > 1 else "what one run can tell")
         return (f"In plain words: no winner at this scale: the difference, {diff:+.{self.digits}f}"
@@ -186,14 +199,24 @@ def decide(ours: Any, baseline: Any, *, higher_is_better: bool,
            rule: str = "every seed") -> str:
     """The verdict on "ours beats the baseline" from per-seed values (see the module's
     docstring for the two rules). ``ours`` and ``baseline`` are a number or one per seed."""
-    if rule not in RULES[:2]:
-        raise ValueError(f"unknown rule {rule!r}: use one of {RULES[:2]} (a paired bootstrap "
+    if rule not in SEED_RULES:
+        raise ValueError(f"unknown rule {rule!r}: use one of {SEED_RULES} (a paired bootstrap "
                          "is decided by bootstrap_verdict)")
     if not isinstance(higher_is_better, bool):
         raise TypeError("higher_is_better must be True or False (is a larger figure better?)")
     sign = 1.0 if higher_is_better else -1.0
     a = [sign * v for v in _values(ours, "ours")]  # larger is better from here on
     b = [sign * v for v in _values(baseline, "the baseline's figure")]
+    if rule == "paired seeds":
+        if len(a) != len(b) or len(a) < 2:
+            raise ValueError(f"the paired-seeds rule compares seed i with seed i: give both "
+                             f"sides the same seeds, 2 or more (got {len(a)} and {len(b)})")
+        differences = [x - y for x, y in zip(a, b, strict=True)]
+        if all(d > 0 for d in differences):
+            return REPRODUCED
+        if all(d < 0 for d in differences):
+            return NOT_REPRODUCED
+        return NO_DIFFERENCE
     if rule == "every seed":
         if min(a) > max(b):
             return REPRODUCED
@@ -213,6 +236,12 @@ def _reason(rule: str, word: str, ours: list[float], base: list[float] | None,
     """Why the numbers gave this verdict, in a few words."""
     if rule in ("stated", "paired bootstrap") or base is None:
         return ""
+    if rule == "paired seeds":
+        gaps = ", ".join(f"{x - y:+.{digits}f}" for x, y in zip(ours, base, strict=True))
+        how = {REPRODUCED: "every paired difference favours ours",
+               NOT_REPRODUCED: "every paired difference favours the baseline",
+               NO_DIFFERENCE: "the paired differences disagree in sign"}[word]
+        return f"{how} (ours − baseline, seed by seed: {gaps})"
     if rule == "spreads":
         gap = abs(_mean(ours) - _mean(base))
         noise = _half_range(ours) + _half_range(base)

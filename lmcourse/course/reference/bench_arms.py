@@ -8,7 +8,9 @@ span masking and the boundary objective, ELECTRA at equal training FLOPs, DeBERT
 ablations (the models: :mod:`bench_models`). Every arm is scored on the same held-out
 masked positions and by the probe (``pretraining_eval``), beside the n-gram guesses and a
 bag of words. ``wiki-bench-*`` (``WIKI_BENCH_REFS``) are the same arms on the Wikipedia
-excerpt, pairs of up to 64 pieces, probed on Rotten Tomatoes snippets.
+excerpt, pairs of up to 64 pieces, probed on Rotten Tomatoes snippets; ``prose-bench-*``
+(``PROSE_BENCH_REFS``) the same again in the 8,000-piece pre-training vocabulary, pairs of up
+to 128 pieces (issue 55).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     KEEP_WEIGHTS,
     LARGE_BATCH_WARMUP,
     LR_TUNING,
+    PREFIXES,
+    PROSE,
+    PROSE_TUNING,
     QUARTER_PAIRS,
     SMALL_PAIRS,
     SPAN_MASKING,
@@ -53,6 +58,7 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     train_pairs,
 )
 from lmcourse.course.reference.pretraining_eval import (  # noqa: F401 - the chapters read pb.*
+    WIKI_CORPORA,
     _data,
     bench,
     dev_batch,
@@ -200,7 +206,7 @@ def _train_electra(recipe: dict, seed: int, device: torch.device, progress: bool
     from lmcourse.models.pretraining import BertForPreTraining
 
     corpus = corpus_of(name)
-    prefix = WIKI if corpus == "wiki" else ""
+    prefix = PREFIXES[corpus]
     s, b = {**BENCH, **recipe}, bench(corpus)
     steps = electra_steps(corpus)
     every = max(1, steps // 8)
@@ -296,11 +302,11 @@ def bench_baselines(name: str) -> dict[str, float]:
                                 [r.text for r in tuning],
                                 torch.tensor([r.label for r in tuning]))(test_texts)
     out = {**masked_guesses(name), "bag_of_words_auc": round(roc_auc(labels[~fit], bow), 4)}
-    if corpus == "wiki":
-        out.update(fill_in_ngram(tuple(map(tuple, arm_sentences(name)))))
+    if corpus in WIKI_CORPORA:
+        out.update(fill_in_ngram(tuple(map(tuple, arm_sentences(name))), corpus))
         objective = _settings(name)["objective"]
         if objective in ("MLM + NSP", "MLM + SOP"):
-            out.update(order_blind_pairs(objective[-3:]))
+            out.update(order_blind_pairs(objective[-3:], corpus))
     return out
 
 
@@ -308,7 +314,7 @@ PAIR_BOW_STEPS = (300, 1000, 3000)
 
 
 @cache
-def order_blind_pairs(task: str) -> dict[str, float]:
+def order_blind_pairs(task: str, corpus: str = "wiki") -> dict[str, float]:
     """The sentence-pair arms' rival on real prose: chapter 10's order-blind bag-of-words
     pair classifier, its training steps chosen on pairs of the tuning articles, scored on
     the held-out pairs the arm is scored on (NSP: the bench's first 1,000 test pairs; SOP:
@@ -316,7 +322,7 @@ def order_blind_pairs(task: str) -> dict[str, float]:
     from lmcourse.models.baselines import bag_of_words_pair_accuracy
     from lmcourse.models.pretraining import nsp_pairs, sop_pairs
 
-    data, n = _data("wiki"), len(bench("wiki").eval_ids)
+    data, n = _data(corpus), len(bench(corpus).eval_ids)
     make = {"NSP": nsp_pairs, "SOP": sop_pairs}[task]
     train, tuning = make(data.train.documents, seed=0), make(data.tuning.documents, seed=2)
     held = make(data.test.documents, seed=1)[:n]
@@ -331,14 +337,15 @@ def order_blind_pairs(task: str) -> dict[str, float]:
 
 
 @cache
-def fill_in_ngram(sentences: tuple[tuple[int, ...], ...]) -> dict[str, float]:
+def fill_in_ngram(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki"
+                  ) -> dict[str, float]:
     """The Wikipedia arms' strongest count-based rival: a Kneser-Ney model that fills each
     blank from both sides (:mod:`lmcourse.models.fill_in_ngram`), its order and discount
     chosen on the development masks (tuning articles), scored on the held-out ones."""
     from lmcourse.models.fill_in_ngram import DISCOUNTS, tune_fill_in
 
-    c, b = _data("wiki").corpus, bench("wiki")
-    _, dev_ids, dev_labels = dev_batch("wiki")
+    c, b = _data(corpus).corpus, bench(corpus)
+    _, dev_ids, dev_labels = dev_batch(corpus)
     model, tried = tune_fill_in(sentences, (dev_ids, dev_labels),
                                 vocab_size=len(c), special_ids=c.special_ids, sep_id=c.sep_id,
                                 pad_id=c.pad_id)
@@ -386,7 +393,7 @@ def _arm_reference(name: str) -> Reference:
             return _train_bench(name, recipe, seed, device, progress, stop_after)
     steps = recipe["steps"] if isinstance(recipe["steps"], int) else BENCH["steps"]
     return Reference(
-        name=name, title=f"{'wiki ' if corpus_of(name) == 'wiki' else ''}bench: {title}",
+        name=name, title=f"{PREFIXES[corpus_of(name)].replace('-', ' ')}bench: {title}",
         recipe=recipe, train=train,
         evaluate=_evaluate_arm(name),
         baselines=lambda recipe, name=name: dict(bench_baselines(name)),
@@ -395,8 +402,9 @@ def _arm_reference(name: str) -> Reference:
         keep_weights=(0,) if keeps_weights(name) else (),
         notes=["one change against bench-mlm (DeBERTa's ablations: against bench-deberta)",
                "seconds are training time only (held-out evaluation excluded)",
-               WIKI_TUNING if corpus_of(name) == "wiki" else LR_TUNING]
-        + ([ELECTRA_LR_TUNING] if name == WIKI + "bench-electra" else [])
+               {"wiki": WIKI_TUNING, "prose": PROSE_TUNING}.get(corpus_of(name), LR_TUNING)]
+        + ([ELECTRA_LR_TUNING] if _arm(name) == "bench-electra"
+           and corpus_of(name) in WIKI_CORPORA else [])
         + ([ALBERT_TUNING] if "embedding_size" in changes else [])
         + ([BATCH_TUNING] if "warmup" in changes else []))
 
@@ -404,3 +412,5 @@ def _arm_reference(name: str) -> Reference:
 BENCH_REFS = {name: _arm_reference(name) for name in ARMS}
 #: the same arms on the Wikipedia excerpt (run, not yet registered: issue 42)
 WIKI_BENCH_REFS = {WIKI + name: _arm_reference(WIKI + name) for name in ARMS}
+#: the same arms in the pre-training vocabulary (issue 55: registered once they have run)
+PROSE_BENCH_REFS = {PROSE + name: _arm_reference(PROSE + name) for name in ARMS}

@@ -8,13 +8,13 @@ from functools import cache
 
 import torch
 
-from lmcourse.course.reference.bench_recipes import BENCH, WIKI, _settings, corpus_of
+from lmcourse.course.reference.bench_recipes import BENCH, PREFIXES, _settings, corpus_of
 from lmcourse.course.reference.pretraining_eval import MAX_LEN, _data
 from lmcourse.models.compress import count_params
 
 
 def _prefix(corpus: str) -> str:
-    return WIKI if corpus == "wiki" else ""
+    return PREFIXES[corpus]
 
 
 def bench_config(corpus: str = "reviews", **changes):

@@ -7,7 +7,11 @@ scored on (``tiny_bert``, ``bench_arms``), for each corpus the bench can pre-tra
 - ``"wiki"``: :func:`lmcourse.tokenizers.wiki_pieces.wiki_sentences`, the Wikipedia excerpt's
   articles as consecutive sentences in a WordPiece vocabulary learned from the training
   articles; development masks come from the tuning articles, and the probe tells fresh
-  from rotten Rotten Tomatoes snippets (real text the encoder never read).
+  from rotten Rotten Tomatoes snippets (real text the encoder never read);
+- ``"prose"``: the same articles and probe in the pre-training vocabulary (frequency merges,
+  8,000 pieces, :func:`lmcourse.tokenizers.wiki_pieces.pretraining_wordpiece`), pairs of up
+  to 128 pieces: two real sentences (issue 55). ``"wiki"``'s 2,000-piece likelihood
+  vocabulary spells most words letter by letter, and its 64 pieces hold about 13 words.
 
 Held-out masked positions are drawn once (seed 123), so every model is scored on the same
 blanks; downstream quality is a logistic-regression probe on mean-pooled sentence vectors.
@@ -28,19 +32,27 @@ WIKI_CORPUS = ("the Wikipedia excerpt gensim ships (lmcourse.data.wiki, CC BY-SA
                "article's sentences in order, as WordPiece pieces of a 2,000-piece vocabulary "
                "learned from the training articles (lmcourse.tokenizers.wiki_pieces); train / "
                "tuning / held-out split by article")
-CORPORA = ("reviews", "wiki")
+PROSE_CORPUS = ("the Wikipedia excerpt gensim ships (lmcourse.data.wiki, CC BY-SA), each "
+                "article's sentences in order, as WordPiece pieces of the 8,000-piece "
+                "pre-training vocabulary learned by frequency merges from the training "
+                "articles (data/wiki_wordpiece_8000.txt); train / tuning / held-out split by "
+                "article")
+CORPORA = ("reviews", "wiki", "prose")
+WIKI_CORPORA = ("wiki", "prose")  # the Wikipedia excerpt, probed on Rotten Tomatoes
 BENCH_MAX_LEN = 32  # pieces per pair on the bench
-MAX_LEN = {"reviews": BENCH_MAX_LEN, "wiki": 64}  # a Wikipedia sentence is ~23 pieces
+# a Wikipedia sentence is ~23 pieces of the likelihood vocabulary, ~37 words: 128 pieces of
+# the pre-training vocabulary hold two sentences (1.7 pieces per word)
+MAX_LEN = {"reviews": BENCH_MAX_LEN, "wiki": 64, "prose": 128}
 PROBE_SENTENCES = 4000  # training sentences (snippets) the probe is fitted on
 
 
 def _data(corpus: str):
     if corpus == "reviews":
         return reviews()
-    if corpus == "wiki":
+    if corpus in WIKI_CORPORA:
         from lmcourse.tokenizers.wiki_pieces import wiki_sentences
 
-        return wiki_sentences()
+        return wiki_sentences("likelihood" if corpus == "wiki" else "frequency")
     raise ValueError(f"unknown corpus {corpus!r}: the bench pre-trains on one of {CORPORA}")
 
 
@@ -116,7 +128,7 @@ def _probe_data(corpus: str, split: str = "test"):
     """The probe's inputs in the bench's vocabulary: ``(ids, labels, fit mask, fit rows,
     test rows)``; the fit rows are the first ``PROBE_SENTENCES`` training sentences (the
     reviews) or snippets in a fixed shuffled order (Rotten Tomatoes, for ``"wiki"``)."""
-    if split != "test" and corpus != "wiki":
+    if split != "test" and corpus not in WIKI_CORPORA:
         raise ValueError(f"the {corpus} probe has no {split!r} split: only 'test'")
     fit, test = _probe_rows(corpus, split)
     tokenize, b = _probe_tokenize(corpus), bench(corpus)
