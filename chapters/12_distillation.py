@@ -666,7 +666,7 @@ def stage_verdicts(result, auc: dict[str, list[float]], where: str = "") -> None
                            ("the labels alone", "labels_only")):
             verdict(f"{where}general distillation before task distillation gives a better "
                     f"student than {label}", auc["two_stage"], baseline=(label, auc[key]),
-                    higher_is_better=True, metric="test ROC-AUC",
+                    higher_is_better=True, metric="test ROC-AUC", rule="paired seeds",
                     paper=None if key == "labels_only" else (
                         "TinyBERT without general distillation scores lower on every GLUE "
                         "task reported (Jiao et al. 2020, ablation)"))
@@ -715,7 +715,7 @@ stage_verdicts(real_stages, real_auc, where="on real snippets, ")
 # fresh reviews far better than the bag of words tuned on the teacher's labels, because
 # this teacher knows much more than 256 labels let a bag of words read. The first two do
 # not: 400 steps of general distillation on 9,295 snippets leave the student no better
-# than task distillation alone, or than the pool's hard labels, beyond the seeds' spread,
+# than task distillation alone, or than the pool's hard labels, on every paired seed,
 # and copying every other teacher layer is again the best start of the four. That is a
 # null at this scale, said as one: TinyBERT's general stage read English Wikipedia for
 # days, and a copied layer is a layer that already did.

@@ -854,9 +854,9 @@ print(f"below the plotted range: {', '.join(left_out) or 'none'}")
 for name, (mb, seconds, aucs) in summary_real.items():
     shown = mean_spread(aucs) if len(aucs) > 1 else f"{aucs[0]:.3f}"
     print(f"{name:<36} {mb:6.1f} MB {seconds * 1e3:7.1f} ms  ROC-AUC {shown:>13}  "
-          f"({sum(aucs) / len(aucs) / teacher_real:.1%} of the teacher)")
+          f"({lift_share(sum(aucs) / len(aucs), teacher_real):.0%} of the teacher's lift)")
 print(f"{'tuned bag of words':<36} {'':>26}  ROC-AUC {bow_real:>13.3f}  "
-      f"({bow_real / teacher_real:.1%} of the teacher)")
+      f"({lift_share(bow_real, teacher_real):.0%} of the teacher's lift)")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Here the bag-of-words line sits far below the teacher, so the picture says what the

@@ -12,6 +12,7 @@ def test_find_knows_registered_and_pending_references():
     assert gpu_runs.find("lm-scale-lstm-full").name == "lm-scale-lstm-full"
     assert gpu_runs.find("lm-scale-transformer-full-converged").recipe["max_steps"] == 20000
     assert gpu_runs.find("wiki-bench-mlm").name == "wiki-bench-mlm"
+    assert gpu_runs.find("prose-bench-deberta").recipe["max_len"] == 128
     with pytest.raises(SystemExit, match="no reference named 'nope'"):
         gpu_runs.find("nope")
 
@@ -58,3 +59,20 @@ def test_the_carried_wheels_go_on_the_childrens_pythonpath(monkeypatch, tmp_path
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
     assert gpu_runs.wheel_path().split(":") == [str(tmp_path / "pkg-1.0-py3-none-any.whl"),
                                                 "/elsewhere"]
+
+
+def test_a_plan_lists_what_is_not_finished_in_its_order(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_runs, "ROOT", tmp_path)
+    jobs = gpu_runs.plan("issue55")
+    assert jobs[:4] == ["prose-bench-mlm:0", "prose-bench-mlm:1", "prose-bench-mlm:2",
+                        "prose-bench-deberta:0"] and len(jobs) == 42
+    assert all(gpu_runs.find(job.split(":")[0]) for job in jobs[::3])
+    (tmp_path / "reference" / "prose-bench-mlm" / "seeds").mkdir(parents=True)
+    (tmp_path / "reference" / "prose-bench-mlm" / "seeds" / "seed0.json").write_text("{}")
+    (tmp_path / "reference" / "prose-bench-deberta").mkdir(parents=True)
+    (tmp_path / "reference" / "prose-bench-deberta" / "result.json").write_text(
+        '{"seeds": [0, 1, 2]}')
+    left = gpu_runs.plan("issue55")
+    assert left[:2] == ["prose-bench-mlm:1", "prose-bench-mlm:2"] and len(left) == 38
+    with pytest.raises(SystemExit, match="no plan named"):
+        gpu_runs.plan("nope")

@@ -9,6 +9,8 @@ with its own Python, which has PyTorch but not gensim. The steps:
    --parallel 3 lm-scale-lstm-full-converged:0 ...`` trains each ``NAME:SEED`` (at most
    ``--parallel`` at once: processes on one GPU take turns, so more than a few only add
    waiting) and packs every finished seed into ``$OUT/results.tar.gz``;
+   ``python3 -m tools.gpu_runs plan issue55`` prints a plan's ``NAME:SEED`` jobs that have
+   no finished seed yet, in the plan's order, to pass to ``train``;
 3. here: ``python -m tools.gpu_runs unpack /path/to/results.tar.gz`` puts the finished
    seeds under ``reference/<name>/seeds/``; ``make reference NAME=<name>`` then writes the
    result (the baselines are computed here) with the device each seed ran on.
@@ -101,6 +103,37 @@ def find(name: str):
     raise SystemExit(f"no reference named {name!r}")
 
 
+#: prepared GPU work, most needed first (``plan``): issue 55's bench on the pre-training
+#: vocabulary, the masked LM and DeBERTa first, then every other arm, three seeds each
+PLANS = {
+    "issue55": [f"prose-{arm}:{seed}" for arm in (
+        "bench-mlm", "bench-deberta", "bench-nsp", "bench-sop", "bench-span", "bench-span-sbo",
+        "bench-electra", "bench-albert", "bench-static-40", "bench-static10-40",
+        "bench-dynamic-40", "bench-deberta-no-emd", "bench-deberta-no-c2p",
+        "bench-deberta-no-p2c") for seed in (0, 1, 2)],
+}
+
+
+def finished(job: str) -> bool:
+    """Whether ``NAME:SEED`` has a finished seed here (kept by a lease or a CPU run), or a
+    committed result that holds the seed."""
+    name, seed = job.split(":")
+    folder = ROOT / "reference" / name
+    if (folder / "seeds" / f"seed{seed}.json").exists():
+        return True
+    try:
+        return int(seed) in json.loads((folder / "result.json").read_text())["seeds"]
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def plan(name: str) -> list[str]:
+    """The plan's jobs that are not finished yet, in its order."""
+    if name not in PLANS:
+        raise SystemExit(f"no plan named {name!r}: one of {sorted(PLANS)}")
+    return [job for job in PLANS[name] if not finished(job)]
+
+
 def train_one(name: str, seed: int) -> None:
     """One seed on the GPU, kept as a finished seed (with its weights where the reference
     keeps them)."""
@@ -173,6 +206,8 @@ def main(argv: list[str] | None = None) -> None:
     many.add_argument("jobs", nargs="+", help="NAME:SEED")
     many.add_argument("--deadline", type=float, default=480.0)
     many.add_argument("--parallel", type=int, default=3)
+    planned = sub.add_parser("plan", help="print a plan's unfinished NAME:SEED jobs")
+    planned.add_argument("name")
     back = sub.add_parser("unpack")
     back.add_argument("archive", type=Path)
     args = parser.parse_args(argv)
@@ -182,6 +217,8 @@ def main(argv: list[str] | None = None) -> None:
         train_one(args.name, args.seed)
     elif args.what == "train":
         train(args.jobs, args.deadline, args.parallel)
+    elif args.what == "plan":
+        print(" ".join(plan(args.name)))
     else:
         unpack(args.archive)
 

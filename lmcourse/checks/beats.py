@@ -224,6 +224,6 @@ def keeps_teacher_quality(student: Predict, teacher: Predict, test: Sequence[tup
                "that a model with one weight per word beats is not worth its cost. Train "
                "for more steps, or check the temperature and the loss weights.")
         behind = f"; not behind the {bag_of_words} (interval [{low:+.3f}, {high:+.3f}])"
-    passed(name, f"ROC-AUC {aucs['student']:.3f} = {aucs['student'] / aucs['teacher']:.1%} of "
-                 f"the teacher's {aucs['teacher']:.3f} (at least {share:.0%} asked){behind}")
+    passed(name, f"ROC-AUC {aucs['student']:.3f} keeps {kept:.0%} of the teacher's lift above "
+                 f"chance ({aucs['teacher']:.3f} - 0.5; at least {share:.0%} asked){behind}")
     return aucs
