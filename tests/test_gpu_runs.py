@@ -62,16 +62,21 @@ def test_the_carried_wheels_go_on_the_childrens_pythonpath(monkeypatch, tmp_path
 
 
 def test_a_plan_lists_what_is_not_finished_in_its_order(tmp_path, monkeypatch):
+    import dataclasses
+
+    from lmcourse.course.reference.result import load
+
+    committed = dataclasses.replace(load("wiki-bench-deberta"), name="prose-bench-deberta")
     monkeypatch.setattr(gpu_runs, "ROOT", tmp_path)
+    monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path / "empty"))
     jobs = gpu_runs.plan("issue55")
     assert jobs[:4] == ["prose-bench-mlm:0", "prose-bench-mlm:1", "prose-bench-mlm:2",
                         "prose-bench-deberta:0"] and len(jobs) == 42
     assert all(gpu_runs.find(job.split(":")[0]) for job in jobs[::3])
     (tmp_path / "reference" / "prose-bench-mlm" / "seeds").mkdir(parents=True)
     (tmp_path / "reference" / "prose-bench-mlm" / "seeds" / "seed0.json").write_text("{}")
-    (tmp_path / "reference" / "prose-bench-deberta").mkdir(parents=True)
-    (tmp_path / "reference" / "prose-bench-deberta" / "result.json").write_text(
-        '{"seeds": [0, 1, 2]}')
+    monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path / "reference"))
+    committed.save(tmp_path / "reference" / "prose-bench-deberta")
     left = gpu_runs.plan("issue55")
     assert left[:2] == ["prose-bench-mlm:1", "prose-bench-mlm:2"] and len(left) == 38
     with pytest.raises(SystemExit, match="no plan named"):

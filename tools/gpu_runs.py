@@ -117,13 +117,14 @@ PLANS = {
 def finished(job: str) -> bool:
     """Whether ``NAME:SEED`` has a finished seed here (kept by a lease or a CPU run), or a
     committed result that holds the seed."""
+    from lmcourse.course.reference.result import load
+
     name, seed = job.split(":")
-    folder = ROOT / "reference" / name
-    if (folder / "seeds" / f"seed{seed}.json").exists():
+    if (ROOT / "reference" / name / "seeds" / f"seed{seed}.json").exists():
         return True
     try:
-        return int(seed) in json.loads((folder / "result.json").read_text())["seeds"]
-    except (OSError, ValueError, KeyError):
+        return int(seed) in load(name).seeds
+    except FileNotFoundError:
         return False
 
 
