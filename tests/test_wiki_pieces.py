@@ -76,7 +76,7 @@ def test_the_frequency_trainer_agrees_with_the_tokenizers_library():
 
     counts = ws.word_counts(ws.article_sentences("train"))
     hf = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    ours = ws.frequency_wordpiece(2000)
+    ours = ws.wiki_wordpiece(2000, "frequency")
     hf.train_from_iterator(([w] * c for w, c in counts.items()), trainer=trainers.WordPieceTrainer(
         vocab_size=2000, min_frequency=2, special_tokens=list(ours.vocab)[:5],
         limit_alphabet=10**6, show_progress=False))
@@ -95,7 +95,8 @@ def test_the_committed_vocabulary_is_the_size_the_tuning_text_chooses():
     smaller = [s for s in figures if s < chosen]
     assert all(max(figures[s].values()) > ws.PIECES_PER_WORD_AIM - ws.TUNING_MARGIN
                for s in smaller)
-    assert list(ws.frequency_wordpiece(chosen).vocab) == list(ws.pretraining_wordpiece().vocab)
+    learned = ws.wiki_wordpiece(chosen, "frequency")
+    assert list(learned.vocab) == list(ws.pretraining_wordpiece().vocab)
 
 
 def test_a_missing_vocabulary_file_says_how_to_restore_it(monkeypatch, tmp_path):

@@ -103,15 +103,21 @@ def find(name: str):
     raise SystemExit(f"no reference named {name!r}")
 
 
-#: prepared GPU work, most needed first (``plan``): issue 55's bench on the pre-training
-#: vocabulary, the masked LM and DeBERTa first, then every other arm, three seeds each
-PLANS = {
-    "issue55": [f"prose-{arm}:{seed}" for arm in (
-        "bench-mlm", "bench-deberta", "bench-nsp", "bench-sop", "bench-span", "bench-span-sbo",
-        "bench-electra", "bench-albert", "bench-static-40", "bench-static10-40",
-        "bench-dynamic-40", "bench-deberta-no-emd", "bench-deberta-no-c2p",
-        "bench-deberta-no-p2c") for seed in (0, 1, 2)],
-}
+#: prepared GPU work (``plan``): issue 55 re-runs every arm the wiki bench landed on the
+#: pre-training vocabulary, the masked LM and DeBERTa first, three seeds each
+FIRST = {"issue55": ("bench-mlm", "bench-deberta")}
+
+
+def plan_jobs(name: str) -> list[str]:
+    """Every ``NAME:SEED`` job of plan ``name``, in its order."""
+    from lmcourse.course.reference.bench_arms import PROSE, WIKI
+    from lmcourse.course.reference.registry import WIKI_LANDED
+
+    if name not in FIRST:
+        raise SystemExit(f"no plan named {name!r}: one of {sorted(FIRST)}")
+    landed = [arm.removeprefix(WIKI) for arm in WIKI_LANDED]
+    arms = [*FIRST[name], *(arm for arm in landed if arm not in FIRST[name])]
+    return [f"{PROSE}{arm}:{seed}" for arm in arms for seed in (0, 1, 2)]
 
 
 def finished(job: str) -> bool:
@@ -130,9 +136,7 @@ def finished(job: str) -> bool:
 
 def plan(name: str) -> list[str]:
     """The plan's jobs that are not finished yet, in its order."""
-    if name not in PLANS:
-        raise SystemExit(f"no plan named {name!r}: one of {sorted(PLANS)}")
-    return [job for job in PLANS[name] if not finished(job)]
+    return [job for job in plan_jobs(name) if not finished(job)]
 
 
 def train_one(name: str, seed: int) -> None:

@@ -23,7 +23,7 @@ def main() -> int:
               "PRETRAINING_VOCAB and the text that names the size", file=sys.stderr)
         return 1
     tmp = wp.PRETRAINING_VOCAB.with_suffix(".txt.tmp")
-    tmp.write_text("\n".join(wp.frequency_wordpiece(chosen).vocab) + "\n", encoding="utf-8")
+    tmp.write_text("\n".join(wp.wiki_wordpiece(chosen, "frequency").vocab) + "\n", encoding="utf-8")
     tmp.replace(wp.PRETRAINING_VOCAB)
     print(f"wrote {wp.PRETRAINING_VOCAB.relative_to(wp.PRETRAINING_VOCAB.parents[1])}")
     return 0

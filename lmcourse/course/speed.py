@@ -84,8 +84,9 @@ def calibration_parts(repeats: int = 5) -> dict[str, float]:
     torch.set_num_threads(1)
     parts = {}
     try:
-        for name, work in (("small_steps", _small_steps), ("encoder_steps", _encoder_steps)):
-            work(1) if name == "encoder_steps" else work(20)
+        for name, work, warm_up in (("small_steps", _small_steps, 20),
+                                    ("encoder_steps", _encoder_steps, 1)):
+            work(warm_up)
             times = []
             for _ in range(repeats):
                 start = time.perf_counter()

@@ -39,7 +39,7 @@ from lmcourse.tokenizers.wordpiece import WordPiece, train_wordpiece
 
 __all__ = ["MIN_WORDS", "PIECES_PER_WORD_AIM", "PRETRAINING_SIZES", "PRETRAINING_VOCAB",
            "TUNING_MARGIN", "VOCABULARIES", "VOCAB_SIZE", "ArticleSentences",
-           "article_sentences", "choose_pretraining_size", "frequency_wordpiece",
+           "article_sentences", "choose_pretraining_size",
            "pieces_per_word", "pretraining_wordpiece", "wiki_sentences", "wiki_wordpiece"]
 
 VOCAB_SIZE = 2000
@@ -69,18 +69,12 @@ def word_counts(documents: list[list[str]]) -> Counter:
 
 
 @cache
-def wiki_wordpiece(vocab_size: int = VOCAB_SIZE) -> WordPiece:
+def wiki_wordpiece(vocab_size: int = VOCAB_SIZE, score: str = "likelihood") -> WordPiece:
     """A WordPiece tokenizer whose vocabulary is learned from the training articles with
-    the likelihood score, f(a, b) / (f(a) f(b))."""
-    return WordPiece(train_wordpiece(word_counts(article_sentences("train")), vocab_size))
-
-
-@cache
-def frequency_wordpiece(vocab_size: int) -> WordPiece:
-    """A WordPiece tokenizer learned from the training articles by frequency, f(a, b)
-    (about 25 s for 8,000 pieces; :func:`pretraining_wordpiece` reads the committed one)."""
+    ``score`` (``"likelihood"``, f(a, b) / (f(a) f(b)), or ``"frequency"``, f(a, b); about
+    25 s for 8,000 frequency pieces: :func:`pretraining_wordpiece` reads the committed one)."""
     return WordPiece(train_wordpiece(word_counts(article_sentences("train")), vocab_size,
-                                     score="frequency"))
+                                     score=score))
 
 
 def pieces_per_word(tokenizer: WordPiece, texts: Iterable[str]) -> float:
@@ -109,7 +103,7 @@ def choose_pretraining_size(sizes: Iterable[int] = PRETRAINING_SIZES
     Tomatoes' tuning films; the smallest size whose worse figure is at most
     ``PIECES_PER_WORD_AIM - TUNING_MARGIN`` (None if none is). Trains every size (~1 min)."""
     texts = _tuning_texts()
-    figures = {size: {name: pieces_per_word(frequency_wordpiece(size), t)
+    figures = {size: {name: pieces_per_word(wiki_wordpiece(size, "frequency"), t)
                       for name, t in texts.items()} for size in sorted(sizes)}
     fits = [size for size, f in figures.items()
             if max(f.values()) <= PIECES_PER_WORD_AIM - TUNING_MARGIN]
