@@ -47,7 +47,7 @@
 #   torch thread, calibration 1.224 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.2 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `63e8b72-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `f13c1bc-dirty` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
 #     (1.7 MB)

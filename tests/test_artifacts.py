@@ -288,3 +288,19 @@ def test_harness_notes_go_to_the_log_not_the_output(tmp_path, monkeypatch, capsy
     assert "toy run, first 2 steps trained here" in log
     with pytest.raises(AssertionError, match="differ from the cached run"):
         artifacts.check_first_steps([1.0, 0.9], [1.0, 0.5], "toy run")
+
+
+def test_the_teacher_artifact_also_caches_its_test_scores_which_equal_a_fresh_scoring(cache_in):
+    from lmcourse import finetune
+    from lmcourse.course import teacher
+    from lmcourse.data.goodreads import distinct_sentences
+
+    data = artifacts._spoiler_data(True)
+    model = artifacts.ARTIFACTS["spoiler-teacher"].build(tiny=True).cpu().eval()
+    assert list(cache_in.glob("teacher-test-scores-*.safetensors"))  # `make teacher` wrote them
+    texts, _ = distinct_sentences(data.test)
+    fresh = finetune.predict_texts(model, data.tokenizer, texts, data.max_len)
+    assert torch.equal(teacher.teacher_test_scores(data, model), fresh)
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)  # another teacher: its own scores, not the cached ones
+    assert not torch.equal(teacher.teacher_test_scores(data, model), fresh)

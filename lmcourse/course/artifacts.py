@@ -23,6 +23,7 @@ entry can never silently stand for another computation.
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -52,6 +53,16 @@ __all__ = ["ARTIFACTS", "Artifact", "text8_glove", "text8_word2vec",
            "check_first_steps", "glove_until_flat", "spoiler_teacher"]
 
 spoiler_teacher = teacher.spoiler_teacher  # registered below, with the others
+
+
+def _teacher_and_test_scores(data: teacher.SpoilerData, steps: int | None = None,
+                             progress: bool = True) -> torch.nn.Module:
+    """The spoiler teacher, and its CPU scores on the test sentences that chapter 13 reads
+    (:func:`lmcourse.course.teacher.teacher_test_scores`)."""
+    model = spoiler_teacher(data, steps=steps, progress=progress)
+    on_cpu = model if next(model.parameters()).device.type == "cpu" else copy.deepcopy(model).cpu()
+    teacher.teacher_test_scores(data, on_cpu.eval())
+    return model
 
 
 def check_first_steps(live: Sequence[float], cached: Sequence[float], what: str,
@@ -336,7 +347,7 @@ def _glove_first_steps(runs, X, words, seeds=(0, 1, 2), dim=100, device=None, pr
 
 
 ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
-    Artifact("spoiler-teacher", teacher.WHAT, teacher.ESTIMATE, spoiler_teacher,
+    Artifact("spoiler-teacher", teacher.WHAT, teacher.ESTIMATE, _teacher_and_test_scores,
              _teacher_inputs, _teacher_first_steps),
     Artifact("few-label-teacher", transfer_curve.FEW_LABEL_WHAT,
              transfer_curve.FEW_LABEL_ESTIMATE, transfer_curve.few_label_teacher,

@@ -22,14 +22,14 @@ import lmcourse
 from lmcourse import finetune
 from lmcourse.course.cache import CACHE_ENV, cache_dir, cached_tensors, keeps_rng
 from lmcourse.course.keys import digest
+from lmcourse.data.goodreads import distinct_sentences, sample_path, sentences, split_reviews
 from lmcourse.data.goodreads import load_reviews as _load_reviews
-from lmcourse.data.goodreads import sample_path, sentences, split_reviews
 from lmcourse.metrics import roc_auc
 from lmcourse.models.bert import BertModel
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
 __all__ = ["CACHE_ENV", "SpoilerData", "cache_dir", "distillation_pool",
-           "spoiler_data", "spoiler_teacher", "teacher_first_steps"]
+           "spoiler_data", "spoiler_teacher", "teacher_first_steps", "teacher_test_scores"]
 
 WHAT = "lab 06's recipe fine-tuned on every label (the spoiler teacher)"
 ESTIMATE = "about 45 s on a 2-core CPU"
@@ -173,3 +173,23 @@ def distillation_pool(data: SpoilerData, teacher: torch.nn.Module, others_per_sp
                            what="the teacher's logits on the distillation pool",
                            estimate="about 10 s on a 2-core CPU", device=device)
     return pool, state["logits"].cpu()
+
+
+def teacher_test_scores(data: SpoilerData, teacher: torch.nn.Module) -> torch.Tensor:
+    """The teacher's ``P(spoiler)`` for each distinct test sentence, in the order of
+    :func:`~lmcourse.data.goodreads.distinct_sentences` ``(data.test)``. Computed once per
+    teacher (its weights are part of the cache key) on the teacher's device and kept in the
+    course cache, as the distillation pool's logits are: ``make teacher`` scores the CPU
+    teacher beforehand, so the compression chapter reads them instead of spending a quarter
+    of its CPU minute on them."""
+    texts, _ = distinct_sentences(data.test)
+    device = next(teacher.parameters()).device
+
+    def compute() -> dict[str, torch.Tensor]:
+        return {"scores": finetune.predict_texts(teacher, data.tokenizer, texts, data.max_len)}
+
+    recipe = {"recipe": "teacher-test-scores-v1", "teacher": digest(teacher),
+              "texts": digest(texts), "max_len": data.max_len}
+    return cached_tensors("teacher-test-scores", recipe, compute, keys={"scores"},
+                          what="the teacher's scores on the distinct test sentences",
+                          estimate="about 15 s on a 2-core CPU", device=device)["scores"]

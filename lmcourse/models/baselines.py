@@ -46,8 +46,9 @@ def _ids(vocab: Vocab, text: str) -> torch.Tensor:
 
 def _counts(vocab: Vocab, texts: Sequence[str]) -> torch.Tensor:
     """The ``N x V`` matrix of word counts, sparse."""
-    rows = [torch.full((len(ids),), i) for i, ids in enumerate(_ids(vocab, t) for t in texts)]
-    cols = torch.cat([_ids(vocab, t) for t in texts])
+    ids = [_ids(vocab, t) for t in texts]  # each text tokenized once
+    rows = [torch.full((len(row),), i) for i, row in enumerate(ids)]
+    cols = torch.cat(ids)
     index = torch.stack([torch.cat(rows), cols])
     return torch.sparse_coo_tensor(index, torch.ones(len(cols)), (len(texts), len(vocab)),
                                    check_invariants=True).coalesce()
@@ -107,8 +108,13 @@ def _bag_of_words_predictor(vocab: Vocab, v: torch.Tensor, b: torch.Tensor
                             ) -> Callable[[Sequence[str]], torch.Tensor]:
     @torch.no_grad()
     def predict(texts: Sequence[str]) -> torch.Tensor:
-        return torch.sigmoid(torch.sparse.mm(_counts(vocab, list(texts)), v).squeeze(-1) + b)
+        return predict_counts(_counts(vocab, list(texts)))
 
+    @torch.no_grad()
+    def predict_counts(counts: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(torch.sparse.mm(counts, v).squeeze(-1) + b)
+
+    predict.from_counts = predict_counts  # type: ignore[attr-defined]
     predict.num_parameters = v.numel() + b.numel()  # type: ignore[attr-defined]
     return predict
 
@@ -138,11 +144,11 @@ def tuned_bag_of_words_baseline(train: Sentences, validation: Sentences,
     if len(set(labels)) < 2:
         raise ValueError("the validation rows must hold both labels to choose a setting by "
                          f"ROC-AUC; got only label(s) {sorted(set(labels))}")
-    texts = [t for t, _, _ in validation]
     tried, best, problem = {}, None, _bag_of_words_problem(train)
+    counts = _counts(problem[0], [t for t, _, _ in validation])  # tokenized once for the grid
     for lr in learning_rates:
         for n_steps, predict in _bag_of_words_fits(problem, lr, sorted(steps)):
-            auc = metrics.roc_auc(labels, predict(texts).tolist())
+            auc = metrics.roc_auc(labels, predict.from_counts(counts).tolist())
             tried[(n_steps, lr)] = auc
             if best is None or auc > best[0] or (auc == best[0] and n_steps < best[1].steps):
                 best = (auc, BagOfWordsSetting(n_steps, lr, auc), predict)
