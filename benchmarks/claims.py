@@ -18,17 +18,23 @@ from pathlib import Path
 
 from lmcourse.course.claims import (
     NO_DIFFERENCE,
+    NO_VERDICT,
     NOT_REPRODUCED,
+    OWN_VERDICTS,
+    PAPER_VERDICTS,
     REPRODUCED,
     format_number,
     recorded,
 )
 
+#: every verdict word in the order the page counts them
+WORDS = (*PAPER_VERDICTS, *OWN_VERDICTS, NO_VERDICT)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CLAIMS_JSON = HERE / "claims.json"
 CLAIMS_MD = ROOT / "claims.md"
-TITLE = "What this course reproduces"
+TITLE = "What this course reproduces, and what it finds"
 #: the fields of claims.json, in this order (DESIGN.md, "Claims ledger", then the details)
 FIELDS = ("notebook", "claim", "paper", "ours", "spread", "seeds", "baseline", "verdict",
           "per_seed", "metric", "higher_is_better", "rule", "note", "digits")
@@ -114,20 +120,30 @@ def render_markdown(records: list[dict]) -> str:
         "below theirs: read a verdict as what this run shows, not as a judgement on the "
         "paper.",
         "",
+        "**The words.** A claim names the side that should win (\"the LSTM reaches a lower "
+        "perplexity than the RNN\"). Where a paper made the claim (the *paper* column says "
+        "which, or its figure), the verdict is",
+        "",
         f"- **{REPRODUCED}**: ours is ahead of the baseline by more than the seeds scatter;",
         f"- **{NOT_REPRODUCED}**: the baseline is ahead by more than the seeds scatter;",
         f"- **{NO_DIFFERENCE}**: neither is (the seeds overlap).",
         "",
+        "Where the claim is the course's own (no paper made it: \"the RNN beats the tuned "
+        "n-gram\"), the same three outcomes read **supported**, **contradicted** and "
+        "**inconclusive**. A figure from one run (one seed) has no spread to judge a gap "
+        "against, and a live run of a notebook's minute is a demonstration, not the "
+        f"experiment: both are listed with **{NO_VERDICT}**.",
+        "",
         "By default \"more than the seeds scatter\" means that every seed is on the winning "
-        "side of every seed of the other; a few comparisons use the gap between the means "
-        "against the two spreads added, and a few decide on a threshold the notebook states "
-        "(the JSON records which: `rule`). A figure from one seed has no spread to test the "
-        "gap against; the table says how many seeds each figure has. Every row links to the "
-        "notebook that printed it.",
+        "side of every seed of the other; two arms that share seeds and data are compared "
+        "pair by pair (every paired difference on one side); a single model scored against "
+        "a baseline on the same test examples is decided by a paired bootstrap interval; a "
+        "few comparisons use the gap between the means against the two spreads added, and a "
+        "few decide on a threshold the notebook states (the JSON records which: `rule`). "
+        "Every row links to the notebook that printed it.",
         "",
         f"{len(records)} claims from {len(notebooks)} notebooks: "
-        + ", ".join(f"{counts.get(v, 0)} {v}" for v in (REPRODUCED, NOT_REPRODUCED,
-                                                        NO_DIFFERENCE)) + ".",
+        + ", ".join(f"{counts[v]} {v}" for v in WORDS if counts.get(v)) + ".",
         "",
         "| notebook | claim | paper | ours | baseline | verdict |",
         "|---|---|---|---|---|---|",
@@ -155,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = Counter(r["verdict"] for r in records)
     notebooks = Counter(r["notebook"] for r in records)
     print(f"{len(records)} claims from {len(notebooks)} notebooks ("
-          + ", ".join(f"{counts[v]} {v}" for v in (REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE))
+          + ", ".join(f"{counts[v]} {v}" for v in WORDS if counts.get(v))
           + "): " + ", ".join(f"{Path(n).stem} {k}" for n, k in notebooks.items()))
     print(f"{'wrote' if stale else 'unchanged:'} "
           f"{', '.join(str(p.relative_to(ROOT)) for p in (stale or outputs))}")

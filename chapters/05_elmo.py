@@ -463,18 +463,12 @@ print(f"forward vs backward (biLM): {final[0]:.1f} vs {final[1]:.1f}; "
 # `bilm_lee.TUNING` lists what was tried: every narrower or less regularised model levelled
 # off higher.
 #
-# The cell below re-trains the reference's first 25 steps of seed 0 on your machine and
-# compares its losses with the committed ones.
+# The cell below trains the reference's first 25 steps of seed 0 on your machine, a few
+# seconds: the start of the run whose curve and figures follow.
 
 # %% slideshow={"slide_type": "-"}
 ref = reference.load("bilm-lee")
-live = BILM_LEE.train(BILM_LEE.recipe, seed=0, device=torch.device("cpu"), progress=False,
-                      stop_after=BILM_LEE.first_steps)
-committed = ref.train_loss[0][:len(live.train_loss)]
-worst = max(abs(a - b) / b for a, b in zip(live.train_loss, committed, strict=True))
-print(f"first {len(live.train_loss)} steps of seed 0, live vs committed: largest relative "
-      f"difference {worst:.1e} (tolerance {ref.tolerance:g}) -> "
-      f"{'reproduced' if worst <= ref.tolerance else 'NOT reproduced'}")
+live = reference.live_run("bilm-lee", BILM_LEE.first_steps, device=torch.device("cpu"))
 print(f"reference run: {ref.wall_s / 60:.0f} min for {len(ref.seeds)} seeds on a "
       f"{ref.device_kind}")
 print(f"recipe: {ref.recipe['epochs']} epochs, dropout {ref.recipe['dropout']}, "

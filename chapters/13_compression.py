@@ -736,7 +736,7 @@ with verdict_table("Recovering after the cut, and the compressed student against
 # spoilers none of them is distinguishable from the teacher. The last verdict is the one
 # that matters for this task: the bag of words ranks spoilers as well as the teacher, and
 # the stacked student, at the size and speed printed in the live cell above, stays level
-# with it: no difference, neither better nor worse. On generated text that is all a
+# with it: inconclusive, neither better nor worse. On generated text that is all a
 # compression verdict can say; the next run asks it where the teacher knows more.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -879,7 +879,7 @@ print(f"{'tuned bag of words':<36} {'':>26}  ROC-AUC {bow_real:>13.3f}  "
 # The single models, each against the strongest simple baseline. With one model per row
 # there are no seeds to compare, so the verdict reads the paired bootstrap interval of the
 # ROC-AUC difference on the 2,300 test sentences: above zero means ahead of the bag of
-# words, below zero behind it, and an interval across zero is no difference.
+# words, below zero behind it, and an interval across zero is inconclusive.
 
 # %% slideshow={"slide_type": "-"}
 with verdict_table("Each compressed MiniLM against the bag of words (paired bootstrap)"):

@@ -458,7 +458,7 @@ def test_beats_baseline_beyond_the_bootstrap_interval(splits, capsys):
     check.beats_baseline(oracle, val, test, {"bag of words": bow}, target="bag of words",
                          beyond_interval=True)
     out = capsys.readouterr().out
-    assert "paired bootstrap" in out and "verdict: reproduced" in out and "✅" in out
+    assert "paired bootstrap" in out and "verdict: supported" in out and "✅" in out
     fails_with(check.beats_baseline, bow, val, test, {"bag of words": bow},
                target="bag of words", beyond_interval=True, hint="could reverse it")
 

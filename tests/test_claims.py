@@ -23,14 +23,14 @@ from tools.nbtools import ROOT
 
 
 @pytest.mark.parametrize("ours, base, higher, expected", [
-    ([0.9, 0.91, 0.92], [0.8, 0.85, 0.88], True, "reproduced"),     # worst of ours > best base
-    ([0.9, 0.91, 0.92], [0.8, 0.85, 0.9], True, "no difference"),    # a tie at the edge
-    ([0.7, 0.75, 0.78], [0.8, 0.85, 0.88], True, "not reproduced"),
-    ([0.7, 0.9, 0.78], [0.8, 0.85, 0.88], True, "no difference"),    # seeds overlap
-    ([4.1, 4.2, 4.3], 4.0, False, "not reproduced"),                 # lower is better
-    ([3.9, 3.8, 3.95], 4.0, False, "reproduced"),
-    ([3.9, 4.1, 3.95], 4.0, False, "no difference"),                 # straddles one figure
-    (5.0, 5.0, False, "no difference"),
+    ([0.9, 0.91, 0.92], [0.8, 0.85, 0.88], True, "ahead"),     # worst of ours > best base
+    ([0.9, 0.91, 0.92], [0.8, 0.85, 0.9], True, "level"),    # a tie at the edge
+    ([0.7, 0.75, 0.78], [0.8, 0.85, 0.88], True, "behind"),
+    ([0.7, 0.9, 0.78], [0.8, 0.85, 0.88], True, "level"),    # seeds overlap
+    ([4.1, 4.2, 4.3], 4.0, False, "behind"),                 # lower is better
+    ([3.9, 3.8, 3.95], 4.0, False, "ahead"),
+    ([3.9, 4.1, 3.95], 4.0, False, "level"),                 # straddles one figure
+    (5.0, 5.0, False, "level"),
 ])
 def test_every_seed_rule(ours, base, higher, expected):
     assert claims.decide(ours, base, higher_is_better=higher) == expected
@@ -39,41 +39,41 @@ def test_every_seed_rule(ours, base, higher, expected):
 def test_spreads_rule_compares_the_gap_with_the_spreads_added():
     # means 0.91 vs 0.90, half ranges 0.01 + 0.005: gap 0.01 within 0.015
     assert claims.decide([0.9, 0.91, 0.92], [0.895, 0.9, 0.905], higher_is_better=True,
-                         rule="spreads") == "no difference"
+                         rule="spreads") == "level"
     # same spreads, gap 0.05 > 0.015, both directions
     assert claims.decide([0.95, 0.96, 0.97], [0.905, 0.91, 0.915], higher_is_better=True,
-                         rule="spreads") == "reproduced"
+                         rule="spreads") == "ahead"
     assert claims.decide([0.95, 0.96, 0.97], [0.905, 0.91, 0.915], higher_is_better=False,
-                         rule="spreads") == "not reproduced"
+                         rule="spreads") == "behind"
     # the two rules disagree when the mean is not the mid-range: seeds 0, 0, 3 vs 0.5
     # (every seed: 0 < 0.5 overlaps; spreads: mean 1 - 0.5 = 0.5 < half range 1.5)
-    assert claims.decide([0, 0, 3], 0.5, higher_is_better=True) == "no difference"
-    assert claims.decide([0, 0, 3], -1.0, higher_is_better=True) == "reproduced"
+    assert claims.decide([0, 0, 3], 0.5, higher_is_better=True) == "level"
+    assert claims.decide([0, 0, 3], -1.0, higher_is_better=True) == "ahead"
     assert claims.decide([0, 0, 3], -1.0, higher_is_better=True,
-                         rule="spreads") == "reproduced"   # gap 2 > 1.5
+                         rule="spreads") == "ahead"   # gap 2 > 1.5
     assert claims.decide([0, 0, 3], -0.4, higher_is_better=True,
-                         rule="spreads") == "no difference"  # gap 1.4 < 1.5, yet 0 > -0.4
+                         rule="spreads") == "level"  # gap 1.4 < 1.5, yet 0 > -0.4
 
 
 def test_paired_seeds_rule_compares_seed_with_seed(capsys):
     # the distillation figures: every paired gain positive, the seeds overlap
     distilled, labels_only = [0.915, 0.929, 0.897], [0.900, 0.900, 0.890]
-    assert claims.decide(distilled, labels_only, higher_is_better=True) == "no difference"
+    assert claims.decide(distilled, labels_only, higher_is_better=True) == "level"
     assert claims.decide(distilled, labels_only, higher_is_better=True,
-                         rule="paired seeds") == "reproduced"
+                         rule="paired seeds") == "ahead"
     assert claims.decide(labels_only, distilled, higher_is_better=True,
-                         rule="paired seeds") == "not reproduced"
+                         rule="paired seeds") == "behind"
     assert claims.decide([1.0, 2.0, 3.0], [0.9, 2.1, 2.9], higher_is_better=False,
-                         rule="paired seeds") == "no difference"
+                         rule="paired seeds") == "level"
     assert claims.decide([2.0, 3.0], [2.5, 3.5], higher_is_better=False,
-                         rule="paired seeds") == "reproduced"  # lower is better
+                         rule="paired seeds") == "ahead"  # lower is better
     with pytest.raises(ValueError, match="same seeds"):
         claims.decide([1.0, 2.0, 3.0], [1.0, 2.0], higher_is_better=True, rule="paired seeds")
     with pytest.raises(ValueError, match="same seeds"):
         claims.decide([1.0, 2.0], 0.5, higher_is_better=True, rule="paired seeds")
     ahead = verdict("distilling beats labels alone", distilled, rule="paired seeds",
                     baseline=("labels only", labels_only), higher_is_better=True)
-    assert ahead.rule == "paired seeds" and ahead.verdict == "reproduced"
+    assert ahead.rule == "paired seeds" and ahead.verdict == "supported"  # no paper: our words
     assert "every paired difference favours ours" in ahead.line
     assert "+0.015, +0.029, +0.007" in ahead.line
     mixed = verdict("x beats y", [1.0, 2.0], rule="paired seeds", baseline=("y", [1.5, 1.5]),
@@ -101,17 +101,55 @@ def test_verdict_returns_the_record_and_prints_its_line_and_takeaway(capsys):
 def test_one_seed_and_an_explicit_verdict(capsys):
     one = verdict("the RNN beats the 6-gram", 5.04, baseline=("6-gram KN", 3.72),
                   higher_is_better=False, digits=2)
-    assert one.verdict == "not reproduced" and one.spread is None and one.seeds == 1
-    assert "ours 5.04 (1 seed) vs 6-gram KN 3.72" in one.line
+    assert one.verdict == "no verdict" and one.rule == "one run"
+    assert one.spread is None and one.seeds == 1
+    assert "ours 5.04 (1 seed) vs 6-gram KN 3.72" in one.line and "one run" in one.line
+    assert "behind by 1.32 in one run" in one.takeaway and "luck" in one.takeaway
     stated = verdict("u.v = PMI - log 5", -1.3, baseline=None, verdict="reproduced",
                      paper=-math.log(5), digits=2, note="within 0.5")
-    assert stated.rule == "stated" and stated.baseline is None
+    assert stated.rule == "stated" and stated.baseline is None and stated.verdict == "reproduced"
     assert stated.line.endswith("ours -1.30 (1 seed); paper: -1.61; within 0.5")
-    assert capsys.readouterr().out.count("verdict:") == 2
+    own = verdict("PPMI + SVD scores highest", 0.7, baseline=None, verdict="reproduced")
+    assert own.verdict == "supported"  # a stated outcome, worded for a claim no paper made
+    assert capsys.readouterr().out.count("verdict:") == 3
+
+
+@pytest.mark.parametrize("paper, words", [
+    ("Chung et al. 2014", ("reproduced", "not reproduced", "no difference")),
+    (None, ("supported", "contradicted", "inconclusive")),
+])
+def test_the_words_say_whose_claim_it_is(paper, words, capsys):
+    runs = {"ahead": [0.9, 0.91, 0.92], "behind": [0.7, 0.71, 0.72], "level": [0.7, 0.9, 0.8]}
+    for (outcome, ours), word in zip(runs.items(), words, strict=True):
+        result = verdict("ours beats the baseline", ours, baseline=("base", [0.8, 0.81, 0.82]),
+                         higher_is_better=True, paper=paper)
+        assert result.verdict == word == claims.verdict_word(outcome, paper)
+        assert result.line.startswith(f"verdict: {word} — ")
+    capsys.readouterr()
+
+
+def test_a_live_run_prints_its_figures_with_no_verdict(capsys):
+    live = verdict("the LSTM beats the RNN", [5.0, 5.1, 5.2], baseline=("RNN", [6.0, 6.1, 6.2]),
+                   higher_is_better=False, live=True, paper="Chung et al. 2014")
+    assert live.verdict == "no verdict" and live.rule == "live run"
+    assert "the reference runs give the verdict" in live.line
+    assert "ahead by 1.000 in this live run" in live.takeaway
+    with pytest.raises(ValueError, match="not both"):
+        verdict("x", 1.0, baseline=None, verdict="supported", live=True)
+    capsys.readouterr()
+
+
+def test_a_diverged_figure_is_named_not_subtracted(capsys):
+    result = verdict("clipping beats no clipping", [5.1, 5.2, 5.3],
+                     baseline=("no clipping", [6372449.6, 6372450.0, 6372450.4]),
+                     higher_is_better=False, metric="validation perplexity", digits=2)
+    assert "no clipping diverged" in result.takeaway and "6372" not in result.takeaway
+    capsys.readouterr()
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"verdict": "reproducd"}, ValueError, "unknown verdict 'reproducd'"),
+    ({"verdict": "no verdict"}, ValueError, "unknown verdict 'no verdict'"),
     ({"ours": []}, ValueError, "ours is empty"),
     ({"ours": [1.0, float("nan")]}, ValueError, r"ours\[1\] is nan"),
     ({"baseline": ("KN", float("inf"))}, ValueError, "baseline 'KN' is inf"),
@@ -181,6 +219,11 @@ def test_ledger_is_in_sync_with_the_committed_notebooks():
         assert set(r) >= {"notebook", "claim", "paper", "ours", "spread", "seeds", "baseline",
                           "verdict"}
         assert r["verdict"] in claims.VERDICTS
+        # "reproduced" and its kin only for a claim a paper made; one run gets no verdict
+        words = claims.OWN_VERDICTS if r["paper"] is None else claims.PAPER_VERDICTS
+        assert r["verdict"] in (*words, claims.NO_VERDICT), (r["notebook"], r["claim"])
+        assert (r["verdict"] == claims.NO_VERDICT) == (r["rule"] in claims.NO_VERDICT_RULES)
+        assert r["seeds"] > 1 or r["rule"] not in claims.SEED_RULES, (r["notebook"], r["claim"])
 
 
 N_GRAM_NAME = re.compile(r"\bKN\b|Kneser|n-gram")
@@ -258,13 +301,14 @@ def test_bootstrap_verdict_reads_the_interval_of_the_difference(capsys):
     labels = (torch.rand(400, generator=g) < 0.2).long()
     good = labels + 0.8 * torch.rand(400, generator=g)  # ranks every positive first
     noise = torch.rand(400, generator=g)
-    ahead = bootstrap_verdict("good beats noise", labels, good, baseline=("noise", noise))
+    ahead = bootstrap_verdict("good beats noise", labels, good, baseline=("noise", noise),
+                              paper="a paper's claim")
     assert ahead.verdict == "reproduced" and ahead.rule == "paired bootstrap"
     assert ahead.ours == 1.0 and "95% paired bootstrap interval" in ahead.line
     behind = bootstrap_verdict("noise beats good", labels, noise, baseline=("good", good))
-    assert behind.verdict == "not reproduced"
+    assert behind.verdict == "contradicted"  # one run, yet a verdict: the examples resample
     tie = bootstrap_verdict("noise beats itself", labels, noise, baseline=("noise", noise))
-    assert tie.verdict == "no difference"
+    assert tie.verdict == "inconclusive"
     assert "verdict: reproduced" in capsys.readouterr().out
     with pytest.raises(ValueError, match="bootstrap_verdict"):
         claims.decide(1.0, 0.5, higher_is_better=True, rule="paired bootstrap")
@@ -277,9 +321,9 @@ def test_every_verdict_prints_a_plain_takeaway(capsys):
                     higher_is_better=False, metric="bits per character")
     assert ahead.takeaway == ("In plain words: at this scale the claim holds, ahead by 0.177 "
                               "bits per character over 3 seeds.")
-    behind = verdict("ours beats the bigram", [0.70], baseline=("bigram", 0.74),
+    behind = verdict("ours beats the bigram", [0.70, 0.71], baseline=("bigram", 0.745),
                      higher_is_better=True, metric="accuracy")
-    assert "does not hold: behind by 0.040 accuracy in one run" in behind.takeaway
+    assert "does not hold: behind by 0.040 accuracy over 2 seeds" in behind.takeaway
     level = verdict("ours beats the bag of words", [0.80, 0.90], baseline=("bag", [0.82, 0.86]),
                     higher_is_better=True)
     assert level.takeaway == ("In plain words: no winner at this scale: the difference, "
@@ -309,7 +353,7 @@ def test_verdicts_inside_a_table_are_shown_once_as_one_table_and_all_recorded(mo
     assert data[claims.MIME_TABLE] == [a.record(), b.record()]
     page = data["text/html"]
     assert page.count("<tr>") == 3 and "Two &lt;sizes&gt;" in page
-    assert "<b>reproduced</b>" in page and "<b>no difference</b>" in page
+    assert "<b>supported</b>" in page and "<b>inconclusive</b>" in page
     assert "accuracy, higher is better" in page and "0.905 ± 0.005 (2 seeds)" in page
     assert data["text/plain"].splitlines()[1:] == [a.line, b.line]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[

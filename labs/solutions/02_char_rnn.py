@@ -380,7 +380,7 @@ verdict("your RNN beats the tuned Kneser-Ney n-gram", val_ppl,
         higher_is_better=False, metric="validation perplexity", digits=2)
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# If the verdict above is not "reproduced", that is the honest state of a plain RNN with
+# If your RNN is behind the tuned n-gram above, that is the honest state of a plain RNN with
 # 128 units after a minute of one CPU thread: on this third of a million characters of
 # news, a Kneser–Ney model that recalls contexts as long as its tuning chose (the printed
 # order) is hard to beat. Is more training of the same model the answer? The next cell

@@ -426,8 +426,8 @@ def beats_baselines(predict: Callable[[list[str]], Any],
               f"the {label} (one training run; the interval does not cover seeds)")
         claim(f"your BiLSTM ranks spoilers better than the {label}",
               rows["your BiLSTM"][0], baseline=(label, rows[label][0]), higher_is_better=True,
-              metric="test ROC-AUC", verdict={"ahead of": "reproduced", "behind": "not "
-                                              "reproduced"}.get(verdict, "no difference"),
+              metric="test ROC-AUC",
+              verdict={"ahead of": "ahead", "behind": "behind"}.get(verdict, "level"),
               note="decided by the 95% bootstrap interval over test sentences, one run")
     auc, f = rows["your BiLSTM"]
     k_auc, k_f = rows["keyword baseline"]

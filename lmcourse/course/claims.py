@@ -19,11 +19,18 @@ of the committed, executed notebooks into ``benchmarks/claims.json`` and the sit
 ``claims.md`` without running anything.
 
 **The verdict words.** A claim is stated so that it says which side should win
-("the LSTM reaches a lower perplexity than the RNN"); the verdict says what the run found:
+("the LSTM reaches a lower perplexity than the RNN"); the verdict says what the run found,
+in words that say whose claim it is. A claim a paper made (``paper=`` names it) is
 
 - ``reproduced``: ours is ahead of the baseline by more than the seeds scatter;
 - ``not reproduced``: the baseline is ahead by more than the seeds scatter;
 - ``no difference``: neither is: the seeds overlap (or the figures tie).
+
+A claim of the course's own (no paper made it: "the RNN beats the tuned n-gram") is
+``supported``, ``contradicted`` or ``inconclusive`` on the same three outcomes. A figure
+from **one run** (one seed) has no spread to judge a gap against, and a **live run** of a
+notebook's minute (``live=True``) is a demonstration, not the experiment: both print their
+figures with ``no verdict``, and the reference runs give the verdict.
 
 **The rule** (``rule=``) says what "more than the seeds scatter" means:
 
@@ -68,17 +75,29 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["COLLECTING", "MIME", "MIME_TABLE", "RULES", "SEED_RULES", "VERDICTS", "Claim",
-           "bootstrap_verdict",
-           "bundle", "decide", "format_number", "in_ipython", "recorded", "verdict"]
+__all__ = ["COLLECTING", "MIME", "MIME_TABLE", "NO_VERDICT", "NO_VERDICT_RULES", "OUTCOMES",
+           "OWN_VERDICTS", "PAPER_VERDICTS", "RULES", "SEED_RULES", "VERDICTS", "Claim",
+           "bootstrap_verdict", "bundle", "decide", "format_number", "in_ipython", "recorded",
+           "verdict", "verdict_word"]
 
-#: the three verdicts a claim can get
+#: the three outcomes of a comparison: ours ahead, behind, or neither (what decide returns)
+AHEAD, BEHIND, LEVEL = "ahead", "behind", "level"
+OUTCOMES = (AHEAD, BEHIND, LEVEL)
+#: the verdicts on a claim a paper made, one per outcome
 REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE = "reproduced", "not reproduced", "no difference"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE)
+PAPER_VERDICTS = (REPRODUCED, NOT_REPRODUCED, NO_DIFFERENCE)
+#: the verdicts on a claim of the course's own, one per outcome
+SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
+OWN_VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE)
+#: one run or a live demonstration: the figure is printed, no verdict is drawn
+NO_VERDICT = "no verdict"
+VERDICTS = (*PAPER_VERDICTS, *OWN_VERDICTS, NO_VERDICT)
 #: how a verdict is decided from the numbers (``"stated"``: given by the notebook)
 RULES = ("every seed", "spreads", "paired seeds", "paired bootstrap")
 #: the rules :func:`decide` applies to per-seed figures
 SEED_RULES = RULES[:3]
+#: the "rules" of a claim with no verdict: one run of ours, or a live demonstration
+NO_VERDICT_RULES = ("one run", "live run")
 #: the MIME type of a recorded claim in a notebook's outputs
 MIME = "application/vnd.lmcourse.claim+json"
 #: the MIME type of a table of claims (a list of records)
@@ -129,27 +148,41 @@ class Claim:
     @property
     def takeaway(self) -> str:
         """The verdict as one plain sentence, printed under its line ("" when there is no
-        baseline to compare with)."""
+        baseline to compare with). A diverged figure is named, not subtracted."""
         if self.baseline is None or self.higher_is_better is None:
             return ""
-        diff = self.ours - self.baseline["figure"]
+        base = self.baseline["figure"]
+        diff = self.ours - base
         ahead = diff > 0 if self.higher_is_better else diff < 0
-        size = f"{abs(diff):.{self.digits}f}" + (f" {self.metric}" if self.metric else "")
+        unit = f" {self.metric}" if self.metric else ""
+        if max(abs(self.ours), abs(base)) >= 1e5:  # a diverged run: the gap means nothing
+            by = f"far ({'ours' if abs(self.ours) >= abs(base) else self.baseline['name']} " \
+                 "diverged)"
+            signed = by
+        else:
+            by = f"by {abs(diff):.{self.digits}f}{unit}"
+            signed = f"{diff:+.{self.digits}f}{unit}"
         runs = f"over {self.seeds} seeds" if self.seeds > 1 else "in one run"
-        if self.verdict == REPRODUCED:
-            return f"In plain words: at this scale the claim holds, ahead by {size} {runs}."
-        if self.verdict == NOT_REPRODUCED:
+        side = "ahead" if ahead else "behind"
+        if self.rule == "live run":
+            return (f"In plain words: {side} {by} in this live run, a demonstration; the "
+                    "reference runs give the verdict.")
+        if self.rule == "one run":
+            return (f"In plain words: {side} {by} in one run, which cannot tell a real gap "
+                    "from the luck of one seed.")
+        outcome = _outcome(self.verdict)
+        if outcome == AHEAD:
+            return f"In plain words: at this scale the claim holds, ahead {by} {runs}."
+        if outcome == BEHIND:
             side = "ahead, but not by enough," if ahead else "behind"
-            return (f"In plain words: at this scale the claim does not hold: {side} by {size} "
-                    f"{runs}.")
+            return f"In plain words: at this scale the claim does not hold: {side} {by} {runs}."
         if self.rule == "paired seeds":
-            return (f"In plain words: no winner at this scale: the mean difference, "
-                    f"{diff:+.{self.digits}f}" + (f" {self.metric}" if self.metric else "")
-                    + ", is not on one side in every pair of seeds.")
+            return (f"In plain words: no winner at this scale: the mean difference, {signed}, "
+                    "is not on one side in every pair of seeds.")
         within = ("the paired bootstrap interval" if self.rule == "paired bootstrap"
                   else "the seeds' spread" if self.seeds > 1 else "what one run can tell")
-        return (f"In plain words: no winner at this scale: the difference, {diff:+.{self.digits}f}"
-                + (f" {self.metric}" if self.metric else "") + f", is within {within}.")
+        return f"In plain words: no winner at this scale: the difference, {signed}, is within " \
+               f"{within}."
 
 
 # ---- checking the inputs ----------------------------------------------------------------
@@ -197,8 +230,9 @@ def _round(x: float) -> float:
 
 def decide(ours: Any, baseline: Any, *, higher_is_better: bool,
            rule: str = "every seed") -> str:
-    """The verdict on "ours beats the baseline" from per-seed values (see the module's
-    docstring for the two rules). ``ours`` and ``baseline`` are a number or one per seed."""
+    """The outcome of "ours beats the baseline" from per-seed values: ``"ahead"``,
+    ``"behind"`` or ``"level"`` (see the module's docstring for the rules; :func:`verdict_word`
+    names it). ``ours`` and ``baseline`` are a number or one per seed."""
     if rule not in SEED_RULES:
         raise ValueError(f"unknown rule {rule!r}: use one of {SEED_RULES} (a paired bootstrap "
                          "is decided by bootstrap_verdict)")
@@ -213,46 +247,68 @@ def decide(ours: Any, baseline: Any, *, higher_is_better: bool,
                              f"sides the same seeds, 2 or more (got {len(a)} and {len(b)})")
         differences = [x - y for x, y in zip(a, b, strict=True)]
         if all(d > 0 for d in differences):
-            return REPRODUCED
+            return AHEAD
         if all(d < 0 for d in differences):
-            return NOT_REPRODUCED
-        return NO_DIFFERENCE
+            return BEHIND
+        return LEVEL
     if rule == "every seed":
         if min(a) > max(b):
-            return REPRODUCED
+            return AHEAD
         if max(a) < min(b):
-            return NOT_REPRODUCED
-        return NO_DIFFERENCE
+            return BEHIND
+        return LEVEL
     gap, noise = _mean(a) - _mean(b), _half_range(a) + _half_range(b)
     if gap > noise:
-        return REPRODUCED
+        return AHEAD
     if gap < -noise:
-        return NOT_REPRODUCED
-    return NO_DIFFERENCE
+        return BEHIND
+    return LEVEL
 
 
-def _reason(rule: str, word: str, ours: list[float], base: list[float] | None,
+def verdict_word(outcome: str, paper: object) -> str:
+    """The verdict that names ``outcome`` (``decide``'s): a paper's words when the claim has
+    a published figure or source (``paper`` not None), the course's own words otherwise."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}: one of {OUTCOMES}")
+    words = OWN_VERDICTS if paper is None else PAPER_VERDICTS
+    return words[OUTCOMES.index(outcome)]
+
+
+def _outcome(word: str) -> str:
+    """The outcome a stated verdict names, in either family of words (or the outcome)."""
+    for words in (OUTCOMES, PAPER_VERDICTS, OWN_VERDICTS):
+        if word in words:
+            return OUTCOMES[words.index(word)]
+    raise ValueError(f"unknown verdict {word!r}: use one of {PAPER_VERDICTS} for a paper's "
+                     f"claim or {OWN_VERDICTS} for the course's own (or an outcome, {OUTCOMES})")
+
+
+def _reason(rule: str, outcome: str, ours: list[float], base: list[float] | None,
             digits: int) -> str:
     """Why the numbers gave this verdict, in a few words."""
+    if rule == "one run":
+        return "one run: no spread to judge the gap against"
+    if rule == "live run":
+        return "a live run of the notebook's minute: the reference runs give the verdict"
     if rule in ("stated", "paired bootstrap") or base is None:
         return ""
     if rule == "paired seeds":
         gaps = ", ".join(f"{x - y:+.{digits}f}" for x, y in zip(ours, base, strict=True))
-        how = {REPRODUCED: "every paired difference favours ours",
-               NOT_REPRODUCED: "every paired difference favours the baseline",
-               NO_DIFFERENCE: "the paired differences disagree in sign"}[word]
+        how = {AHEAD: "every paired difference favours ours",
+               BEHIND: "every paired difference favours the baseline",
+               LEVEL: "the paired differences disagree in sign"}[outcome]
         return f"{how} (ours − baseline, seed by seed: {gaps})"
     if rule == "spreads":
         gap = abs(_mean(ours) - _mean(base))
         noise = _half_range(ours) + _half_range(base)
         return (f"the gap {format_number(gap, digits)} is "
-                f"{'within' if word == NO_DIFFERENCE else 'larger than'} the spreads added "
+                f"{'within' if outcome == LEVEL else 'larger than'} the spreads added "
                 f"({format_number(noise, digits)})")
     one = len(base) == 1
     who = "ours is" if len(ours) == 1 else "every seed is"
-    if word == REPRODUCED:
+    if outcome == AHEAD:
         return f"{who} ahead" + (" of it" if one else " of every baseline seed")
-    if word == NOT_REPRODUCED:
+    if outcome == BEHIND:
         return f"{who} behind" + (" it" if one else " every baseline seed")
     if len(ours) == 1 and one:
         return "the two figures tie"
@@ -283,7 +339,7 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
             higher_is_better: bool | None = None, verdict: str | None = None,
             rule: str | None = None, paper: float | str | None = None,
             metric: str | None = None, note: str | None = None, digits: int = 3,
-            show: bool = True) -> Claim:
+            live: bool = False, show: bool = True) -> Claim:
     """Decide, print and record one claim; returns it.
 
     claim: what should hold, stated so that it names the side that should win.
@@ -292,9 +348,14 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
         figure one number or one per seed), or ``None`` when there is no baseline to beat
         (then pass ``verdict=``).
     higher_is_better: whether a larger figure is better (needed to decide).
-    verdict: one of ``VERDICTS`` when the notebook decides (a qualitative check); otherwise
-        it is decided by ``rule`` (``"every seed"`` by default, or ``"spreads"``).
-    paper: the published figure (a number, or a short text with its unit), if any.
+    verdict: the outcome when the notebook decides (a qualitative check): a paper's word or
+        the course's own (either family; the claim's ``paper`` picks the word printed), or
+        an outcome of ``OUTCOMES``. Otherwise it is decided by ``rule`` (``"every seed"`` by
+        default, ``"spreads"`` or ``"paired seeds"``); one run of ours gets no verdict.
+    paper: the published figure or source (a number, or a short text), when a paper made
+        the claim: the verdict then reads reproduced / not reproduced / no difference.
+    live: a live demonstration run (the notebook's minute), not the experiment: its figures
+        are printed with no verdict.
     metric, note: the figure's name, and a last remark printed at the end of the line.
     digits: decimals printed. show: print/display it (False: only return it).
     """
@@ -318,28 +379,32 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
         raise TypeError(f"paper must be a number, a short text or None, got {paper!r}")
 
     if verdict is not None:
-        if verdict not in VERDICTS:
-            raise ValueError(f"unknown verdict {verdict!r}: use one of {VERDICTS}")
-        if rule is not None:
-            raise ValueError("give either verdict= (the notebook decides) or rule= "
+        outcome = _outcome(verdict)
+        if rule is not None or live:
+            raise ValueError("give either verdict= (the notebook decides) or rule= / live= "
                              "(the numbers decide), not both")
-        word, rule = verdict, "stated"
+        rule = "stated"
     else:
         if base_values is None:
             raise ValueError("without a baseline there is nothing to decide: pass verdict= "
-                             "(one of 'reproduced', 'not reproduced', 'no difference')")
+                             f"(one of {OUTCOMES}, or its word)")
         if higher_is_better is None:
             raise ValueError("to decide the verdict, say whether a larger figure is better "
                              "(higher_is_better=True or False)")
         rule = rule or "every seed"
-        word = decide(values, base_values, higher_is_better=higher_is_better, rule=rule)
+        outcome = decide(values, base_values, higher_is_better=higher_is_better, rule=rule)
+    word = verdict_word(outcome, paper)
+    if live:
+        word, rule = NO_VERDICT, "live run"
+    elif rule in SEED_RULES and len(values) == 1:
+        word, rule = NO_VERDICT, "one run"
 
     what = ", ".join(x for x in (metric, None if higher_is_better is None else
                                  f"{'higher' if higher_is_better else 'lower'} is better") if x)
     parts = [(f"{what}: " if what else "") + f"ours {_figure(values, digits)}"]
     if baseline is not None:
         parts[0] += f" vs {baseline[0]} {_baseline_figure(base_values, digits)}"
-    parts.append(_reason(rule, word, values, base_values, digits))
+    parts.append(_reason(rule, outcome, values, base_values, digits))
     if paper is not None:
         parts.append(f"paper: {format_number(paper, digits)}" if isinstance(paper, float)
                      else f"paper: {paper}")
@@ -370,8 +435,8 @@ def bootstrap_verdict(claim: str, labels: Any, ours: Any, *, baseline: tuple[str
     scored on the same examples: ``ours`` and ``baseline = (name, scores)`` are scores for
     ``labels``; the verdict reads the 95% interval of ``ROC-AUC(ours) - ROC-AUC(baseline)``
     over ``resamples`` bootstrap resamples of the examples
-    (:func:`lmcourse.metrics.bootstrap_auc_difference`): above 0 ``reproduced``, below 0
-    ``not reproduced``, otherwise ``no difference``. ``difference``: that
+    (:func:`lmcourse.metrics.bootstrap_auc_difference`): above 0 ours is ahead, below 0
+    behind, otherwise level (worded as :func:`verdict_word` says). ``difference``: that
     ``(difference, low, high)`` when the caller has already computed it. Records ROC-AUCs,
     not scores."""
     from lmcourse.metrics import bootstrap_auc_difference, roc_auc
@@ -379,12 +444,12 @@ def bootstrap_verdict(claim: str, labels: Any, ours: Any, *, baseline: tuple[str
     name, base_scores = baseline
     diff, low, high = difference or bootstrap_auc_difference(labels, ours, base_scores,
                                                              n=resamples, seed=seed)
-    word = REPRODUCED if low > 0 else NOT_REPRODUCED if high < 0 else NO_DIFFERENCE
+    outcome = AHEAD if low > 0 else BEHIND if high < 0 else LEVEL
     n = len(_values(labels, "labels"))
     why = (f"difference {diff:+.{digits}f}, 95% paired bootstrap interval "
            f"[{low:+.{digits}f}, {high:+.{digits}f}] over {n:,} examples")
     result = verdict(claim, roc_auc(labels, ours), baseline=(name, roc_auc(labels, base_scores)),
-                     higher_is_better=True, verdict=word, paper=paper, metric="test ROC-AUC",
+                     higher_is_better=True, verdict=outcome, paper=paper, metric="test ROC-AUC",
                      note=why if note is None else f"{why}; {note}", digits=digits, show=False)
     result = Claim(**{**result.record(), "rule": "paired bootstrap"})
     if show:

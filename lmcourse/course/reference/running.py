@@ -153,11 +153,13 @@ def _finished_seeds(ref: Reference, folder: Path) -> dict[int, tuple[SeedRun, fl
 
 def live_run(name: str, steps: int, device: torch.device | None = None) -> SeedRun:
     """A notebook's live part: train the first ``steps`` steps of reference ``name``'s seed 0
-    here (on the recipe's full schedule), check that its first ``first_steps`` training
-    losses repeat the committed ones, print one line, and return the run (its ``curve``
-    holds the held-out points it reached). Raises :class:`StaleReference` when they differ
-    beyond the reference's tolerance."""
+    here (on the recipe's full schedule), print one line for the student (what ran, how
+    long), check that its first ``first_steps`` training losses repeat the committed ones
+    (the comparison goes to the harness log, :func:`lmcourse.course.harness.note`, not to the
+    lesson), and return the run (its ``curve`` holds the held-out points it reached). Raises
+    :class:`StaleReference` when they differ beyond the reference's tolerance."""
     import lmcourse
+    from lmcourse.course.harness import note
 
     ref, result = get(name), load(name)
     device = lmcourse.device() if device is None else device
@@ -168,11 +170,10 @@ def live_run(name: str, steps: int, device: torch.device | None = None) -> SeedR
     worst = max(abs(a - b) / abs(b) for a, b in zip(run.train_loss, committed, strict=False))
     total = ref.recipe.get("steps")
     of = f" of {total:,}" if isinstance(total, int) else ""
-    print(f"live run of {name}: {len(run.train_loss)}{of} steps in "
-          f"{seconds:.1f} s on {device}; its first "
-          f"{len(committed)} losses vs the reference: largest relative difference {worst:.1e} "
-          f"(tolerance {ref.tolerance:g}) -> "
-          f"{'reproduced' if worst <= ref.tolerance else 'NOT reproduced'}")
+    print(f"live run of {name}: the first {len(run.train_loss)}{of} steps of its seed 0, "
+          f"trained here in {seconds:.1f} s")
+    note(f"live run of {name} on {device}: its first {len(committed)} losses vs the committed "
+         f"ones, largest relative difference {worst:.1e} (tolerance {ref.tolerance:g})")
     if not worst <= ref.tolerance:
         raise StaleReference(f"reference {name}: the first steps trained here differ from the "
                              f"committed ones by {worst:.1e}; refresh it with `{ref.command}`")
