@@ -184,7 +184,7 @@ def _functions(code: Any) -> list[FunctionType]:
     if isinstance(code, FunctionType):
         return [code]
     cls = code if isinstance(code, type) else type(code)
-    return [f for c in cls.__mro__ if c.__module__ != "builtins"
+    return [f for c in cls.__mro__ if not c.__module__.startswith(("builtins", "torch."))
             for f in vars(c).values() if isinstance(f, FunctionType)]
 
 
