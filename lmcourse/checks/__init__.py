@@ -44,7 +44,7 @@ class CheckFailed(AssertionError):
     to it (``__suppress_context__``); it stays in ``__context__`` for whoever debugs a check.
     """
 
-    def __init__(self, check: str, hint: str = "", exercise: int | None = None):
+    def __init__(self, check: str, hint: str = "", exercise: int | str | None = None):
         super().__init__(f"❌ {check}: {hint}" if hint else check)
         self.check, self.hint = check, hint
         self.exercise = exercise  # an earlier exercise to pass first, when that is the cause
@@ -62,13 +62,13 @@ def passed(name: str, detail: str = "") -> None:
     print(f"✅ {name}: passed" + (f" ({detail})" if detail else ""))
 
 
-def fail(name: str, hint: str, exercise: int | None = None) -> NoReturn:
+def fail(name: str, hint: str, exercise: int | str | None = None) -> NoReturn:
     """Raise :class:`CheckFailed` for ``name`` with a specific ``hint`` (``exercise``: the
     earlier exercise to pass first, when the hint sends the student back to it)."""
     raise CheckFailed(name, hint, exercise)
 
 
-def expect(condition: bool, name: str, hint: str, exercise: int | None = None) -> None:
+def expect(condition: bool, name: str, hint: str, exercise: int | str | None = None) -> None:
     """Fail with ``hint`` unless ``condition`` holds."""
     if not condition:
         fail(name, hint, exercise)
@@ -191,9 +191,9 @@ def _functions(code: Any) -> list[FunctionType]:
 def earlier(code: Any, name: str) -> Any:
     """What ``name`` means to the student's ``code`` (a function, a class or a module) when
     it runs: the object of that name where the code was defined (in a lab, the notebook),
-    or None if it sees none."""
+    or None if it sees none or is library code (the course's own, say)."""
     for fn in _functions(code):
-        if fn.__globals__.get(name) is not None:
+        if not _is_library(fn.__code__.co_filename) and fn.__globals__.get(name) is not None:
             return fn.__globals__[name]
     return None
 
@@ -210,7 +210,7 @@ def _quiet() -> Any:
             np.random.set_state(np_state)
 
 
-def requires(name: str, exercise: int, check: Callable[..., Any], *args: Any,
+def requires(name: str, exercise: int | str, check: Callable[..., Any], *args: Any,
              **kwargs: Any) -> None:
     """Run exercise ``exercise``'s ``check`` on ``args`` quietly; if it fails, fail ``name``
     with "pass exercise N first" and that check's hint (N: the earliest failing exercise,
@@ -224,3 +224,13 @@ def requires(name: str, exercise: int, check: Callable[..., Any], *args: Any,
         hint = (f"pass exercise {exercise} first: this check runs your code from exercise "
                 f"{exercise}, and that exercise's check fails ({err.check}: {err.hint})")
         raise CheckFailed(name, hint, exercise) from None
+
+
+def requires_earlier(name: str, code: Any,
+                     *exercises: tuple[str, int | str, Callable[..., Any]]) -> None:
+    """For each ``(function name, exercise, its check)``: :func:`requires` on the function of
+    that name that the student's ``code`` calls, when it sees one (:func:`earlier`)."""
+    for function, exercise, check in exercises:
+        fn = earlier(code, function)
+        if callable(fn):
+            requires(name, exercise, check, fn)
