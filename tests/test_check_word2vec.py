@@ -182,16 +182,20 @@ def test_clusters_accept_the_solution(capsys):
 
 
 def test_clusters_reject_broken_training():
-    fails_with(check.learns_clusters, skipgram_pairs, make_train_step(step=False),
-               hint="did not change during training")
+    """A broken step or pair list is its exercise's fault: the training check says so."""
+    message = fails_with(check.learns_clusters, skipgram_pairs, make_train_step(step=False),
+                         hint="pass exercise 3 first")
+    assert "the embeddings did not change" in message
     fails_with(check.learns_clusters, skipgram_pairs, make_train_step(sign=-1.0),
-               hint="loss went UP")
+               hint="pass exercise 3 first")
+    fails_with(check.learns_clusters, lambda ids, window: skipgram_pairs(ids, 1), train_step,
+               hint="pass exercise 1 first")
 
     def unpaired(ids, window):  # centers and contexts permuted independently
         c, o = skipgram_pairs(ids, window)
         g = torch.Generator().manual_seed(int(ids[0]) + len(ids))
         return c[torch.randperm(len(c), generator=g)], o
-    fails_with(check.learns_clusters, unpaired, train_step, hint="did not learn the topics")
+    fails_with(check.learns_clusters, unpaired, train_step, hint="pass exercise 1 first")
 
 
 def _month_vectors(words, rng, strength):
