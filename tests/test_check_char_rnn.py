@@ -26,14 +26,15 @@ def rnn_step(x, h, W_ih, W_hh, b_ih, b_hh):
     return torch.tanh(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)
 
 
-def make_forward(step):
+def make_forward(step=None):
+    """The lab's given model, running ``step`` (by default the lab's name, rnn_step)."""
     def rnn_forward(params, X, state=None):
         W_ih, W_hh = params["W_ih"], params["W_hh"]
         h = (X.new_zeros(X.shape[0], W_hh.shape[0], dtype=W_ih.dtype)
              if state is None else state)
         outputs = []
         for x_t in F.one_hot(X.T, W_ih.shape[1]).to(W_ih.dtype):
-            h = step(x_t, h, W_ih, W_hh, params["b_ih"], params["b_hh"])
+            h = (step or rnn_step)(x_t, h, W_ih, W_hh, params["b_ih"], params["b_hh"])
             outputs.append(h)
         return torch.stack(outputs, dim=1) @ params["W_hq"] + params["b_q"], h
     return rnn_forward

@@ -36,12 +36,12 @@ def ns_loss(v, u_pos, u_neg):
     return -(F.logsigmoid(pos) + F.logsigmoid(-neg).sum(-1)).mean()
 
 
-def make_train_step(loss_fn=ns_loss, zero_grad=True, step=True, out_table="out", sign=1.0):
+def make_train_step(loss_fn=None, zero_grad=True, step=True, out_table="out", sign=1.0):
     def train_step(emb_in, emb_out, centers, contexts, negatives, optimizer):
         if zero_grad:
             optimizer.zero_grad()
         table = emb_out if out_table == "out" else emb_in
-        loss = loss_fn(emb_in(centers), table(contexts), table(negatives))
+        loss = (loss_fn or ns_loss)(emb_in(centers), table(contexts), table(negatives))
         (sign * loss).backward()
         if step:
             optimizer.step()
