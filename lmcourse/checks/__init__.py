@@ -221,9 +221,14 @@ def requires(name: str, exercise: int | str, check: Callable[..., Any], *args: A
     except CheckFailed as err:
         if err.exercise is not None:
             raise CheckFailed(name, err.hint, err.exercise) from None
-        hint = (f"pass exercise {exercise} first: this check runs your code from exercise "
-                f"{exercise}, and that exercise's check fails ({err.check}: {err.hint})")
-        raise CheckFailed(name, hint, exercise) from None
+        why = f"{err.check}: {err.hint}"
+    except Exception as err:  # noqa: BLE001 - a crash in that check is a failure there too
+        why = problem(err)
+    else:
+        return
+    hint = (f"pass exercise {exercise} first: this check runs your code from exercise "
+            f"{exercise}, and that exercise's check fails ({why})")
+    raise CheckFailed(name, hint, exercise) from None
 
 
 def requires_earlier(name: str, code: Any,
