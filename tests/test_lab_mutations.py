@@ -162,6 +162,10 @@ LAB02 = [
             plain(lambda: check02.train_step(lab02.make_train_step(), in_notebook(
                 lab02.make_forward(), rnn_step=_no_b_hh))),
             "pass exercise 1 first", "b_hh is missing"),
+    planted("02", "a trained model over an rnn_step without b_hh", plain(
+        lambda: check02.beats_bigram(in_notebook(lab02.make_forward(), rnn_step=_no_b_hh), {},
+                                     [], [], 5)),
+        "trained model: pass exercise 1 first", "b_hh is missing"),
     planted("02", "the state not detached", _train_step(detach=False),
             "the incoming state was not detached"),
     planted("02", "the state reset every minibatch", _train_step(reset=True),

@@ -20,7 +20,17 @@ from typing import Any
 
 import torch
 
-from lmcourse.checks import CheckFailed, attempt, earlier, expect, fail, passed, requires, same
+from lmcourse.checks import (
+    CheckFailed,
+    attempt,
+    earlier,
+    expect,
+    fail,
+    passed,
+    requires,
+    requires_earlier,
+    same,
+)
 from lmcourse.course.claims import verdict as claim
 from lmcourse.models.rnn import rnn_step as reference_rnn_step
 from lmcourse.train import lm_loss
@@ -418,6 +428,7 @@ def beats_bigram(forward: Callable, params: dict, train_ids: Sequence[int],
     "bigram_setting": the bigram's chosen discount, "tuned": tuned n-gram perplexity,
     "tuned_setting": what the tuning chose})``."""
     name = "trained model"
+    requires_earlier(name, forward, ("rnn_step", 1, rnn_step))
     try:
         ppl = model_perplexity(forward, params, val_ids)
     except CheckFailed:
