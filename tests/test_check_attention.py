@@ -188,8 +188,8 @@ def test_masked_attention_rejects_typical_mistakes(kwargs, hint):
 
 
 def test_masked_attention_needs_exercise_1_first():
-    fails_with(check.masked_attention, make_attention(scale="none"), hint="pass the check of "
-                                                                          "exercise 1 first")
+    fails_with(check.masked_attention, make_attention(scale="none"),
+               hint="pass exercise 1 first")
     fails_with(check.masked_attention, stub, hint="not implemented yet")
 
 

@@ -26,14 +26,15 @@ def rnn_step(x, h, W_ih, W_hh, b_ih, b_hh):
     return torch.tanh(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)
 
 
-def make_forward(step):
+def make_forward(step=None):
+    """The lab's given model, running ``step`` (by default the lab's name, rnn_step)."""
     def rnn_forward(params, X, state=None):
         W_ih, W_hh = params["W_ih"], params["W_hh"]
         h = (X.new_zeros(X.shape[0], W_hh.shape[0], dtype=W_ih.dtype)
              if state is None else state)
         outputs = []
         for x_t in F.one_hot(X.T, W_ih.shape[1]).to(W_ih.dtype):
-            h = step(x_t, h, W_ih, W_hh, params["b_ih"], params["b_hh"])
+            h = (step or rnn_step)(x_t, h, W_ih, W_hh, params["b_ih"], params["b_hh"])
             outputs.append(h)
         return torch.stack(outputs, dim=1) @ params["W_hq"] + params["b_q"], h
     return rnn_forward
@@ -43,7 +44,7 @@ rnn_forward = make_forward(rnn_step)
 
 
 def make_train_step(detach=True, reset=False, zero_grad=True, clip_it=True, reduction="mean",
-                    return_state="final"):
+                    return_state="final", clip_after_step=False):
     def train_step(params, optimizer, X, Y, state, clip=1.0):
         if reset:
             state = None
@@ -55,9 +56,11 @@ def make_train_step(detach=True, reset=False, zero_grad=True, clip_it=True, redu
         if zero_grad:
             optimizer.zero_grad()
         loss.backward()
-        if clip_it:
+        if clip_it and not clip_after_step:
             clip_gradients(params.values(), clip)
         optimizer.step()
+        if clip_after_step:  # too late: the step has used the unclipped gradients
+            clip_gradients(params.values(), clip)
         out = {"final": new_state, "zeros": torch.zeros_like(new_state), "none": None}
         return loss.item(), out[return_state]
     return train_step
@@ -115,6 +118,7 @@ def test_train_step_accepts_the_right_answer(capsys):
     (dict(zero_grad=False), "optimizer.zero_grad()"),
     (dict(reduction="sum"), "use the MEAN cross-entropy"),
     (dict(clip_it=False), "clip the gradients"),
+    (dict(clip_after_step=True), "clipped only after optimizer.step()"),
     (dict(return_state="zeros"), "not the hidden state after the last position"),
     (dict(return_state="none"), "return the final hidden state"),
 ])
@@ -127,6 +131,15 @@ def test_train_step_needs_a_working_rnn_step():
         raise NotImplementedError
     fails_with(check.train_step, make_train_step(), make_forward(stub),
                hint="finish rnn_step")
+
+
+def test_train_step_sends_a_wrong_rnn_step_back_to_exercise_1():
+    """An rnn_step without b_hh leaves that bias out of the graph: exercise 1 is named, with
+    no traceback from autograd."""
+    def no_b_hh(x, h, W_ih, W_hh, b_ih, b_hh):
+        return torch.tanh(x @ W_ih.T + b_ih + h @ W_hh.T)
+    fails_with(check.train_step, make_train_step(), make_forward(no_b_hh),
+               hint="pass exercise 1 first")
 
 
 # ---- exercise 3 ---------------------------------------------------------------------------

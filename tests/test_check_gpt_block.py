@@ -38,7 +38,10 @@ def make_attention(mistake: str | None = None, keep: str = "detached"):
             H = self.num_heads
             D = E // H
             q, k, v = self.qkv(x).chunk(3, dim=-1)
-            q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))
+            if mistake == "split without transpose":  # a plain reshape mixes positions
+                q, k, v = (t.reshape(B, H, T, D) for t in (q, k, v))
+            else:
+                q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))
             scores = q @ k.transpose(-2, -1)
             scale = {"no scale": 1.0, "scale by d": D}.get(mistake, math.sqrt(D))
             scores = scores / scale
@@ -62,12 +65,12 @@ def make_attention(mistake: str | None = None, keep: str = "detached"):
 CausalSelfAttention = make_attention()
 
 
-def make_block(mistake: str | None = None):
+def make_block(mistake: str | None = None, attention: type | None = None):
     class Block(nn.Module):
         def __init__(self, d_model, num_heads):
             super().__init__()
             self.norm1 = nn.LayerNorm(d_model)
-            self.attn = CausalSelfAttention(d_model, num_heads)
+            self.attn = (attention or CausalSelfAttention)(d_model, num_heads)
             self.norm2 = nn.LayerNorm(d_model)
             self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
                                      nn.Linear(4 * d_model, d_model))
@@ -91,13 +94,14 @@ def make_block(mistake: str | None = None):
 Block = make_block()
 
 
-def make_gpt(mistake: str | None = None, returns: str = "logits"):
+def make_gpt(mistake: str | None = None, returns: str = "logits", block: type | None = None):
     class TinyGPT(nn.Module):
         def __init__(self, vocab_size, d_model, num_heads, num_layers, max_len):
             super().__init__()
             self.tokens = nn.Embedding(vocab_size, d_model)
             self.positions = nn.Embedding(max_len, d_model)
-            self.blocks = nn.ModuleList(Block(d_model, num_heads) for _ in range(num_layers))
+            self.blocks = nn.ModuleList((block or Block)(d_model, num_heads)
+                                        for _ in range(num_layers))
             self.norm = nn.LayerNorm(d_model)
             self.head = nn.Linear(d_model, vocab_size)
 
@@ -133,6 +137,7 @@ def test_causal_self_attention_passes_the_solution(capsys):
     ("scale by d", "divide by √d"),
     ("mask after softmax", "after the softmax"),
     ("mask polarity", "wrong way round"),
+    ("split without transpose", "split by reshaping B x T x E straight to"),
 ])
 def test_causal_self_attention_names_the_mistake(mistake, hint):
     message = fails_with(check.causal_self_attention, make_attention(mistake), hint=hint)
@@ -177,6 +182,18 @@ def test_block_passes_the_solution(capsys):
 ])
 def test_block_names_the_mistake(mistake, hint):
     fails_with(check.block, make_block(mistake), hint=hint)
+
+
+def test_block_and_model_send_a_broken_layer_back_to_its_exercise():
+    """The block check runs the block's own attention, so a wrong attention is exercise 1's
+    fault, not the block's; a wrong block is exercise 2's for the model."""
+    broken = make_attention("no scale")
+    message = fails_with(check.block, make_block(attention=broken), hint="pass exercise 1 first")
+    assert "1/√d scale is missing" in message
+    fails_with(check.tiny_gpt, make_gpt(block=make_block("post-norm")),
+               hint="pass exercise 2 first")
+    fails_with(check.tiny_gpt, make_gpt(block=make_block(attention=broken)),
+               hint="pass exercise 1 first")
 
 
 # ---- exercise 3 -------------------------------------------------------------------------
@@ -234,8 +251,9 @@ def test_the_solution_beats_the_lstm_and_a_positionless_gpt_does_not(capsys):
     runs = check.beats_lstm(TinyGPT, recall_loss, pairs=4, steps=400, progress=False)
     assert runs["gpt"].accuracy >= 0.9 > runs["lstm"].accuracy
     assert "passed" in capsys.readouterr().out
-    fails_with(check.beats_lstm, make_gpt("no positions"), recall_loss, 4, 100,
-               hint="positions are added")
+    message = fails_with(check.beats_lstm, make_gpt("no positions"), recall_loss, 4, 100,
+                         hint="pass exercise 3 first")
+    assert "no position embeddings" in message
 
 
 def test_a_figure_outside_the_reference_spread_says_how_far():

@@ -106,6 +106,56 @@ def test_every_check_failure_suppresses_its_context():
         assert "inner" not in "".join(traceback.format_exception(err))
 
 
+def _first_check(fn):
+    checks.expect(fn(2) == 4, "doubling", "double the number")
+    print("✅ doubling: passed")
+
+
+def _second_check(fn, first):
+    checks.requires("adding", 1, _first_check, first)
+    checks.expect(fn(2) == 3, "adding", "add one")
+
+
+def test_requires_sends_the_student_back_to_the_earliest_failing_exercise(capsys):
+    with pytest.raises(CheckFailed) as info:
+        _second_check(lambda x: x + 1, lambda x: x * 3)
+    err = info.value
+    assert (err.check, err.exercise) == ("adding", 1)
+    assert err.hint.startswith("pass exercise 1 first") and "double the number" in err.hint
+    with pytest.raises(CheckFailed) as info:  # a check that requires that one: still exercise 1
+        checks.requires("third", 2, _second_check, lambda x: x + 1, lambda x: x * 3)
+    assert info.value.check == "third" and info.value.hint == err.hint
+    with pytest.raises(CheckFailed, match="pass exercise 1 first.*ZeroDivisionError"):
+        checks.requires("adding", 1, _first_check, crashing)
+    assert capsys.readouterr().out == ""
+
+
+def test_requires_is_quiet_and_leaves_the_random_state_alone(capsys):
+    def noisy(_):
+        torch.rand(5)
+        print("✅ passed")
+
+    torch.manual_seed(3)
+    want = torch.rand(2)
+    torch.manual_seed(3)
+    checks.requires("later", 1, noisy, None)
+    assert torch.equal(torch.rand(2), want)
+    assert capsys.readouterr().out == ""
+
+
+def test_earlier_finds_what_the_students_code_calls_not_a_librarys():
+    from lmcourse import metrics
+
+    def roc_auc(y, s):
+        return crashing(y)
+
+    assert checks.earlier(roc_auc, "crashing") is crashing
+    assert checks.earlier(Head, "unfinished") is unfinished  # a class: through its methods
+    assert checks.earlier(Head(), "unfinished") is unfinished
+    assert checks.earlier(roc_auc, "no_such_name") is None
+    assert checks.earlier(metrics.roc_auc, "roc_curve") is None  # the course's, not a lab's
+
+
 @pytest.mark.slow
 def test_finetune_lab_student_copy_fails_its_first_check_in_two_lines():
     """Lab 06's student copy, generated from its solution and executed by nbclient up to its

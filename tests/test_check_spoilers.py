@@ -199,6 +199,15 @@ def right_curve(y, s):
     return torch.tensor(fpr, dtype=torch.float32), torch.tensor(tpr, dtype=torch.float32)
 
 
+roc_curve = right_curve  # the lab's name: roc_auc calls it
+
+
+def roc_auc(labels, scores):
+    """The lab's solution: trapezoids under the curve of roc_curve."""
+    fpr, tpr = roc_curve(labels, scores)
+    return float(((fpr[1:] - fpr[:-1]) * (tpr[1:] + tpr[:-1]) / 2).sum())
+
+
 def per_sample_curve(y, s):
     """Steps through ties one example at a time: not a ROC curve where scores tie."""
     order = torch.argsort(s, descending=True, stable=True)
@@ -242,6 +251,7 @@ def test_roc_auc():
         return float(((fpr[1:] - fpr[:-1]) * tpr[1:]).sum())
 
     check.roc_auc(trapezoid)
+    check.roc_auc(roc_auc)
     check.roc_auc(metrics.roc_auc)
     fails_with(check.roc_auc, hard, hint="hard 0/1 predictions")
     fails_with(check.roc_auc, lambda y, s: 1 - metrics.roc_auc(y, s), hint="that is 1 - AUC")

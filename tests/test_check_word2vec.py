@@ -36,12 +36,12 @@ def ns_loss(v, u_pos, u_neg):
     return -(F.logsigmoid(pos) + F.logsigmoid(-neg).sum(-1)).mean()
 
 
-def make_train_step(loss_fn=ns_loss, zero_grad=True, step=True, out_table="out", sign=1.0):
+def make_train_step(loss_fn=None, zero_grad=True, step=True, out_table="out", sign=1.0):
     def train_step(emb_in, emb_out, centers, contexts, negatives, optimizer):
         if zero_grad:
             optimizer.zero_grad()
         table = emb_out if out_table == "out" else emb_in
-        loss = loss_fn(emb_in(centers), table(contexts), table(negatives))
+        loss = (loss_fn or ns_loss)(emb_in(centers), table(contexts), table(negatives))
         (sign * loss).backward()
         if step:
             optimizer.step()
@@ -182,16 +182,20 @@ def test_clusters_accept_the_solution(capsys):
 
 
 def test_clusters_reject_broken_training():
-    fails_with(check.learns_clusters, skipgram_pairs, make_train_step(step=False),
-               hint="did not change during training")
+    """A broken step or pair list is its exercise's fault: the training check says so."""
+    message = fails_with(check.learns_clusters, skipgram_pairs, make_train_step(step=False),
+                         hint="pass exercise 3 first")
+    assert "the embeddings did not change" in message
     fails_with(check.learns_clusters, skipgram_pairs, make_train_step(sign=-1.0),
-               hint="loss went UP")
+               hint="pass exercise 3 first")
+    fails_with(check.learns_clusters, lambda ids, window: skipgram_pairs(ids, 1), train_step,
+               hint="pass exercise 1 first")
 
     def unpaired(ids, window):  # centers and contexts permuted independently
         c, o = skipgram_pairs(ids, window)
         g = torch.Generator().manual_seed(int(ids[0]) + len(ids))
         return c[torch.randperm(len(c), generator=g)], o
-    fails_with(check.learns_clusters, unpaired, train_step, hint="did not learn the topics")
+    fails_with(check.learns_clusters, unpaired, train_step, hint="pass exercise 1 first")
 
 
 def _month_vectors(words, rng, strength):

@@ -6,19 +6,28 @@ A check function runs the student's code on cases whose answer it computes itsel
 that still raises ``NotImplementedError`` fails with a reminder naming the function to
 write, not a traceback; in Jupyter a failed check shows as two lines, what failed and the
 hint.
+
+A check whose code runs an earlier exercise's function first runs that exercise's check,
+quietly (:func:`requires`); if it fails, the student is told to pass that exercise first
+instead of being given advice about the wrong function. :func:`earlier` finds the function
+the student's code calls, in the namespace it was defined in (the notebook's).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import random
 import sys
 import sysconfig
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
+from types import FunctionType, TracebackType
 from typing import Any, NoReturn
 
+import numpy as np
 import torch
 
 #: bold red in a notebook's error output (IPython renders ANSI colours there)
@@ -35,9 +44,10 @@ class CheckFailed(AssertionError):
     to it (``__suppress_context__``); it stays in ``__context__`` for whoever debugs a check.
     """
 
-    def __init__(self, check: str, hint: str = ""):
+    def __init__(self, check: str, hint: str = "", exercise: int | str | None = None):
         super().__init__(f"❌ {check}: {hint}" if hint else check)
         self.check, self.hint = check, hint
+        self.exercise = exercise  # an earlier exercise to pass first, when that is the cause
         self.__suppress_context__ = True
 
     def _render_traceback_(self) -> list[str]:
@@ -52,15 +62,16 @@ def passed(name: str, detail: str = "") -> None:
     print(f"✅ {name}: passed" + (f" ({detail})" if detail else ""))
 
 
-def fail(name: str, hint: str) -> NoReturn:
-    """Raise :class:`CheckFailed` for ``name`` with a specific ``hint``."""
-    raise CheckFailed(name, hint)
+def fail(name: str, hint: str, exercise: int | str | None = None) -> NoReturn:
+    """Raise :class:`CheckFailed` for ``name`` with a specific ``hint`` (``exercise``: the
+    earlier exercise to pass first, when the hint sends the student back to it)."""
+    raise CheckFailed(name, hint, exercise)
 
 
-def expect(condition: bool, name: str, hint: str) -> None:
+def expect(condition: bool, name: str, hint: str, exercise: int | str | None = None) -> None:
     """Fail with ``hint`` unless ``condition`` holds."""
     if not condition:
-        fail(name, hint)
+        fail(name, hint, exercise)
 
 
 #: where library code lives (the course package, PyTorch, the standard library, everything
@@ -164,3 +175,67 @@ def as_float_tensor(x: Any) -> torch.Tensor | None:
         return torch.as_tensor(x.detach() if isinstance(x, torch.Tensor) else x).float().cpu()
     except (TypeError, ValueError, RuntimeError):
         return None
+
+
+# ---- earlier exercises ------------------------------------------------------------------
+
+def _functions(code: Any) -> list[FunctionType]:
+    """The Python functions of ``code``: itself, a class's methods, a module's class's."""
+    if isinstance(code, FunctionType):
+        return [code]
+    cls = code if isinstance(code, type) else type(code)
+    return [f for c in cls.__mro__ if not c.__module__.startswith(("builtins", "torch."))
+            for f in vars(c).values() if isinstance(f, FunctionType)]
+
+
+def earlier(code: Any, name: str) -> Any:
+    """What ``name`` means to the student's ``code`` (a function, a class or a module) when
+    it runs: the object of that name where the code was defined (in a lab, the notebook),
+    or None if it sees none or is library code (the course's own, say)."""
+    for fn in _functions(code):
+        if not _is_library(fn.__code__.co_filename) and fn.__globals__.get(name) is not None:
+            return fn.__globals__[name]
+    return None
+
+
+@contextlib.contextmanager
+def _quiet() -> Any:
+    """No printing, and every random state (Python's, NumPy's, torch's CPU) as it was."""
+    py, np_state = random.getstate(), np.random.get_state()
+    with contextlib.redirect_stdout(io.StringIO()), torch.random.fork_rng(devices=[]):
+        try:
+            yield
+        finally:
+            random.setstate(py)
+            np.random.set_state(np_state)
+
+
+def requires(name: str, exercise: int | str, check: Callable[..., Any], *args: Any,
+             **kwargs: Any) -> None:
+    """Run exercise ``exercise``'s ``check`` on ``args`` quietly; if it fails, fail ``name``
+    with "pass exercise N first" and that check's hint (N: the earliest failing exercise,
+    when that check itself depends on another)."""
+    try:
+        with _quiet():
+            check(*args, **kwargs)
+    except CheckFailed as err:
+        if err.exercise is not None:
+            raise CheckFailed(name, err.hint, err.exercise) from None
+        why = f"{err.check}: {err.hint}"
+    except Exception as err:  # noqa: BLE001 - a crash in that check is a failure there too
+        why = problem(err)
+    else:
+        return
+    hint = (f"pass exercise {exercise} first: this check runs your code from exercise "
+            f"{exercise}, and that exercise's check fails ({why})")
+    raise CheckFailed(name, hint, exercise) from None
+
+
+def requires_earlier(name: str, code: Any,
+                     *exercises: tuple[str, int | str, Callable[..., Any]]) -> None:
+    """For each ``(function name, exercise, its check)``: :func:`requires` on the function of
+    that name that the student's ``code`` calls, when it sees one (:func:`earlier`)."""
+    for function, exercise, check in exercises:
+        fn = earlier(code, function)
+        if callable(fn):
+            requires(name, exercise, check, fn)

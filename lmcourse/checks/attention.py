@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmcourse.checks import attempt, expect, fail, passed, run_student, same
+from lmcourse.checks import attempt, earlier, expect, fail, passed, requires, run_student, same
 from lmcourse.models import attention as reference
 
 __all__ = ["attention", "causal_self_attention", "heads", "masked_attention", "masks",
@@ -205,13 +205,9 @@ def masks(student_padding: Callable[..., Any], student_causal: Callable[..., Any
 def masked_attention(student: Callable[..., Any]) -> None:
     """Exercise 3: ``attention`` with a mask, a padding mask and a causal mask."""
     name = "masked attention"
+    requires(name, 1, attention, student)
     g = torch.Generator().manual_seed(1)
     q0, k0, v0 = _randn(2, 3, 8, g=g), _randn(2, 5, 8, g=g), _randn(2, 5, 3, g=g)
-    plain_out, plain_w = reference.scaled_dot_product_attention(q0, k0, v0)
-    got = run_student(name, student, q0, k0, v0, None, shape_hint=_SHAPE_HINT)
-    expect(same(_pair(name, got)[1], plain_w), name,
-           "without a mask your attention is not right yet: pass the check of exercise 1 "
-           "first.")
     x = _randn(1, 4, 8, g=g)
     cases = [
         ("padding mask (B x 1 x S, lengths 5 and 3)",
@@ -364,10 +360,23 @@ _MHA_MISTAKES = (
 )
 
 
+def _needs_earlier(name: str, student_cls: type) -> None:
+    """Exercises 1, 3 and 4 first: the checks of the attention and the head functions that
+    ``student_cls`` calls (those it can see where it was defined)."""
+    att = earlier(student_cls, "attention")
+    if callable(att):
+        requires(name, 1, attention, att)
+        requires(name, 3, masked_attention, att)
+    split, merge = earlier(student_cls, "split_heads"), earlier(student_cls, "merge_heads")
+    if callable(split) and callable(merge):
+        requires(name, 4, heads, split, merge)
+
+
 def multi_head_attention(student_cls: type) -> None:
     """Exercise 5: ``MultiHeadAttention(E, H)`` with ``nn.MultiheadAttention``'s parameters;
     ``forward(query, key, value, mask=None)`` returns ``(output, per-head weights)``."""
     name = "multi-head attention"
+    _needs_earlier(name, student_cls)
     E, H = 12, 3
     ref = _torch_mha(E, H, seed=3)
     ours = attempt(name, student_cls, E, H)
@@ -416,6 +425,10 @@ def multi_head_attention(student_cls: type) -> None:
 def causal_self_attention(student: Callable[..., Any], student_cls: type) -> None:
     """Exercise 6: ``causal_self_attention(mha, x)``: no position sees the tokens after it."""
     name = "causal self-attention"
+    requires(name, 5, multi_head_attention, student_cls)
+    padding, causal = earlier(student, "padding_mask"), earlier(student, "causal_mask")
+    if callable(padding) and callable(causal):
+        requires(name, 2, masks, padding, causal)
     E, H, T = 12, 3, 6
     ref = _torch_mha(E, H, seed=5)
     mha = attempt(name, student_cls, E, H).double()

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from lmcourse.checks import attempt, close, expect, fail, passed
+from lmcourse.checks import attempt, close, earlier, expect, fail, passed, requires
 from lmcourse.checks.autograd_training import autograd_training  # noqa: F401  (re-exported)
 
 # The lab's engine is any class with the micrograd-style contract of
@@ -285,9 +285,19 @@ def autograd_topological_order(topological_order: Callable[[Any], Any], Value: A
     passed(name, f"{len(nodes)} nodes, each once, every one after its parents")
 
 
+def needs_backward(name: str, Value: Any) -> None:
+    """Fail ``name`` with "pass exercise N first" unless exercises 1 to 3 (the local
+    derivatives, the order and backward, all of which ``Value.backward`` runs) pass."""
+    requires(name, 3, autograd_backward, Value)
+
+
 def autograd_backward(Value: Any) -> None:
     """``backward`` = reset, z^ω = 1, then reverse topological order."""
     name = "backward"
+    requires(name, 1, autograd_ops, Value)
+    order = earlier(Value, "topological_order")
+    if callable(order):
+        requires(name, 2, autograd_topological_order, order, Value)
     xs0 = [0.5, -1.5]
 
     def build(x: Any, y: Any) -> Any:
@@ -337,6 +347,7 @@ def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
     """Final check: ``n`` random expressions, values and grads vs torch.autograd."""
 
     name = "random expressions vs torch"
+    needs_backward(name, Value)
     rng = random.Random(seed)
     worst, sizes = 0.0, []
     for i in range(n):
@@ -362,6 +373,7 @@ def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
 def autograd_worked_example(Value: Any) -> None:
     """Sanity check: f(x, y) = (x + y) x y² at (1, 2), by hand and by torch."""
     name = "worked example"
+    needs_backward(name, Value)
     x0, y0 = 1.0, 2.0
 
     def f_of(x: Any, y: Any) -> Any:

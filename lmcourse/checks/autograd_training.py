@@ -55,6 +55,9 @@ def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
     of each step (measured before that step's update). Typical mistakes get their own hint.
     """
     name = "training loop"
+    from lmcourse.checks.autograd import needs_backward  # (autograd imports this module)
+
+    needs_backward(name, Value)
     params, loss_fn = _neuron_problem(Value)
     losses = attempt(name, train, params, loss_fn, lr, steps)
     size = f" of length {len(losses)}" if isinstance(losses, (list, tuple)) else ""

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lmcourse.checks import attempt, expect, fail, passed
+from lmcourse.checks import attempt, expect, fail, passed, requires_earlier
 from lmcourse.tokenizers import bpe as reference
 
 __all__ = ["encode", "learn_bpe", "merge", "pair_counts"]
@@ -150,6 +150,7 @@ def _learn_variants(words: Mapping[str, int], n: int) -> list[tuple[list, str]]:
 def learn_bpe(fn: Callable[[Mapping[str, int], int], Sequence[tuple[str, str]]]) -> None:
     """Exercise 3: ``fn(word_counts, num_merges)`` returns the merges, in order."""
     name = "learn_bpe"
+    requires_earlier(name, fn, ("pair_counts", 1, pair_counts), ("merge", 2, merge))
     total = 0
     for words, n in ((WORDS, 12), ({"aaaa": 3, "ab": 1}, 5), ({"ab": 1}, 4)):
         got = attempt(name, fn, dict(words), n)
@@ -197,6 +198,7 @@ def _sequential(word: str, merges: Sequence[tuple[str, str]]) -> list[str]:
 def encode(fn: Callable[[str, Sequence[tuple[str, str]]], Sequence[str]]) -> Any:
     """Exercise 4: ``fn(word, merges)`` segments any word by replaying the merges."""
     name = "encode"
+    requires_earlier(name, fn, ("merge", 2, merge))
     merges = reference.train_bpe(
         {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5, "unhug": 3, "bug": 2}, 8)
     # a hand-made list where learned order, reversed order and longest match all differ

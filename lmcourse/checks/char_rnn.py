@@ -20,7 +20,17 @@ from typing import Any
 
 import torch
 
-from lmcourse.checks import CheckFailed, attempt, expect, fail, passed, same
+from lmcourse.checks import (
+    CheckFailed,
+    attempt,
+    earlier,
+    expect,
+    fail,
+    passed,
+    requires,
+    requires_earlier,
+    same,
+)
 from lmcourse.course.claims import verdict as claim
 from lmcourse.models.rnn import rnn_step as reference_rnn_step
 from lmcourse.train import lm_loss
@@ -105,15 +115,53 @@ def rnn_step(student: Callable[..., torch.Tensor]) -> None:
 # ---- exercise 2: truncated BPTT -----------------------------------------------------------
 
 class _CountingSGD(torch.optim.SGD):
-    """SGD with learning rate 0 (parameters stay put) that counts ``step()`` calls."""
+    """SGD with learning rate 0 (parameters stay put) that counts ``step()`` calls and keeps
+    the norm of the gradient each step used (clipping after the step has no effect)."""
 
     def __init__(self, params):
         super().__init__(params, lr=0.0)
         self.steps = 0
+        self.norms: list[float] = []
 
     def step(self, closure=None):
         self.steps += 1
+        grads = [p.grad.flatten() for g in self.param_groups for p in g["params"]
+                 if p.grad is not None]
+        self.norms.append(float(torch.cat(grads).norm()) if grads else 0.0)
         return super().step(closure)
+
+
+def _reference_forward(params: dict, X: torch.Tensor) -> torch.Tensor:
+    """The lab's model from state zero, with the course's rnn_step: the logits."""
+    W_ih = params["W_ih"]
+    h = X.new_zeros(X.shape[0], params["W_hh"].shape[0], dtype=W_ih.dtype)
+    outputs = []
+    for x_t in torch.nn.functional.one_hot(X.T, W_ih.shape[1]).to(W_ih.dtype):
+        h = reference_rnn_step(x_t, h, W_ih, params["W_hh"], params["b_ih"], params["b_hh"])
+        outputs.append(h)
+    return torch.stack(outputs, dim=1) @ params["W_hq"] + params["b_q"]
+
+
+def _needs_rnn_step(name: str, forward: Callable[..., Any], params: dict,
+                    X: torch.Tensor) -> torch.Tensor:
+    """Exercise 1 first: its check on the rnn_step the model runs, then the model's logits
+    against the course's; returns the state the model ends in (with its history)."""
+    step = earlier(forward, "rnn_step")
+    if callable(step):
+        requires(name, 1, rnn_step, step)
+    try:
+        logits, state = forward(params, X, None)
+    except NotImplementedError:
+        fail(name, "the model's forward pass cannot run yet: finish rnn_step (exercise 1).")
+    except Exception as err:  # noqa: BLE001
+        fail(name, f"pass exercise 1 first: the model's forward pass raised "
+                   f"{type(err).__name__}: {err}; does rnn_step pass its check?", 1)
+    with torch.no_grad():
+        want = _reference_forward(params, X)
+    expect(same(logits.detach(), want), name,
+           f"pass exercise 1 first: the model runs your rnn_step, and its predictions "
+           f"differ from those of {_STEP}; run exercise 1's check.", 1)
+    return state
 
 
 def _small_params(vocab: int, hidden: int, seed: int) -> dict[str, torch.Tensor]:
@@ -149,13 +197,7 @@ def train_step(student: Callable[..., Any], forward: Callable[..., Any]) -> None
     X0, X1, Y1 = (torch.randint(vocab, (batch, steps), generator=g) for _ in range(3))
 
     # the state arrives with its history: it was computed from the parameters
-    try:
-        _, carried = forward(params, X0, None)
-    except NotImplementedError:
-        fail(name, "the model's forward pass cannot run yet: finish rnn_step (exercise 1).")
-    except Exception as err:  # noqa: BLE001
-        fail(name, f"the model's forward pass raised {type(err).__name__}: {err}; does "
-                   "rnn_step pass its check?")
+    carried = _needs_rnn_step(name, forward, params, X0)
     expect(isinstance(carried, torch.Tensor) and carried.grad_fn is not None, name,
            "the model's forward pass should return a state that depends on the parameters")
     loss_t, final = _loss(forward, params, X1, Y1, carried.detach())
@@ -225,12 +267,17 @@ def train_step(student: Callable[..., Any], forward: Callable[..., Any]) -> None
            "minibatch: return the state that forward() gives back (the next minibatch "
            "continues from it).")
 
-    # clipping: a small threshold must bound the gradient norm
+    # clipping: a small threshold must bound the norm of the gradient the step uses
     opt = _CountingSGD(list(params.values()))
     attempt(name, student, params, opt, X1, Y1, carried.detach(), clip=1e-3)
-    norm = float(torch.cat([p.grad.flatten() for p in params.values()]).norm())
-    expect(norm <= 1e-3 * (1 + 1e-6), name,
-           f"with clip=0.001 the gradient norm after train_step is {norm:.3g}: clip the "
+    after = float(torch.cat([p.grad.flatten() for p in params.values()]).norm())
+    used = opt.norms[0] if opt.norms else after
+    expect(used <= 1e-3 * (1 + 1e-6) or after > 1e-3 * (1 + 1e-6), name,
+           f"with clip=0.001 the gradients were clipped only after optimizer.step(), which "
+           f"had already used them unclipped (norm {used:.3g}): clip between backward() "
+           "and optimizer.step().")
+    expect(used <= 1e-3 * (1 + 1e-6), name,
+           f"with clip=0.001 the gradient norm after train_step is {after:.3g}: clip the "
            "gradients to the norm `clip` (lmcourse.train.clip_gradients, on all the "
            "parameters) between backward() and optimizer.step().")
 
@@ -381,6 +428,7 @@ def beats_bigram(forward: Callable, params: dict, train_ids: Sequence[int],
     "bigram_setting": the bigram's chosen discount, "tuned": tuned n-gram perplexity,
     "tuned_setting": what the tuning chose})``."""
     name = "trained model"
+    requires_earlier(name, forward, ("rnn_step", 1, rnn_step))
     try:
         ppl = model_perplexity(forward, params, val_ids)
     except CheckFailed:

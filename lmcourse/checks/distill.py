@@ -20,7 +20,16 @@ import torch
 import torch.nn.functional as F
 
 from lmcourse import finetune
-from lmcourse.checks import CheckFailed, attempt, close, expect, fail, passed, same
+from lmcourse.checks import (
+    CheckFailed,
+    attempt,
+    close,
+    expect,
+    fail,
+    passed,
+    requires_earlier,
+    same,
+)
 from lmcourse.checks.beats import keeps_teacher_quality  # the lab's last check
 from lmcourse.checks.finetune import (
     _batch,
@@ -175,6 +184,7 @@ def distillation_loss(student: Callable[..., Any]) -> None:
     """Exercise 2: ``distillation_loss`` of the student's logits ``s``, the teacher's ``t`` and
     the temperature ``T`` is ``mean_b -sum_i softmax(t/T)_i log softmax(s/T)_i``."""
     name = "distillation_loss"
+    requires_earlier(name, student, ("softmax_t", 1, softmax_t))
     s0, t = _logits(5, 7, seed=1), _logits(5, 7, scale=3.0, seed=2)
     for T in (2.0, 4.0, 1.0):
         s = s0.clone().requires_grad_(True)
@@ -250,6 +260,7 @@ def combined_loss(student: Callable[..., Any]) -> None:
     """Exercise 3: ``combined_loss(s, t, labels, T, alpha, beta)`` =
     ``alpha T^2 L_d + beta L_s``."""
     name = "combined_loss"
+    requires_earlier(name, student, ("distillation_loss", 2, distillation_loss))
     s0, t = _logits(6, 3, seed=3), _logits(6, 3, scale=3.0, seed=4)
     y = torch.tensor([0, 2, 1, 1, 0, 2])
     first = 0.0
@@ -310,6 +321,7 @@ def distill_step(student_fn: Callable[..., Any], temperature: float = 4.0, alpha
     """Exercise 4: ``distill_step(student, teacher, batch, optimizer, scheduler, temperature,
     alpha, beta, clip)``: one update of the student on the combined loss."""
     name = "distill_step"
+    requires_earlier(name, student_fn, ("combined_loss", 3, combined_loss))
     teacher, student = _tiny_pair()
     ref_student = copy.deepcopy(student)
     ids, mask = _batch([7, 3, 5, 2, 6, 4])

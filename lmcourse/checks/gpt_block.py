@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmcourse.checks import attempt, expect, fail, passed, run_student, same
+from lmcourse.checks import attempt, expect, fail, passed, requires, run_student, same
 from lmcourse.course.spread import Interval
 from lmcourse.models.recall import IGNORE, RecallRun, query_loss
 
@@ -76,14 +76,15 @@ def attention_variant(attn: nn.Module, x: torch.Tensor, mistake: str | None = No
     (``mistake=None``) or with one of the usual mistakes: ``"no mask"``, ``"no scale"``,
     ``"scale by d"``, ``"scale by model width"``, ``"mask after softmax"``,
     ``"mask polarity"``, ``"mask with zero"``, ``"softmax over queries"``,
-    ``"keys as queries"``, ``"heads without transpose"``, ``"no output projection"``.
+    ``"keys as queries"``, ``"heads without transpose"`` (split and merge),
+    ``"split without transpose"``, ``"merge without transpose"``, ``"no output projection"``.
     Returns ``(output, weights)``: ``softmax(Q Kᵀ/√d_head + causal) V`` per head, merged,
     through ``out``."""
     B, T, E = x.shape
     H = attn.num_heads
     D = E // H
     q, k, v = F.linear(x, attn.qkv.weight, attn.qkv.bias).chunk(3, dim=-1)
-    if mistake == "heads without transpose":
+    if mistake in ("heads without transpose", "split without transpose"):
         q, k, v = (t.reshape(B, H, T, D) for t in (q, k, v))
     else:
         q, k, v = (t.reshape(B, T, H, D).transpose(1, 2) for t in (q, k, v))
@@ -101,7 +102,7 @@ def attention_variant(attn: nn.Module, x: torch.Tensor, mistake: str | None = No
     if mistake == "mask after softmax":
         weights = weights * allowed
     heads = weights @ v
-    if mistake == "heads without transpose":
+    if mistake in ("heads without transpose", "merge without transpose"):
         merged = heads.reshape(B, T, E)
     else:
         merged = heads.transpose(1, 2).reshape(B, T, E)
@@ -140,6 +141,13 @@ _ATTENTION_HINTS = {
                                "B x heads x T x d, which mixes positions. Regroup the last "
                                "axis into heads x d first, then swap the T and heads axes "
                                "(and undo both to merge).",
+    "split without transpose": "the heads were split by reshaping B x T x E straight to "
+                               "B x heads x T x d, which mixes positions (so a later token "
+                               "seems to reach an earlier one). Regroup the last axis into "
+                               "heads x d first, then swap the T and heads axes.",
+    "merge without transpose": "the heads were merged by reshaping B x heads x T x d "
+                               "straight to B x T x E, which mixes positions: swap the "
+                               "heads and T axes back first, then flatten the last two.",
     "no output projection": "the heads were merged but not passed through the output "
                             "projection W^O (self.out).",
 }
@@ -243,6 +251,7 @@ def block(cls: type[nn.Module]) -> None:
     name = "pre-norm block"
     blk = _seeded(attempt(name, cls, _E, _HEADS), seed=2)
     _needs(name, blk, ("norm1", "attn", "norm2", "mlp"), "Block")
+    requires(name, 1, causal_self_attention, type(blk.attn))
     x = torch.randn(_B, _T, _E, generator=torch.Generator().manual_seed(3),
                     dtype=torch.float64)
     got = run_student(name, blk, x)
@@ -303,6 +312,8 @@ def tiny_gpt(cls: type[nn.Module]) -> None:
     name = "tiny GPT"
     model = _seeded(attempt(name, cls, _VOCAB, _E, _HEADS, _LAYERS, _MAX_LEN), seed=4)
     _needs(name, model, ("tokens", "positions", "blocks", "norm", "head"), "TinyGPT")
+    for kind in dict.fromkeys(type(b) for b in model.blocks):
+        requires(name, 2, block, kind)
     ids = torch.randint(0, _VOCAB, (_B, 9), generator=torch.Generator().manual_seed(5))
     got = run_student(name, model, ids)
     with torch.no_grad():
@@ -429,6 +440,8 @@ def beats_lstm(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch.
     printed beside, with how far the GPT lies outside the reference transformer's spread.
     Returns both runs (``"gpt"``, ``"lstm"``)."""
     name = "your GPT against the LSTM"
+    requires(name, 3, tiny_gpt, gpt_cls)
+    requires(name, 4, recall_loss, loss_fn)
     runs = _train_both(gpt_cls, loss_fn, pairs, steps, device=device, progress=progress)
     gpt, lstm = runs["gpt"], runs["lstm"]
     ratio = gpt.parameters / lstm.parameters

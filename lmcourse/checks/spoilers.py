@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from lmcourse import metrics
-from lmcourse.checks import attempt, close, expect, fail, passed
+from lmcourse.checks import attempt, close, expect, fail, passed, requires_earlier
 from lmcourse.course.claims import verdict as claim
 from lmcourse.data import tokenize
 
@@ -336,6 +336,7 @@ def roc_curve(student: Callable[..., Any]) -> None:
 def roc_auc(student: Callable[..., Any]) -> None:
     """Exercise 5b: ``roc_auc`` of labels and scores, the trapezoid area under ROC."""
     name = "roc_auc"
+    requires_earlier(name, student, ("roc_curve", "5's roc_curve", roc_curve))
     g = torch.Generator().manual_seed(7)
     y = (torch.rand(80, generator=g) < 0.25).long()
     s = (torch.rand(80, generator=g) * 0.6 + 0.3 * y).clamp(0, 1)

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmcourse.checks import attempt, expect, fail, passed
+from lmcourse.checks import attempt, expect, fail, passed, requires, requires_earlier
 from lmcourse.checks.word2vec_sampling import (  # noqa: F401  (the sampling exercises)
     discard_probability,
     noise_distribution,
@@ -226,6 +226,7 @@ def _reference_step(W_in: torch.Tensor, W_out: torch.Tensor, c: torch.Tensor,
 def train_step(student: Callable[..., Any]) -> None:
     """Exercise 3: zero the grads, loss of the minibatch, backward, optimizer step."""
     name = "train_step"
+    requires_earlier(name, student, ("ns_loss", 2, ns_loss))
     V, d, lr = 9, 4, 0.5
     c = torch.tensor([0, 1, 2, 0, 5])
     o = torch.tensor([1, 0, 3, 2, 6])
@@ -316,6 +317,8 @@ def learns_clusters(pairs_fn: Callable[..., Any], step_fn: Callable[..., Any],
 def _learns_clusters(pairs_fn: Callable[..., Any], step_fn: Callable[..., Any],
                      epochs: int) -> None:
     name = "training on two topics"
+    requires(name, 1, skipgram_pairs, pairs_fn)
+    requires(name, 3, train_step, step_fn)
     docs, topic = _topic_corpus()
     V, d, K, B = len(topic), 8, 3, 128
     g = torch.Generator().manual_seed(0)
