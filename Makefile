@@ -4,7 +4,8 @@
 #               and checked in headless Chromium, one slide deck stepped through
 # Also: make book (static site in _build/html), make slides (_build/slides), make student,
 #       make bench (benchmarks/RESULTS.md), make toc (myst.yml's table of contents),
-#       make claims (the claims ledger: benchmarks/claims.json and claims.md).
+#       make claims (the claims ledger: benchmarks/claims.json and claims.md),
+#       make term-plan (instructor/term_plan.md, from the run cards and the notebooks).
 # GPU: make lab TORCH_INDEX=https://download.pytorch.org/whl/cu126   (see README)
 
 PYTHON        ?= python3
@@ -43,7 +44,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: reference setup lab test unit notebooks lint student teacher lock clean book slides toc bench claims browser
+.PHONY: reference setup lab test unit notebooks lint student teacher lock clean book slides toc bench claims term-plan browser
 
 # JavaScript for the site template and the slide decks, pinned by their package-lock.json;
 # node_modules/.package-lock.json is npm's own record of a finished install.
@@ -158,6 +159,12 @@ bench: setup claims
 # claims.md. Fast: it reads the notebooks' outputs and executes nothing.
 claims: setup
 	$(BIN)/python -m benchmarks.claims
+
+# The instructors' term plan: order, prerequisites, reading and running times (from the run
+# cards, normalised), 10- and 14-week schedules. Fast: reads notebooks, executes nothing;
+# `python -m tools.runcards` rewrites it too.
+term-plan: setup
+	$(BIN)/python -m tools.term_plan
 
 # Headless Chromium for the browser tests (Debian package; Playwright drives it). Installed
 # when missing and we are root; otherwise those tests are skipped with a message.

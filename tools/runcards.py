@@ -7,6 +7,7 @@ CPU's), then writes each notebook's card, one folded line, as its second cell (t
 ``run-card``, skipped by the slides), in the ``.ipynb``, its twin and a lab's student copy.
 
     python -m tools.runcards                 # keep this session's records, write the cards
+                                             # (and the term plan, which reads them)
     python -m tools.runcards --check         # exit 1 if a card is missing or stale
     python -m tools.runcards --set-reference # this machine becomes the reference (calibrate)
     python -m tools.runcards --set-reference --scaled-to-benchmarks
@@ -205,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
           f"wrote {len(changed)} card(s)")
     for line in problems(cards):
         print("  still:", line)
+    from tools import term_plan  # its running times are these cards'
+
+    if term_plan.write():
+        print(f"rewrote {term_plan.PLAN.relative_to(ROOT)} with the new times")
     return 0
 
 
