@@ -17,7 +17,9 @@ import torch
 
 __all__ = ["ShownSource", "add_to_class", "budget", "device", "on_gpu", "progress_bar",
            "seed_everything", "show", "where"]
-__version__ = "0.1.0"
+#: the course's release (CHANGELOG.md): pyproject.toml reads it from here, and myst.yml's
+#: site option ``version`` repeats it for the site (tests/test_release.py holds them equal)
+__version__ = "0.2.0"
 
 
 def device() -> torch.device:
