@@ -426,6 +426,20 @@ function licenseHtml(ctx) {
   return [authors && `© ${authors}`, parts.join(', ')].filter(Boolean).join(' · ');
 }
 
+/**
+ * The course's release (myst.yml's site option `version`, a copy of lmcourse.__version__),
+ * linked to the changelog page (CHANGELOG.md) when the site has one.
+ */
+function versionHtml(ctx) {
+  const version = ctx.config.options?.version;
+  if (!version) return '';
+  const changes = ctx.pages.find((p) => p.slug && p.slug.toLowerCase() === 'changelog');
+  const label = `version ${escape(String(version))}`;
+  return changes
+    ? `<a class="version" href="${ctx.pageUrl(changes.slug)}" title="What changed in each release">${label}</a>`
+    : `<span class="version">${label}</span>`;
+}
+
 /** The complete HTML document of page `slug`. */
 export function renderPage(page, slug, ctx) {
   const isIndex = slug === ctx.index;
@@ -452,6 +466,7 @@ export function renderPage(page, slug, ctx) {
 </head>
 <body>
 <header class="topbar"><a class="brand" href="${ctx.pageUrl(ctx.index)}">${escape(ctx.title)}</a>
+${versionHtml(ctx)}
 <span class="tagline">${escape(ctx.project.description ?? '')}</span></header>
 <div class="layout">
 <aside class="sidebar">${navHtml(ctx, slug)}</aside>
@@ -464,7 +479,7 @@ ${isIndex ? landingExtras(ctx) : ''}
 <nav class="pager" aria-label="Previous and next">${pager}</nav>
 </main>
 </div>
-<footer class="footer">${licenseHtml(ctx)} · Built with Jupyter Book (MyST) and the course's own offline template.</footer>
+<footer class="footer">${[versionHtml(ctx), licenseHtml(ctx)].filter(Boolean).join(' · ')} · Built with Jupyter Book (MyST) and the course's own offline template.</footer>
 </body>
 </html>
 `;

@@ -7,8 +7,8 @@ Chapters go under the part their number belongs to (``PARTS``), labs under "Labs
 file-name order, so a new notebook cannot be left out of the site: ``tests/test_site.py``
 fails until the toc lists it. A lab's page is its executed solution
 (``labs/solutions/``); the student copy in ``labs/`` is offered for download there. The
-pages of ``PAGES`` that exist (the claims ledger, written by ``make claims``) follow the
-landing page, before the parts.
+pages of ``PAGES`` that exist (the claims ledger, written by ``make claims``, and the
+changelog) follow the landing page, before the parts.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ PARTS: list[tuple[str, range]] = [
     ("Efficiency", range(12, 14)),
 ]
 LABS = "Labs"
-#: pages (not notebooks) listed right after index.md, when they exist
-PAGES = ["claims.md"]
+#: pages (not notebooks) listed right after index.md, when they exist: the claims ledger
+#: and the changelog
+PAGES = ["claims.md", "CHANGELOG.md"]
 
 
 def chapter_number(path: Path) -> int:
