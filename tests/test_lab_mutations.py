@@ -21,15 +21,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-import test_check_attention as lab05
-import test_check_autograd as lab01
-import test_check_bpe as lab08
-import test_check_char_rnn as lab02
-import test_check_distill as lab07
-import test_check_finetune as lab06
-import test_check_gpt_block as lab09
-import test_check_spoilers as lab03
-import test_check_word2vec as lab04
+import test_check_attention as attention
+import test_check_autograd as autograd
+import test_check_bpe as bpe
+import test_check_char_rnn as char_rnn
+import test_check_distill as distill
+import test_check_finetune as finetune
+import test_check_gpt_block as gpt_block
+import test_check_spoilers as spoilers
+import test_check_word2vec as word2vec
 import torch
 import torch.nn.functional as F
 
@@ -91,7 +91,7 @@ def plain(then: Callable[[], Any]) -> Callable[..., Any]:
 
 # ---- lab 01: the autograd engine -------------------------------------------------------
 
-_OPS = lab01.OPS_BROKEN
+_OPS = autograd.OPS_BROKEN
 _MUL_SWAPPED, _TANH_X = _OPS["mul swapped"][1], _OPS["tanh 1 - x^2"][1]
 
 
@@ -99,7 +99,7 @@ def _ops() -> None:
     check01.autograd_ops(Value)
 
 
-LAB01 = [
+AUTOGRAD = [
     planted("01", "`=` instead of `+=` in __add__", patched("__add__", _OPS["add with ="][1], _ops),
             "in a + b, the parents' grads were overwritten: use `+=`"),
     planted("01", "the factors of __mul__ swapped", patched("__mul__", _MUL_SWAPPED, _ops),
@@ -111,28 +111,29 @@ LAB01 = [
     planted("01", "the power rule without k", patched("__pow__", _OPS["pow without k"][1], _ops),
             "the factor k is missing"),
     planted("01", "a node listed before its parents", plain(
-        lambda: check01.autograd_topological_order(lab01.preorder, Value)),
+        lambda: check01.autograd_topological_order(autograd.preorder, Value)),
         "the output comes first"),
     planted("01", "no visited set", plain(
-        lambda: check01.autograd_topological_order(lab01.no_visited_set, Value)),
+        lambda: check01.autograd_topological_order(autograd.no_visited_set, Value)),
         "a node appears more than once"),
     planted("01", "backward in forward order", patched(
-        "backward", lab01.forward_order, lambda: check01.autograd_backward(Value)),
+        "backward", autograd.forward_order, lambda: check01.autograd_backward(Value)),
         "call _backward in REVERSE topological order"),
     planted("01", "backward without resetting the grads", patched(
-        "backward", lab01.no_reset, lambda: check01.autograd_backward(Value)),
+        "backward", autograd.no_reset, lambda: check01.autograd_backward(Value)),
         "calling backward a second time changed the grads"),
     planted("01", "backward over a broken __mul__", patched(
         "__mul__", _MUL_SWAPPED, lambda: check01.autograd_backward(Value)),
         "pass exercise 1 first", "the factors are swapped"),
     planted("01", "training with a broken backward (issue 58: 'the loss fell from 0.2537 to "
-                  "0.2537')", patched("backward", lab01.no_base_case,
-                                      lambda: check01.autograd_training(lab01.good_train, Value)),
+                  "0.2537')", patched("backward", autograd.no_base_case,
+                                      lambda: check01.autograd_training(autograd.good_train,
+                                                                        Value)),
             "pass exercise 3 first", "every grad is 0"),
     planted("01", "training up the gradient", plain(
-        lambda: check01.autograd_training(lab01.uphill, Value)), "stepped *up* the gradient"),
+        lambda: check01.autograd_training(autograd.uphill, Value)), "stepped *up* the gradient"),
     planted("01", "the loss graph built once", plain(
-        lambda: check01.autograd_training(lab01.stale_graph, Value)),
+        lambda: check01.autograd_training(autograd.stale_graph, Value)),
         "the loss graph was built once, before the loop"),
     planted("01", "random expressions over a broken tanh", patched(
         "tanh", _TANH_X, lambda: check01.autograd_against_torch(Value)),
@@ -147,10 +148,11 @@ def _no_b_hh(x, h, W_ih, W_hh, b_ih, b_hh):
 
 
 def _train_step(**mistake: Any) -> Callable[..., Any]:
-    return plain(lambda: check02.train_step(lab02.make_train_step(**mistake), lab02.rnn_forward))
+    return plain(lambda: check02.train_step(char_rnn.make_train_step(**mistake),
+                                            char_rnn.rnn_forward))
 
 
-LAB02 = [
+CHAR_RNN = [
     planted("02", "rnn_step without tanh", plain(lambda: check02.rnn_step(
         lambda x, h, Wi, Wh, bi, bh: x @ Wi.T + bi + h @ Wh.T + bh)), "the tanh is missing"),
     planted("02", "W_hh not transposed", plain(lambda: check02.rnn_step(
@@ -159,11 +161,11 @@ LAB02 = [
     planted("02", "rnn_step without b_hh", plain(lambda: check02.rnn_step(_no_b_hh)),
             "b_hh is missing"),
     planted("02", "train_step over an rnn_step without b_hh (issue 58: a 30-line traceback)",
-            plain(lambda: check02.train_step(lab02.make_train_step(), in_notebook(
-                lab02.make_forward(), rnn_step=_no_b_hh))),
+            plain(lambda: check02.train_step(char_rnn.make_train_step(), in_notebook(
+                char_rnn.make_forward(), rnn_step=_no_b_hh))),
             "pass exercise 1 first", "b_hh is missing"),
     planted("02", "a trained model over an rnn_step without b_hh", plain(
-        lambda: check02.beats_bigram(in_notebook(lab02.make_forward(), rnn_step=_no_b_hh), {},
+        lambda: check02.beats_bigram(in_notebook(char_rnn.make_forward(), rnn_step=_no_b_hh), {},
                                      [], [], 5)),
         "trained model: pass exercise 1 first", "b_hh is missing"),
     planted("02", "the state not detached", _train_step(detach=False),
@@ -177,56 +179,56 @@ LAB02 = [
     planted("02", "the summed cross-entropy", _train_step(reduction="sum"),
             "use the MEAN cross-entropy"),
     planted("02", "logits multiplied by T", plain(
-        lambda: check02.sample_token(lab02.multiply_logits)), "don't multiply"),
+        lambda: check02.sample_token(char_rnn.multiply_logits)), "don't multiply"),
     planted("02", "probabilities divided by T", plain(
-        lambda: check02.sample_token(lab02.divide_probabilities)), "divide the LOGITS by T"),
+        lambda: check02.sample_token(char_rnn.divide_probabilities)), "divide the LOGITS by T"),
 ]
 
 
 # ---- lab 03: spoilers ------------------------------------------------------------------
 
 def _pad_left(seqs, pad_id):
-    ids, lengths = lab03.pad_right(seqs, pad_id)
+    ids, lengths = spoilers.pad_right(seqs, pad_id)
     for row, n in enumerate(lengths.tolist()):
         ids[row] = torch.roll(ids[row], ids.shape[1] - n)
     return ids, lengths
 
 
 def _padded_lengths(seqs, pad_id):
-    ids, _ = lab03.pad_right(seqs, pad_id)
+    ids, _ = spoilers.pad_right(seqs, pad_id)
     return ids, torch.full((len(seqs),), ids.shape[1])
 
 
-LAB03 = [
+SPOILERS = [
     planted("03", "padding on the left", plain(lambda: check03.pad_batch(_pad_left, 1)),
             "padding is on the left"),
     planted("03", "the padded lengths", plain(lambda: check03.pad_batch(_padded_lengths, 1)),
             "lengths are the REAL lengths"),
     planted("03", "the LSTM reads the padding", plain(
-        lambda: check03.spoiler_model(lab03.NoPacking, 1)), "the LSTM read the padding"),
+        lambda: check03.spoiler_model(spoilers.NoPacking, 1)), "the LSTM read the padding"),
     planted("03", "the last time step as the summary", plain(
-        lambda: check03.spoiler_model(lab03.LastStep, 1)), "you used output[:, -1]"),
+        lambda: check03.spoiler_model(spoilers.LastStep, 1)), "you used output[:, -1]"),
     planted("03", "the two directions swapped", plain(
-        lambda: check03.spoiler_model(lab03.Swapped, 1)), "the two directions are swapped"),
+        lambda: check03.spoiler_model(spoilers.Swapped, 1)), "the two directions are swapped"),
     planted("03", "the class weight inverted", plain(lambda: check03.positive_weight(
         lambda y: float((y == 1).sum() / (y == 0).sum()))), "the ratio is inverted"),
     planted("03", "FPR and TPR swapped", plain(
-        lambda: check03.roc_curve(lambda y, s: lab03.right_curve(y, s)[::-1])),
+        lambda: check03.roc_curve(lambda y, s: spoilers.right_curve(y, s)[::-1])),
         "FPR and TPR are swapped"),
     planted("03", "ties split one example at a time", plain(
-        lambda: check03.roc_curve(lab03.per_sample_curve)), "tied scores are split"),
+        lambda: check03.roc_curve(spoilers.per_sample_curve)), "tied scores are split"),
     planted("03", "roc_auc over a curve with split ties", plain(lambda: check03.roc_auc(
-        in_notebook(lab03.roc_auc, roc_curve=lab03.per_sample_curve))),
+        in_notebook(spoilers.roc_auc, roc_curve=spoilers.per_sample_curve))),
         "pass exercise 5's roc_curve first", "tied scores are split"),
     planted("03", "the AUC of hard predictions", plain(lambda: check03.roc_auc(
-        lambda y, s: lab03.metrics.roc_auc(y, (s >= 0.5).long()))), "hard 0/1 predictions"),
+        lambda y, s: spoilers.metrics.roc_auc(y, (s >= 0.5).long()))), "hard 0/1 predictions"),
 ]
 
 
 # ---- lab 04: word2vec ------------------------------------------------------------------
 
 def _loss_plus_on_negatives(v, u_pos, u_neg):
-    pos, neg = lab04._scores(v, u_pos, u_neg)
+    pos, neg = word2vec._scores(v, u_pos, u_neg)
     return -(F.logsigmoid(pos) + F.logsigmoid(neg).sum(-1)).mean()
 
 
@@ -234,26 +236,26 @@ def _keep_probability(counts, t):
     return np.minimum(1.0, np.sqrt(t / (counts / counts.sum())))
 
 
-LAB04 = [
+WORD2VEC = [
     planted("04", "the center paired with itself", plain(lambda: check04.skipgram_pairs(
-        lab04._offsets_pairs(lambda w: range(-w, w + 1)))), "paired with itself"),
+        word2vec._offsets_pairs(lambda w: range(-w, w + 1)))), "paired with itself"),
     planted("04", "one side of the window", plain(lambda: check04.skipgram_pairs(
-        lab04._offsets_pairs(lambda w: range(1, w + 1)))), "only one side of the window"),
+        word2vec._offsets_pairs(lambda w: range(1, w + 1)))), "only one side of the window"),
     planted("04", "no minus for the noise words", plain(
         lambda: check04.ns_loss(_loss_plus_on_negatives)), "MINUS inside"),
     planted("04", "the summed loss", plain(lambda: check04.ns_loss(
-        lambda v, up, un: lab04.ns_loss(v, up, un) * len(v))), "MEAN over the B pairs"),
+        lambda v, up, un: word2vec.ns_loss(v, up, un) * len(v))), "MEAN over the B pairs"),
     planted("04", "no zero_grad", plain(
-        lambda: check04.train_step(lab04.make_train_step(zero_grad=False))),
+        lambda: check04.train_step(word2vec.make_train_step(zero_grad=False))),
         "optimizer.zero_grad()"),
     planted("04", "contexts looked up in emb_in", plain(
-        lambda: check04.train_step(lab04.make_train_step(out_table="in"))),
+        lambda: check04.train_step(word2vec.make_train_step(out_table="in"))),
         "emb_in for the centers and emb_out"),
     planted("04", "a step over a wrong ns_loss", plain(lambda: check04.train_step(
-        in_notebook(lab04.make_train_step(), ns_loss=_loss_plus_on_negatives))),
+        in_notebook(word2vec.make_train_step(), ns_loss=_loss_plus_on_negatives))),
         "pass exercise 2 first", "MINUS inside"),
     planted("04", "training with pairs from one side", plain(lambda: check04.learns_clusters(
-        lab04._offsets_pairs(lambda w: range(1, w + 1)), lab04.train_step)),
+        word2vec._offsets_pairs(lambda w: range(1, w + 1)), word2vec.train_step)),
         "pass exercise 1 first", "only one side of the window"),
     planted("04", "the noise distribution without the 3/4 power", plain(
         lambda: check04b.noise_distribution(lambda c: c / c.sum())), "raise the counts"),
@@ -265,89 +267,92 @@ LAB04 = [
 
 # ---- lab 05: attention -----------------------------------------------------------------
 
-_FLIPPED = lab05.make_attention(mask_mode="flipped")
-_RESHAPED = lab05.make_mha(split=lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1))
+_FLIPPED = attention.make_attention(mask_mode="flipped")
+_RESHAPED = attention.make_mha(split=lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1))
 
-LAB05 = [
-    planted("05", "no 1/√d", plain(lambda: check05.attention(lab05.make_attention(scale="none"))),
+ATTENTION = [
+    planted("05", "no 1/√d",
+            plain(lambda: check05.attention(attention.make_attention(scale="none"))),
             "the 1/√d scale is missing"),
     planted("05", "softmax over the queries", plain(
-        lambda: check05.attention(lab05.make_attention(axis=-2))), "softmax over the wrong axis"),
+        lambda: check05.attention(attention.make_attention(axis=-2))),
+        "softmax over the wrong axis"),
     planted("05", "k.T for the keys", plain(
-        lambda: check05.attention(lab05.make_attention(transpose="T"))), "k.T, which reverses"),
+        lambda: check05.attention(attention.make_attention(transpose="T"))), "k.T, which reverses"),
     planted("05", "the causal mask's upper triangle", plain(lambda: check05.masks(
-        lab05.padding_mask, lambda T: torch.ones(T, T, dtype=torch.bool).triu())),
+        attention.padding_mask, lambda T: torch.ones(T, T, dtype=torch.bool).triu())),
         "this is the upper triangle"),
     planted("05", "the padding mask off by one", plain(lambda: check05.masks(
-        lambda lengths, n: torch.arange(n)[None] <= lengths[:, None], lab05.causal_mask)),
+        lambda lengths, n: torch.arange(n)[None] <= lengths[:, None], attention.causal_mask)),
         "off by one"),
     planted("05", "the mask's polarity reversed", plain(
         lambda: check05.masked_attention(_FLIPPED)), "mask polarity: True means attention is"),
     planted("05", "the mask applied after the softmax", plain(
-        lambda: check05.masked_attention(lab05.make_attention(mask_mode="after"))),
+        lambda: check05.masked_attention(attention.make_attention(mask_mode="after"))),
         "the mask was applied after the softmax"),
     planted("05", "heads split by a plain reshape", plain(lambda: check05.heads(
-        lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), lab05.merge_heads)),
+        lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), attention.merge_heads)),
         "you reshaped straight to (B, heads, T, E/heads)"),
     planted("05", "no output projection", plain(
-        lambda: check05.multi_head_attention(lab05.make_mha(out_proj=False))),
+        lambda: check05.multi_head_attention(attention.make_mha(out_proj=False))),
         "the output projection is missing"),
     planted("05", "multi-head attention over a reversed mask", plain(
-        lambda: check05.multi_head_attention(in_notebook(lab05.MultiHeadAttention,
+        lambda: check05.multi_head_attention(in_notebook(attention.MultiHeadAttention,
                                                          attention=_FLIPPED))),
         "pass exercise 3 first", "mask polarity"),
     planted("05", "causal self-attention over a reversed mask (issue 58: 'the diagonal of "
                   "the causal mask must be True')", plain(lambda: check05.causal_self_attention(
-                      lab05.causal_self_attention,
-                      in_notebook(lab05.MultiHeadAttention, attention=_FLIPPED))),
+                      attention.causal_self_attention,
+                      in_notebook(attention.MultiHeadAttention, attention=_FLIPPED))),
             "causal self-attention: pass exercise 3 first", "mask polarity"),
     planted("05", "causal self-attention over a layer that splits by reshape", plain(
-        lambda: check05.causal_self_attention(lab05.causal_self_attention, _RESHAPED)),
+        lambda: check05.causal_self_attention(attention.causal_self_attention, _RESHAPED)),
         "pass exercise 5 first", "without the transpose"),
     planted("05", "self-attention without the causal mask", plain(
         lambda: check05.causal_self_attention(lambda mha, x: mha(x, x, x)[0],
-                                              lab05.MultiHeadAttention)), "the future leaks"),
+                                              attention.MultiHeadAttention)), "the future leaks"),
 ]
 
 
 # ---- lab 06: fine-tuning ---------------------------------------------------------------
 
-LAB06 = [
-    planted("06", "no attention mask", plain(lambda: check06.classifier(lab06.NoMask)),
+FINETUNE = [
+    planted("06", "no attention mask", plain(lambda: check06.classifier(finetune.NoMask)),
             "attention_mask was not passed"),
-    planted("06", "the mean of the tokens", plain(lambda: check06.classifier(lab06.MeanPooled)),
+    planted("06", "the mean of the tokens", plain(lambda: check06.classifier(finetune.MeanPooled)),
             "mean of the token vectors"),
-    planted("06", "the pooler's output", plain(lambda: check06.classifier(lab06.Pooler)),
+    planted("06", "the pooler's output", plain(lambda: check06.classifier(finetune.Pooler)),
             "you used pooler_output"),
-    planted("06", "no dropout", plain(lambda: check06.classifier(lab06.NoDropout)),
+    planted("06", "no dropout", plain(lambda: check06.classifier(finetune.NoDropout)),
             "apply self.dropout"),
     planted("06", "no model.train()", plain(
-        lambda: check06.train_step(lab06.variant(train=False))), "call model.train()"),
+        lambda: check06.train_step(finetune.variant(train=False))), "call model.train()"),
     planted("06", "clipping after optimizer.step()", plain(
-        lambda: check06.train_step(lab06.variant(clip_after_step=True))), "not clipped"),
+        lambda: check06.train_step(finetune.variant(clip_after_step=True))), "not clipped"),
     planted("06", "the class weight ignored", plain(
-        lambda: check06.train_step(lab06.variant(weighted=False))), "class_weight was ignored"),
+        lambda: check06.train_step(finetune.variant(weighted=False))), "class_weight was ignored"),
     planted("06", "the scheduler before the optimiser", plain(
-        lambda: check06.train_step(lab06.variant(sched_first=True))), "step the optimiser first"),
+        lambda: check06.train_step(finetune.variant(sched_first=True))),
+        "step the optimiser first"),
     planted("06", "predicting with dropout on", plain(
-        lambda: check06.predict_proba(lab06.pvariant(evaluate=False))), "dropout is still on"),
+        lambda: check06.predict_proba(finetune.pvariant(evaluate=False))), "dropout is still on"),
     planted("06", "P(class 0) for P(class 1)", plain(lambda: check06.predict_proba(
-        lab06.pvariant(transform=lambda z: torch.softmax(z, -1)[:, 0]))), "that is P(class 0)"),
+        finetune.pvariant(transform=lambda z: torch.softmax(z, -1)[:, 0]))), "that is P(class 0)"),
 ]
 
 
 # ---- lab 07: distillation --------------------------------------------------------------
 
-_NO_T2 = lab07.variant(soft_factor=lambda T: 1.0)
+_NO_T2 = distill.variant(soft_factor=lambda T: 1.0)
 
-LAB07 = [
+DISTILL = [
     planted("07", "the temperature ignored", plain(
         lambda: check07.softmax_t(lambda z, T: torch.softmax(z, -1))),
         "the temperature is ignored"),
     planted("07", "the probabilities divided by T", plain(
         lambda: check07.softmax_t(lambda z, T: torch.softmax(z, -1) / T)), "after the softmax"),
     planted("07", "no temperature on the teacher", plain(lambda: check07.distillation_loss(
-        lambda s, t, T: lab07.loss_from_definition(s, t * T, T))),
+        lambda s, t, T: distill.loss_from_definition(s, t * T, T))),
         "no temperature on the teacher"),
     planted("07", "the log of a softmax", plain(lambda: check07.distillation_loss(
         lambda s, t, T: -(torch.softmax(t / T, -1) * torch.log(torch.softmax(s / T, -1)))
@@ -360,21 +365,21 @@ LAB07 = [
     planted("07", "no T²", plain(lambda: check07.combined_loss(_NO_T2)),
             "the T^2 factor is missing"),
     planted("07", "alpha and beta exchanged", plain(
-        lambda: check07.combined_loss(lab07.variant(swap_weights=True))),
+        lambda: check07.combined_loss(distill.variant(swap_weights=True))),
         "alpha and beta are exchanged"),
     planted("07", "a combined loss over a distillation loss with the teacher untempered", plain(
-        lambda: check07.combined_loss(in_notebook(lab07.combined, distillation_loss=(
-            lambda s, t, T=1.0: lab07.loss_from_definition(s, t * T, T))))),
+        lambda: check07.combined_loss(in_notebook(distill.combined, distillation_loss=(
+            lambda s, t, T=1.0: distill.loss_from_definition(s, t * T, T))))),
         "pass exercise 2 first", "no temperature on the teacher"),
     planted("07", "a step over a combined loss without T² (issue 58: blamed the argument "
                   "order)", plain(lambda: check07.distill_step(
-                      in_notebook(lab07.step, combined_loss=_NO_T2))),
+                      in_notebook(distill.step, combined_loss=_NO_T2))),
             "pass exercise 3 first", "the T^2 factor is missing"),
     planted("07", "the teacher in training mode", plain(
-        lambda: check07.distill_step(lab07.svariant(teacher_eval=False))),
+        lambda: check07.distill_step(distill.svariant(teacher_eval=False))),
         "the teacher is still in training mode"),
     planted("07", "the teacher with gradients", plain(
-        lambda: check07.distill_step(lab07.svariant(no_grad=False))),
+        lambda: check07.distill_step(distill.svariant(no_grad=False))),
         "inside `with torch.no_grad():`"),
 ]
 
@@ -382,35 +387,35 @@ LAB07 = [
 # ---- lab 08: byte-pair encoding --------------------------------------------------------
 
 def _merge_first_only(symbols, a, b):
-    return lab08.merge(symbols, a, b, first_only=True)
+    return bpe.merge(symbols, a, b, first_only=True)
 
 
-LAB08 = [
+BPE = [
     planted("08", "pair counts not weighted", plain(lambda: check08.pair_counts(
-        lambda s: lab08.pair_counts(s, weighted=False))), "multiply by its count"),
+        lambda s: bpe.pair_counts(s, weighted=False))), "multiply by its count"),
     planted("08", "distinct pairs per word", plain(lambda: check08.pair_counts(
-        lambda s: lab08.pair_counts(s, distinct=True))), "must count twice"),
+        lambda s: bpe.pair_counts(s, distinct=True))), "must count twice"),
     planted("08", "only the first occurrence merged", plain(
         lambda: check08.merge(_merge_first_only)), "only the first occurrence"),
     planted("08", "merged from the right", plain(lambda: check08.merge(
-        lambda s, a, b: lab08.merge(s, a, b, from_right=True))), "merged from the right"),
+        lambda s, a, b: bpe.merge(s, a, b, from_right=True))), "merged from the right"),
     planted("08", "the counts never recomputed", plain(lambda: check08.learn_bpe(
-        lambda w, n: lab08.learn_bpe(w, n, recount=False))),
+        lambda w, n: bpe.learn_bpe(w, n, recount=False))),
         "the most frequent pairs of the FIRST"),
     planted("08", "ties broken alphabetically", plain(lambda: check08.learn_bpe(
-        lambda w, n: lab08.learn_bpe(w, n, alphabetical_ties=True))), "ties were broken"),
+        lambda w, n: bpe.learn_bpe(w, n, alphabetical_ties=True))), "ties were broken"),
     planted("08", "learning over a merge of the first occurrence", plain(
-        lambda: check08.learn_bpe(in_notebook(lab08.learn_bpe, merge=_merge_first_only))),
+        lambda: check08.learn_bpe(in_notebook(bpe.learn_bpe, merge=_merge_first_only))),
         "pass exercise 2 first", "only the first occurrence"),
     planted("08", "learning over unweighted counts", plain(lambda: check08.learn_bpe(
-        in_notebook(lab08.learn_bpe, pair_counts=lambda s: lab08.pair_counts(s, weighted=False)))),
+        in_notebook(bpe.learn_bpe, pair_counts=lambda s: bpe.pair_counts(s, weighted=False)))),
         "pass exercise 1 first", "multiply by its count"),
     planted("08", "encoding by longest match", plain(lambda: check08.encode(
-        lambda w, m: lab08.encode(w, m, longest=True))), "longest"),
+        lambda w, m: bpe.encode(w, m, longest=True))), "longest"),
     planted("08", "the merges replayed in reverse", plain(lambda: check08.encode(
-        lambda w, m: lab08.encode(w, m, order="reversed"))), "order"),
+        lambda w, m: bpe.encode(w, m, order="reversed"))), "order"),
     planted("08", "encoding over a merge of the first occurrence", plain(
-        lambda: check08.encode(in_notebook(lab08.encode, merge=_merge_first_only))),
+        lambda: check08.encode(in_notebook(bpe.encode, merge=_merge_first_only))),
         "encode: pass exercise 2 first", "only the first occurrence"),
 ]
 
@@ -419,43 +424,45 @@ LAB08 = [
 
 def _recall_sum(logits, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
-                           ignore_index=lab09.IGNORE, reduction="sum")
+                           ignore_index=gpt_block.IGNORE, reduction="sum")
 
 
-LAB09 = [
+GPT_BLOCK = [
     planted("09", "no causal mask", plain(
-        lambda: check09.causal_self_attention(lab09.make_attention("no mask"))),
+        lambda: check09.causal_self_attention(gpt_block.make_attention("no mask"))),
         "your model sees the future"),
     planted("09", "no 1/√d", plain(
-        lambda: check09.causal_self_attention(lab09.make_attention("no scale"))),
+        lambda: check09.causal_self_attention(gpt_block.make_attention("no scale"))),
         "the 1/√d scale is missing"),
     planted("09", "the mask after the softmax", plain(
-        lambda: check09.causal_self_attention(lab09.make_attention("mask after softmax"))),
+        lambda: check09.causal_self_attention(gpt_block.make_attention("mask after softmax"))),
         "the mask was applied after the softmax"),
     planted("09", "heads split by a plain reshape (issue 58: 'your model sees the future')",
             plain(lambda: check09.causal_self_attention(
-                lab09.make_attention("split without transpose"))),
+                gpt_block.make_attention("split without transpose"))),
             "the heads were split by reshaping B x T x E straight to"),
-    planted("09", "post-norm", plain(lambda: check09.block(lab09.make_block("post-norm"))),
+    planted("09", "post-norm", plain(lambda: check09.block(gpt_block.make_block("post-norm"))),
             "this is post-norm"),
-    planted("09", "no residuals", plain(lambda: check09.block(lab09.make_block("no residuals"))),
+    planted("09", "no residuals",
+            plain(lambda: check09.block(gpt_block.make_block("no residuals"))),
             "no residual connections"),
     planted("09", "a block over an attention without 1/√d", plain(lambda: check09.block(
-        lab09.make_block(attention=lab09.make_attention("no scale")))),
+        gpt_block.make_block(attention=gpt_block.make_attention("no scale")))),
         "pass exercise 1 first", "the 1/√d scale is missing"),
     planted("09", "no position embeddings", plain(
-        lambda: check09.tiny_gpt(lab09.make_gpt("no positions"))), "no position embeddings"),
+        lambda: check09.tiny_gpt(gpt_block.make_gpt("no positions"))), "no position embeddings"),
     planted("09", "a model over a post-norm block", plain(lambda: check09.tiny_gpt(
-        lab09.make_gpt(block=lab09.make_block("post-norm")))),
+        gpt_block.make_gpt(block=gpt_block.make_block("post-norm")))),
         "pass exercise 2 first", "this is post-norm"),
     planted("09", "the summed recall loss", plain(lambda: check09.recall_loss(_recall_sum)),
             "you summed the per-query losses"),
     planted("09", "training a model without positions", plain(lambda: check09.beats_lstm(
-        lab09.make_gpt("no positions"), lab09.recall_loss, 4, 1, progress=False)),
+        gpt_block.make_gpt("no positions"), gpt_block.recall_loss, 4, 1, progress=False)),
         "pass exercise 3 first", "no position embeddings"),
 ]
 
-PLANTED = LAB01 + LAB02 + LAB03 + LAB04 + LAB05 + LAB06 + LAB07 + LAB08 + LAB09
+PLANTED = (AUTOGRAD + CHAR_RNN + SPOILERS + WORD2VEC + ATTENTION + FINETUNE + DISTILL + BPE
+           + GPT_BLOCK)
 
 
 @pytest.mark.parametrize("case", PLANTED, ids=[f"{p.lab}: {p.mistake}" for p in PLANTED])

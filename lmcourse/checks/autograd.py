@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from lmcourse.checks import attempt, close, earlier, expect, fail, passed, requires
-from lmcourse.checks.autograd_training import autograd_training  # noqa: F401  (re-exported)
+from lmcourse.checks import autograd_training as _training
 
 # The lab's engine is any class with the micrograd-style contract of
 # ``lmcourse.autograd.Value``: ``Value(data)`` has ``.data``, ``.grad``, ``._parents``
@@ -283,6 +283,15 @@ def autograd_topological_order(topological_order: Callable[[Any], Any], Value: A
                    f"node {node.label!r} is listed before its parent {p.label!r}: append a "
                    "node only after visiting all of its parents.")
     passed(name, f"{len(nodes)} nodes, each once, every one after its parents")
+
+
+def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
+                      steps: int = 40) -> None:
+    """``train(params, loss_fn, lr, steps)`` is gradient descent
+    (:func:`lmcourse.checks.autograd_training.autograd_training`), checked once exercises 1
+    to 3, which every ``backward`` in it runs, pass."""
+    needs_backward("training loop", Value)
+    _training.autograd_training(train, Value, lr, steps)
 
 
 def needs_backward(name: str, Value: Any) -> None:

@@ -3,8 +3,9 @@
 The check trains a tanh neuron with the student's loop and with a reference loop and,
 when they differ, replays the typical mistakes (stepping up the gradient, a loss graph
 built once outside the loop, rebinding a parameter instead of updating ``.data``, an
-ignored learning rate) to name the one made. ``lmcourse.checks.autograd`` re-exports
-:func:`autograd_training`, so the lab calls it as ``check.autograd_training``.
+ignored learning rate) to name the one made. The lab calls it as
+``lmcourse.checks.autograd.autograd_training``, which first runs the checks of the
+exercises ``backward`` depends on.
 """
 
 from __future__ import annotations
@@ -55,9 +56,6 @@ def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
     of each step (measured before that step's update). Typical mistakes get their own hint.
     """
     name = "training loop"
-    from lmcourse.checks.autograd import needs_backward  # (autograd imports this module)
-
-    needs_backward(name, Value)
     params, loss_fn = _neuron_problem(Value)
     losses = attempt(name, train, params, loss_fn, lr, steps)
     size = f" of length {len(losses)}" if isinstance(losses, (list, tuple)) else ""
