@@ -1274,15 +1274,15 @@ plt.show()
 # Scaled down: a 64-unit `nn.RNN`, two passes over 20,000 characters, three seeds. PyTorch's
 # uniform initialisation puts the eigenvalues of $W_{hh}$ in a disc (mean modulus 0.38-0.39,
 # largest 0.59-0.66); the orthogonal one puts all of them on the unit circle,
-# $\rho = \sigma_1 = 1$. The validation perplexity does not improve at this budget: 18.94, 18.98,
-# 18.14 against 18.07, 18.51, 18.32 with the default, behind on two seeds out of three, and the
-# course's every-seed rule finds neither ahead (inconclusive). After training the bulk of the eigenvalues stays
-# where it started (mean modulus 1.02 against 0.43-0.44), while in both models a few outliers
-# move far outside the unit circle (largest modulus 2.62-3.04): training changes a handful of
-# directions, not the whole spectrum. An orthogonal start is meant to help gradients travel far
-# from the first steps; a character model trained with 64-step truncation, for a few hundred
-# steps, mostly uses the last few characters, so this run cannot show it. A full-budget run,
-# or a task with long dependencies (chapter 03's adding problem), is where to look.
+# $\rho = \sigma_1 = 1$. The validation perplexity does not improve at this budget: 18.94,
+# 18.98, 18.14 against 18.07, 18.51, 18.32 with the default, behind on two seeds out of three, and
+# the course's every-seed rule finds neither ahead (inconclusive). After training the bulk of the
+# eigenvalues stays where it started (mean modulus 1.02 against 0.43-0.44), while in both models a
+# few outliers move far outside the unit circle (largest modulus 2.62-3.04): training changes a
+# handful of directions, not the whole spectrum. An orthogonal start is meant to help gradients
+# travel far from the first steps; a character model trained with 64-step truncation, for a few
+# hundred steps, mostly uses the last few characters, so this run cannot show it. A full-budget
+# run, or a task with long dependencies (chapter 03's adding problem), is where to look.
 # </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}

@@ -39,13 +39,13 @@
 # - build **K-BERT**'s sentence tree, soft positions and visible matrix.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 25 s on a CPU, 820.3 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 19 s on a CPU, 879.8 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 25 s normalised to the reference machine: 53 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 19 s normalised to the reference machine: 41 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 820.3 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
+# - **Peak memory:** 879.8 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `02e497e-dirty` (nbval, as `make test` runs it).
 # - **Files read (40):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
@@ -1115,6 +1115,7 @@ def wiki(name, metric):
     return seed_values(f"wiki-bench-{name}", metric)
 
 
+# %% slideshow={"slide_type": "-"}
 with verdict_table("Sentence pairs and masked tokens on real prose (wiki bench, 3 seeds)"):
     verdict("on Wikipedia prose the masked LM fills blanks better than a tuned fill-in n-gram",
             wiki("mlm", "masked_accuracy"),

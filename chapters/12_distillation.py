@@ -235,7 +235,7 @@ print(f"from T = 1 to 16: L_d's gradient x{plain[-1] / plain[0]:.4f} "
 # **Evaluation.** ROC-AUC on held-out test sentences: every test spoiler plus a fixed
 # random sample of the other sentences (chapter 13 scores every distinct test sentence
 # instead, 2,300 of them, so a model's figure there differs from its figure here in the
-# second or third decimal: the teacher prints 0.968 there). ROC-AUC only ranks
+# second or third decimal). ROC-AUC only ranks
 # positives against negatives, so sampling the negatives leaves its expected value
 # unchanged and keeps a dozen evaluations within the budget. The bag of words of lab 03 is
 # scored on the same sentences.
