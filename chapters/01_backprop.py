@@ -37,13 +37,13 @@
 # In lab 01 you then write the engine's missing pieces yourself.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 5.9 s on a CPU, 517.4 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 4.8 s on a CPU, 493.5 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 5.9 s normalised to the reference machine: 13 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 4.8 s normalised to the reference machine: 10 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 517.4 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
+# - **Peak memory:** 493.5 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -41,13 +41,13 @@
 #   each, beside Kneser–Ney n-gram baselines: parameters, perplexity, tokens per second.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 70 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 64 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 70 s normalised to the reference machine: 133 s wall on AMD EPYC, one
-#   torch thread, calibration 0.918 s against 0.482 s.
+# - **Time on a CPU:** 64 s normalised to the reference machine: 140 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.2 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `02e497e-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
 #     (1.7 MB)

@@ -34,13 +34,13 @@
 #   Goldberg's result that skip-gram factorises a shifted PMI matrix.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 11 s on a CPU, 762.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 11 s on a CPU, 766.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 11 s normalised to the reference machine: 23 s wall on AMD EPYC, one
-#   torch thread, calibration 1.001 s against 0.482 s.
+# - **Time on a CPU:** 11 s normalised to the reference machine: 25 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 762.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `63e8b72` (nbval, as `make test` runs it).
+# - **Peak memory:** 766.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (7):**
 #   - `course cache/glove-3a61012af2db3b1d.safetensors` (6.5 MB)
 #   - `course cache/glove-6a29dee8a5509e31.safetensors` (6.5 MB)

@@ -34,13 +34,13 @@
 #   gensim's agreement with itself, and the time each took.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 9.1 s on a CPU, 713.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 12 s on a CPU, 717.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 9.1 s normalised to the reference machine: 20 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 12 s normalised to the reference machine: 25 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 713.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
+# - **Peak memory:** 717.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (9):**
 #   - `course cache/glove-3a61012af2db3b1d.safetensors` (6.5 MB)
 #   - `course cache/glove-6a29dee8a5509e31.safetensors` (6.5 MB)

@@ -41,13 +41,13 @@
 #   way with our own module.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 66 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 64 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 66 s normalised to the reference machine: 128 s wall on AMD EPYC, one
-#   torch thread, calibration 0.935 s against 0.482 s.
+# - **Time on a CPU:** 64 s normalised to the reference machine: 140 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.9 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `02e497e-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (5):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/bilm-lee/result.json` (89.3 KB)

@@ -38,13 +38,13 @@
 #   known, compare them over seeds as strings get longer, and watch attention learn to align;
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 34 s on a CPU, 845.0 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 29 s on a CPU, 846.0 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 34 s normalised to the reference machine: 73 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 29 s normalised to the reference machine: 64 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 845.0 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
+# - **Peak memory:** 846.0 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -33,13 +33,13 @@
 #   digit-reversal task beside the GRU with attention, and draw its cross-attention.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 79 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 71 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 79 s normalised to the reference machine: 150 s wall on AMD EPYC, one
-#   torch thread, calibration 0.918 s against 0.482 s.
+# - **Time on a CPU:** 71 s normalised to the reference machine: 156 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.2 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `02e497e-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/lm-char-gru/result.json` (82.2 KB)

@@ -36,13 +36,13 @@
 #   head that does the lookup.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 47 s on a CPU, 832.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 53 s on a CPU, 829.7 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 47 s normalised to the reference machine: 103 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 53 s normalised to the reference machine: 115 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 832.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
+# - **Peak memory:** 829.7 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (2):**
 #   - `reference/gpu-costs.json` (1.5 KB)
 #   - `reference/recall-sweep/result.json` (43.1 KB)

@@ -33,13 +33,13 @@
 #   words and reproduce the `sentencepiece` library's segmentation with its scores.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 15 s on a CPU, 499.7 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 17 s on a CPU, 504.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 15 s normalised to the reference machine: 33 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 17 s normalised to the reference machine: 38 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 499.7 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
+# - **Peak memory:** 504.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (2):**
 #   - `MiniLM/model/vocab.txt` (231.5 KB)
 #   - `gensim test data/lee_background.cor` (360.1 KB)

@@ -38,13 +38,13 @@
 # - compare fine-tuning with the feature-based approach on spoiler detection.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 71 s on a CPU, 2.2 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 74 s on a CPU, 2.2 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 71 s normalised to the reference machine: 154 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 74 s normalised to the reference machine: 161 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 2.2 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (12):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

@@ -39,13 +39,13 @@
 # - build **K-BERT**'s sentence tree, soft positions and visible matrix.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 19 s on a CPU, 879.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 25 s on a CPU, 813.4 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 19 s normalised to the reference machine: 41 s wall on AMD EPYC, one
+# - **Time on a CPU:** 25 s normalised to the reference machine: 54 s wall on AMD EPYC, one
 #   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 879.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `02e497e-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 813.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (40):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

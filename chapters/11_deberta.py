@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 36 s on a CPU, 591.7 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 32 s on a CPU, 591.4 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 36 s normalised to the reference machine: 76 s wall on AMD EPYC, one
-#   torch thread, calibration 1.001 s against 0.482 s.
+# - **Time on a CPU:** 32 s normalised to the reference machine: 70 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 591.7 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `63e8b72` (nbval, as `make test` runs it).
+# - **Peak memory:** 591.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (16):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -41,13 +41,13 @@
 #   and compare the ratios with the papers' 40% / 60% / 97%.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 76 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 75 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 76 s normalised to the reference machine: 157 s wall on AMD EPYC, one
-#   torch thread, calibration 1.001 s against 0.482 s.
+# - **Time on a CPU:** 75 s normalised to the reference machine: 164 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.9 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `63e8b72` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (14):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

@@ -40,13 +40,13 @@
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 2.8 s on a CPU, 317.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 2.5 s on a CPU, 318.3 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 2.8 s normalised to the reference machine: 6.0 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 2.5 s normalised to the reference machine: 5.4 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 317.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
+# - **Peak memory:** 318.3 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

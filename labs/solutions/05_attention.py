@@ -47,13 +47,13 @@
 # `True` = attention **allowed**. Fill in the places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 4.4 s on a CPU, 364.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 4.8 s on a CPU, 366.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 4.4 s normalised to the reference machine: 9.6 s wall on AMD EPYC, one
-#   torch thread, calibration 1.047 s against 0.482 s.
+# - **Time on a CPU:** 4.8 s normalised to the reference machine: 10 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 364.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `42da403` (nbval, as `make test` runs it).
+# - **Peak memory:** 366.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -57,13 +57,13 @@
 # places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 71 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 64 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 71 s normalised to the reference machine: 148 s wall on AMD EPYC, one
-#   torch thread, calibration 1.001 s against 0.482 s.
+# - **Time on a CPU:** 64 s normalised to the reference machine: 139 s wall on AMD EPYC, one
+#   torch thread, calibration 1.053 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.2 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `63e8b72` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
