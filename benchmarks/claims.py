@@ -16,7 +16,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from lmcourse.course.claims import (
+from lmcourse.course.claims import recorded
+from lmcourse.course.verdict_rules import (
     NO_DIFFERENCE,
     NO_VERDICT,
     NOT_REPRODUCED,
@@ -24,7 +25,6 @@ from lmcourse.course.claims import (
     PAPER_VERDICTS,
     REPRODUCED,
     format_number,
-    recorded,
 )
 
 #: every verdict word in the order the page counts them
