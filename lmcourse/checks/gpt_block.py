@@ -17,7 +17,6 @@ returns the logits alone.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,10 +25,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmcourse.checks import attempt, expect, fail, passed, requires, run_student, same
-from lmcourse.course.spread import Interval
+from lmcourse.checks.recall_race import GPT_SIZE, reference_note, train_both
 from lmcourse.models.recall import IGNORE, RecallRun, query_loss
 
-__all__ = ["beats_lstm", "block", "causal_self_attention", "recall_loss", "tiny_gpt"]
+__all__ = ["GPT_SIZE", "beats_lstm", "block", "causal_self_attention", "recall_loss",
+           "reference_note", "tiny_gpt"]
 
 _TOL = 1e-8
 _E, _HEADS, _B, _T = 16, 4, 2, 6
@@ -390,44 +390,6 @@ def recall_loss(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Non
 
 # ---- last: it beats the LSTM ------------------------------------------------------------
 
-#: the lab's sizes: chapter 7c's transformer and LSTM (about 123K parameters each)
-GPT_SIZE = {"d_model": 64, "num_heads": 4, "num_layers": 2}
-LSTM_SIZE = {"width": 80, "layers": 2}
-LEARNING_RATES = {"gpt": 1e-3, "lstm": 1e-2}  # each model's best on chapter 7c's tuning seed
-
-
-def _train_both(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch.Tensor],
-               torch.Tensor], pairs: int, steps: int, seed: int = 0, num_keys: int = 64,
-               num_values: int = 64, max_len: int = 96, device: torch.device | str = "cpu",
-               progress: bool = True) -> dict[str, RecallRun]:
-    """Train the student's GPT and an LSTM of the same size on the same recall batches for
-    the same steps, each at its own learning rate, with the student's loss."""
-    from lmcourse.models.recall import recall_model, train_recall
-
-    name = "your GPT against the LSTM"
-    vocab = num_keys + num_values
-    torch.manual_seed(seed)
-    models = {"gpt": attempt(name, gpt_cls, vocab, max_len=max_len, **GPT_SIZE),
-              "lstm": recall_model("lstm", LSTM_SIZE["width"], vocab, max_len,
-                                   LSTM_SIZE["layers"], seed=seed)}
-    return {kind: attempt(name, train_recall, model, pairs, steps, seed,
-                          lr=LEARNING_RATES[kind], eval_every=max(steps // 16, 1),
-                          num_keys=num_keys, num_values=num_values, device=device,
-                          loss_fn=loss_fn, progress=progress)
-            for kind, model in models.items()}
-
-
-def reference_note(accuracy: float, reference: dict[str, Sequence[float]]) -> str:
-    """The reference run's seeds beside the student's figure; when the figure lies outside
-    the interval the reference transformer's seeds span (:class:`Interval`), how far."""
-    note = "; the reference run, " + ", ".join(
-        f"{k} {statistics.fmean(v):.3f} ({len(v)} seeds)" for k, v in reference.items())
-    seeds = list(reference.get("transformer", ()))
-    outside = (Interval.of(seeds, 0.001, f"the reference transformer's {len(seeds)} seeds")
-               .outside(accuracy, "Your GPT's accuracy") if len(seeds) >= 2 else "")
-    return note + (f". {outside}" if outside else "")
-
-
 def beats_lstm(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch.Tensor],
                torch.Tensor], pairs: int, steps: int, *, target: float = 0.9,
                reference: dict[str, Sequence[float]] | None = None,
@@ -442,7 +404,7 @@ def beats_lstm(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch.
     name = "your GPT against the LSTM"
     requires(name, 3, tiny_gpt, gpt_cls)
     requires(name, 4, recall_loss, loss_fn)
-    runs = _train_both(gpt_cls, loss_fn, pairs, steps, device=device, progress=progress)
+    runs = train_both(gpt_cls, loss_fn, pairs, steps, device=device, progress=progress)
     gpt, lstm = runs["gpt"], runs["lstm"]
     ratio = gpt.parameters / lstm.parameters
     expect(0.9 <= ratio <= 1.1, name,
