@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmcourse.checks import attempt, earlier, expect, fail, passed, requires, run_student, same
+from lmcourse.checks.mha_variants import MHA_MISTAKES, mha_variant, torch_mha
 from lmcourse.models import attention as reference
 
 __all__ = ["attention", "causal_self_attention", "heads", "masked_attention", "masks",
@@ -301,65 +302,6 @@ def heads(student_split: Callable[..., Any], student_merge: Callable[..., Any]) 
 
 # ---- multi-head attention -----------------------------------------------------------------
 
-def _torch_mha(E: int, H: int, seed: int) -> nn.MultiheadAttention:
-    """``nn.MultiheadAttention`` (float64, batch_first) with random weights AND biases."""
-    g = torch.Generator().manual_seed(seed)
-    ref = nn.MultiheadAttention(E, H, batch_first=True).double()
-    with torch.no_grad():
-        for p in ref.parameters():
-            p.copy_(0.4 * torch.randn(p.shape, generator=g, dtype=torch.float64))
-    return ref.eval()
-
-
-def _mha_variant(ref: nn.MultiheadAttention, query: torch.Tensor, key: torch.Tensor,
-                 value: torch.Tensor, mask: torch.Tensor | None, *, scale_dim: str = "head",
-                 out_proj: bool = True, transpose_w: bool = True, split: str = "right",
-                 bias: bool = True, qkv_order: str = "qkv") -> tuple[torch.Tensor, torch.Tensor]:
-    """Multi-head attention with one knob per typical mistake (defaults: the right one)."""
-    E, H = ref.embed_dim, ref.num_heads
-    W = dict(zip("qkv", ref.in_proj_weight.detach().chunk(3), strict=True))
-    b = dict(zip("qkv", ref.in_proj_bias.detach().chunk(3), strict=True))
-    names = dict(zip("qkv", qkv_order, strict=True))
-
-    def project(x: torch.Tensor, which: str) -> torch.Tensor:
-        w = W[names[which]]
-        y = x @ (w.T if transpose_w else w)
-        return y + b[names[which]] if bias else y
-
-    def split_(x: torch.Tensor) -> torch.Tensor:
-        B_, T_, _ = x.shape
-        if split == "view":
-            return x.reshape(B_, H, T_, E // H)
-        return reference.split_heads(x, H)
-
-    q, k, v = split_(project(query, "q")), split_(project(key, "k")), split_(project(value, "v"))
-    scale = 1 / math.sqrt(E if scale_dim == "embed" else E // H)
-    heads_out, weights = reference.scaled_dot_product_attention(q, k, v, mask, scale=scale)
-    merged = reference.merge_heads(heads_out)
-    if out_proj:
-        merged = ref.out_proj(merged)
-    return merged, weights
-
-
-_MHA_MISTAKES = (
-    (dict(scale_dim="embed"), "each head's scores must be scaled by 1/√(E/heads) (the size of "
-                              "ONE head's vectors), not 1/√E."),
-    (dict(out_proj=False), "the output projection is missing: apply self.out_proj to the "
-                           "merged heads."),
-    (dict(transpose_w=False), "the projections multiply x by W as stored; PyTorch stores a "
-                              "linear layer's weight as (out, in), so the projection is "
-                              "x Wᵀ + b (what F.linear computes)."),
-    (dict(split="view"), "the heads were split with a reshape to (B, heads, T, E/heads) "
-                         "without the transpose: use your split_heads."),
-    (dict(bias=False), "the biases of the input projections (in_proj_bias) are missing."),
-    (dict(qkv_order="kqv"), "in_proj_weight stacks the projections in the order queries, "
-                            "keys, values: its first E rows are W^Q, the next E W^K, the "
-                            "last E W^V (and in_proj_bias likewise)."),
-    (dict(qkv_order="qqq"), "queries, keys and values each need their own projection "
-                            "(W_q for the query, W_k for the key, W_v for the value)."),
-)
-
-
 def _needs_earlier(name: str, student_cls: type) -> None:
     """Exercises 1, 3 and 4 first: the checks of the attention and the head functions that
     ``student_cls`` calls (those it can see where it was defined)."""
@@ -378,7 +320,7 @@ def multi_head_attention(student_cls: type) -> None:
     name = "multi-head attention"
     _needs_earlier(name, student_cls)
     E, H = 12, 3
-    ref = _torch_mha(E, H, seed=3)
+    ref = torch_mha(E, H, seed=3)
     ours = attempt(name, student_cls, E, H)
     ours = ours.double()
     try:
@@ -409,8 +351,8 @@ def multi_head_attention(student_cls: type) -> None:
         expect(got_out.shape == want_out.shape, name,
                f"{what}: the output should be B x T x E = {tuple(want_out.shape)}, got "
                f"{tuple(got_out.shape)}")
-        for knobs, hint in _MHA_MISTAKES:
-            wrong_out, wrong_w = _mha_variant(ref, *args, **knobs)
+        for knobs, hint in MHA_MISTAKES:
+            wrong_out, wrong_w = mha_variant(ref, *args, **knobs)
             if same(got_out, wrong_out.detach()):
                 fail(name, f"{what}: {hint}")
         if same(got_w, want_w):
@@ -430,7 +372,7 @@ def causal_self_attention(student: Callable[..., Any], student_cls: type) -> Non
     if callable(padding) and callable(causal):
         requires(name, 2, masks, padding, causal)
     E, H, T = 12, 3, 6
-    ref = _torch_mha(E, H, seed=5)
+    ref = torch_mha(E, H, seed=5)
     mha = attempt(name, student_cls, E, H).double()
     mha.load_state_dict(ref.state_dict())
     g = torch.Generator().manual_seed(6)
