@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import bz2
 import csv
+import gzip
 import hashlib
 import io
 import json
@@ -42,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 INPUTS = ROOT / "build" / "gpu"
 WHEELS = ("platformdirs",)
 RT_MEMBER = INPUTS / "rotten_tomatoes_corpus_full.csv.bz2"
+ARTICLES = INPUTS / "wiki_articles.json.gz"
 
 
 def inputs() -> None:
@@ -53,7 +55,9 @@ def inputs() -> None:
     from lmcourse.data.wiki import wiki_articles
 
     INPUTS.mkdir(parents=True, exist_ok=True)
-    (INPUTS / "wiki_articles.json").write_text(json.dumps([list(a) for a in wiki_articles()]))
+    # compressed: the working tree that travels to the lease is capped at 64 MiB
+    (INPUTS / "wiki_articles.json").unlink(missing_ok=True)
+    ARTICLES.write_bytes(gzip.compress(json.dumps([list(a) for a in wiki_articles()]).encode()))
     rt.load_rotten_tomatoes("train")  # checks the wheel's SHA-256 first
     with zipfile.ZipFile(rt.wheel_path()) as wheel:
         member = wheel.read(rt.MEMBER)
@@ -69,8 +73,7 @@ def inputs() -> None:
 def _prepare() -> None:
     """On the GPU machine: the articles and the snippets from their carried copies (the
     carried wheels are importable through ``PYTHONPATH``, :func:`wheel_path`)."""
-    articles = tuple(tuple(a) for a in
-                     json.loads((INPUTS / "wiki_articles.json").read_text()))
+    articles = tuple(tuple(a) for a in json.loads(gzip.decompress(ARTICLES.read_bytes())))
     import lmcourse.data.rotten_tomatoes as rt
     import lmcourse.data.wiki as wiki
 
@@ -92,10 +95,10 @@ def wheel_path() -> str:
 
 def find(name: str):
     """The reference ``name``: registered, or declared and waiting for its runs."""
-    from lmcourse.course.reference import bench_arms, lm_scale, registry
+    from lmcourse.course.reference import bench_arms, lm_scale, prose_scale, registry
 
     pending = {**lm_scale.SCALE_REFS, **bench_arms.WIKI_BENCH_REFS,
-               **bench_arms.PROSE_BENCH_REFS}
+               **bench_arms.PROSE_BENCH_REFS, **prose_scale.SCALE_REFS}
     if name in registry.REFERENCES:
         return registry.REFERENCES[name]
     if name in pending:
@@ -104,8 +107,13 @@ def find(name: str):
 
 
 #: prepared GPU work (``plan``): issue 55 re-runs every arm the wiki bench landed on the
-#: pre-training vocabulary, the masked LM and DeBERTa first, three seeds each
+#: pre-training vocabulary, the masked LM and DeBERTa first, three seeds each; its scale
+#: plan pre-trains both at the GPU sweep's size (``prose_scale``), with one development
+#: point at a second learning rate
 FIRST = {"issue55": ("bench-mlm", "bench-deberta")}
+SCALE_PLAN = "issue55-scale"
+# a run stops this many seconds before the lease's deadline, to score and keep its weights
+SCORING_MARGIN_S = 75.0
 
 
 def plan_jobs(name: str) -> list[str]:
@@ -113,8 +121,12 @@ def plan_jobs(name: str) -> list[str]:
     from lmcourse.course.reference.bench_arms import PROSE, WIKI
     from lmcourse.course.reference.registry import WIKI_LANDED
 
+    if name == SCALE_PLAN:
+        from lmcourse.course.reference.prose_scale import SCALE_REFS
+
+        return [f"{ref.name}:{seed}" for ref in SCALE_REFS.values() for seed in ref.seeds]
     if name not in FIRST:
-        raise SystemExit(f"no plan named {name!r}: one of {sorted(FIRST)}")
+        raise SystemExit(f"no plan named {name!r}: one of {sorted([*FIRST, SCALE_PLAN])}")
     landed = [arm.removeprefix(WIKI) for arm in WIKI_LANDED]
     arms = [*FIRST[name], *(arm for arm in landed if arm not in FIRST[name])]
     return [f"{PROSE}{arm}:{seed}" for arm in arms for seed in (0, 1, 2)]
@@ -159,8 +171,10 @@ def train(jobs: list[str], deadline: float, parallel: int) -> None:
     then pack what finished (and the logs) into ``$OUT/results.tar.gz``."""
     start, logs = time.time(), INPUTS / "logs"
     logs.mkdir(parents=True, exist_ok=True)
+    from lmcourse.course.reference.prose_scale import DEADLINE
+
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": wheel_path()}
+           "PYTHONPATH": wheel_path(), DEADLINE: str(start + deadline - SCORING_MARGIN_S)}
     waiting, running = list(jobs), []
     while (waiting or running) and time.time() - start < deadline:
         running = [(job, p) for job, p in running if p.poll() is None]

@@ -225,7 +225,7 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
              warmup: float = 0.1, weight_decay: float = 0.01, nsp: bool = True,
              masker: Callable[..., tuple[torch.Tensor, torch.Tensor]] | None = None,
              seed: int = 0, progress: bool = True, stop_after: int | None = None,
-             callback: Callable[[int, PretrainingHistory], None] | None = None
+             callback: Callable[[int, PretrainingHistory], bool | None] | None = None
              ) -> PretrainingHistory:
     """BERT's recipe at toy scale: AdamW, linear warm-up over ``warmup`` of the steps then
     linear decay to 0, gradient clipping at 1, and a *fresh* mask for every batch (dynamic
@@ -235,7 +235,8 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
     sum; it is recorded in ``history.auxiliary``. ``stop_after`` ends the run early on the
     schedule of ``steps`` (the first steps of a longer run, exactly); ``callback(step,
     history)`` runs after every step (held-out curves; it may call ``model.eval()``, the
-    loop puts the model back in training mode)."""
+    loop puts the model back in training mode) and ends the run by returning ``True``
+    (early stopping on a development loss)."""
     device = next(model.parameters()).device
     vocab_size = model.mlm.bias.numel()
     generator = torch.Generator().manual_seed(seed)
@@ -243,6 +244,7 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
     schedule = warmup_then_decay(optimizer, steps, warmup)
     history, start, paused = PretrainingHistory(), time.perf_counter(), 0.0
     model.train()
+    stop = False
     batches = pair_batches(pairs, steps=steps, batch_size=batch_size, cls_id=cls_id,
                            sep_id=sep_id, pad_id=pad_id, max_len=max_len, seed=seed)
     for chosen, batch in progress_bar(batches, progress, total=steps, desc="pre-training"):
@@ -274,10 +276,10 @@ def pretrain(model: BertForPreTraining, pairs: Sequence[tuple[Sequence[int], Seq
         history.tokens += int(batch["attention_mask"].sum())
         history.seconds = time.perf_counter() - start - paused
         if callback is not None:  # its time is not training time
-            callback(len(history.mlm), history)
+            stop = callback(len(history.mlm), history) is True
             model.train()
             paused = time.perf_counter() - start - history.seconds
-        if stop_after is not None and len(history.mlm) >= stop_after:
+        if stop or (stop_after is not None and len(history.mlm) >= stop_after):
             break
     history.seconds = time.perf_counter() - start - paused
     model.eval()

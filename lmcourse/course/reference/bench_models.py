@@ -33,28 +33,34 @@ def bench_config(corpus: str = "reviews", **changes):
 
 
 
-def _deberta(intermediate: int, terms, emd: str, corpus: str = "reviews"):
+def _deberta(intermediate: int, terms, emd: str, corpus: str = "reviews", **shape):
     from lmcourse.models.deberta_model import DebertaForPreTraining
 
-    return DebertaForPreTraining(bench_config(corpus, intermediate_size=intermediate), k=8,
+    return DebertaForPreTraining(bench_config(corpus, intermediate_size=intermediate, **shape),
+                                 k=8,
                                  enhanced_mask_decoder=emd != "none", terms=tuple(terms),
                                  share_emd_layer=emd == "shares the last layer")
 
 
 @cache
-def deberta_intermediate(corpus: str = "reviews") -> int:
+def deberta_intermediate(corpus: str = "reviews", shape: tuple[tuple[str, int], ...] = ()
+                         ) -> int:
     """The feed-forward width that brings the full DeBERTa closest to the bench BERT's
-    parameter count (its position projections cost two D x D matrices per layer)."""
+    parameter count (its position projections cost two D x D matrices per layer);
+    ``shape`` (``(field, value)`` pairs) sizes the BERT it matches, e.g. 4 layers of 256."""
     from lmcourse.models.pretraining import BertForPreTraining
+
+    bert_shape = dict(shape)
+    own_shape = {k: v for k, v in bert_shape.items() if k != "intermediate_size"}
 
     def count(config_or_width) -> int:
         with torch.device("meta"):  # sizes only: no weights drawn, the RNG is untouched
             if isinstance(config_or_width, int):
                 return count_params(_deberta(config_or_width, ["c2c", "c2p", "p2c"],
-                                         "shares the last layer", corpus))
+                                             "shares the last layer", corpus, **own_shape))
             return count_params(BertForPreTraining(config_or_width))
 
-    config = bench_config(corpus)
+    config = bench_config(corpus, **bert_shape)
     target = count(config)
     widths = range(config.intermediate_size // 4, config.intermediate_size + 1)
     return min(widths, key=lambda i: abs(count(i) - target))
@@ -68,7 +74,12 @@ def build_model(name: str, recipe: dict | None = None) -> torch.nn.Module:
 
     s, corpus = recipe or _settings(name), corpus_of(name)
     if s["model"] == "DebertaForPreTraining":
-        return _deberta(deberta_intermediate(corpus), s["terms"], s["emd"], corpus)
+        shape = {k: s[k] for k in ("hidden_size", "num_hidden_layers", "num_attention_heads")
+                 if k in s}
+        matched = {**shape, **({"intermediate_size": s["matched_intermediate_size"]}
+                               if "matched_intermediate_size" in s else {})}
+        return _deberta(deberta_intermediate(corpus, tuple(sorted(matched.items()))),
+                        s["terms"], s["emd"], corpus, **shape)
     changes = {k: s[k] for k in ("embedding_size", "share_layers", "hidden_size",
                                  "intermediate_size", "num_hidden_layers",
                                  "num_attention_heads") if k in s}
@@ -90,18 +101,19 @@ def _generator_config(corpus: str = "reviews"):
                            else {}))
 
 
-def step_flops(name: str) -> float:
+def step_flops(name: str, recipe: dict | None = None) -> float:
     """Training FLOPs of one step, by the 6 x (multiply-adds) rule: every token passes the
     encoder's matrices; the masked 15% also pass the MLM head (H x H, then H x V); ELECTRA's
     discriminator head (H x H, H x 1) sees every token. Embedding lookups are free, and a
-    shared layer costs its compute at every depth."""
+    shared layer costs its compute at every depth. ``recipe`` (default: the arm's own) may
+    change the batch or the shape, as a scaled run does."""
     from lmcourse.models.bert import BertModel
 
     def encoder(config) -> int:
         with torch.device("meta"):
             return sum(p.numel() for p in BertModel(config).encoder.parameters())
 
-    s, corpus = _settings(name), corpus_of(name)
+    s, corpus = recipe or _settings(name), corpus_of(name)
     tokens = s["batch"] * s["max_len"]  # an upper bound: pairs are cut to max_len
     masked, V = 0.15 * tokens, len(_data(corpus).corpus)
 
@@ -114,8 +126,9 @@ def step_flops(name: str) -> float:
         H = bench_config(corpus).hidden_size
         return (mlm_model(_generator_config(corpus))
                 + 6 * (encoder(bench_config(corpus)) + H * H + H) * tokens)
-    return mlm_model(bench_config(corpus, hidden_size=s["hidden_size"],
-                                  intermediate_size=s["intermediate_size"]))
+    shape = ("hidden_size", "intermediate_size", "num_hidden_layers")
+    return mlm_model(bench_config(corpus, **{k: s[k] for k in shape
+                                             if isinstance(s.get(k), int)}))
 
 
 def electra_steps(corpus: str = "reviews") -> int:
