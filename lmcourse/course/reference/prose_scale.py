@@ -32,8 +32,8 @@ from lmcourse.course.reference.bench_arms import (
     probe_auc,
     train_pairs,
 )
-from lmcourse.course.reference.bench_recipes import BENCH, _settings
 from lmcourse.course.reference.bench_models import step_flops
+from lmcourse.course.reference.bench_recipes import BENCH, _settings
 from lmcourse.course.reference.recipe import Reference, SeedRun
 from lmcourse.models.compress import count_params
 
@@ -97,8 +97,8 @@ def train_scaled(name: str, recipe: dict, seed: int, device: torch.device,
     """One seed of scaled run ``name``: pre-train with early stopping on the development
     loss, keep the best weights, score them on the held-out masks and by the probe."""
     import lmcourse
-    from lmcourse.models.pretraining import evaluate_pretraining, pretrain
     from lmcourse.course.reference.pretraining_eval import bench
+    from lmcourse.models.pretraining import evaluate_pretraining, pretrain
 
     arm, s = ARM_OF[name], {**BENCH, **recipe}
     b, dev = bench("prose"), dev_batch("prose")
