@@ -257,6 +257,18 @@ def test_the_callback_sees_every_step_and_its_time_is_not_training_time():
     assert history.seconds < 6 * 0.05, "the callback's sleep was counted as training time"
 
 
+def test_a_callback_that_returns_true_ends_the_run_there():
+    pairs, kw = _toy_pairs()
+    model = BertForPreTraining(TINY)
+    history = pretrain(model, pairs, steps=10, batch_size=8, progress=False,
+                       callback=lambda step, history: step == 4, **kw)
+    assert len(history.mlm) == 4
+    # only True stops it: a callback's incidental return value (a count, a list) does not
+    history = pretrain(model, pairs, steps=5, batch_size=8, progress=False,
+                       callback=lambda step, history: 1, **kw)
+    assert len(history.mlm) == 5
+
+
 def test_factorised_embeddings_get_a_tied_mlm_head_of_width_e():
     config = BertConfig(**{**TINY.__dict__, "embedding_size": 8})
     model = BertForPreTraining(config)

@@ -15,6 +15,7 @@ to 128 pieces (issue 55).
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache
 
@@ -348,7 +349,7 @@ def fill_in_ngram(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki"
     _, dev_ids, dev_labels = dev_batch(corpus)
     model, tried = tune_fill_in(sentences, (dev_ids, dev_labels),
                                 vocab_size=len(c), special_ids=c.special_ids, sep_id=c.sep_id,
-                                pad_id=c.pad_id)
+                                pad_id=c.pad_id, workers=os.cpu_count() or 1)
     return {"fill_in_ngram": round(model.accuracy(b.eval_ids, b.eval_labels), 4),
             "fill_in_ngram_order": model.order,
             "fill_in_ngram_discount": DISCOUNTS.index(model.discount),

@@ -58,6 +58,7 @@ class Reference:
     tolerance: float = 2e-3          # relative, on the first steps' training losses
     seeds: tuple[int, ...] = (0, 1, 2)
     keep_weights: tuple[int, ...] = (0,)
+    weights_dtype: str = "float16"   # or "int8": result.pack_weights
     notes: list[str] = field(default_factory=list)
     seeds_why: str = ""              # required when fewer than 3 seeds
 

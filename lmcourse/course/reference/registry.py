@@ -16,6 +16,7 @@ from lmcourse.course.reference import (
     distill_transfer,
     lm_char,
     lm_scale,
+    prose_scale,
     recall_sweep,
     reversal_sweep,
     rt_compression,
@@ -58,6 +59,8 @@ _ALL: list[Reference] = [
     # ... and the same arms on Wikipedia prose, each as it lands (the rest are declared in
     # bench_arms.WIKI_BENCH_REFS)
     *(bench_arms.WIKI_BENCH_REFS[name] for name in WIKI_LANDED),
+    # ... and our BERT at a GPU's size in the pre-training vocabulary (issue 55)
+    *prose_scale.SCALE_REFS.values(),
     # fine-tuning: learning curves and BERT's task heads
     transfer_curve.SPOILER_CURVE, transfer_curve.POLARITY_CURVE, rt_curve.RT_CURVE,
     rt_tiny_bert.RT_TINY_BERT,

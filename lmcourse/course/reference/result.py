@@ -139,11 +139,41 @@ def load(name: str) -> ReferenceResult:
     return ReferenceResult.from_json(json.loads(path.read_text()))
 
 
+INT8_SCALE = ".int8_scale"  # the suffix of a matrix's per-row scales in a packed file
+
+
+def pack_weights(state: dict[str, torch.Tensor], dtype: str = "float16"
+                 ) -> dict[str, torch.Tensor]:
+    """Weights as a reference stores them: ``"float16"``, or ``"int8"`` (chapter 13's
+    absmax rule per row, for a file half the size): each matrix ``W`` of at least 4,096
+    numbers becomes ``q = round(W / s)`` in [-127, 127] with ``s_i = max_j |W_ij| / 127``
+    stored beside it in float32; vectors stay float16."""
+    if dtype not in ("float16", "int8"):
+        raise ValueError(f"weights are stored as 'float16' or 'int8', not {dtype!r}")
+    out = {}
+    for key, value in state.items():
+        value = value.detach().cpu().float()
+        if dtype == "int8" and value.dim() == 2 and value.numel() >= 4096:
+            scale = value.abs().amax(1).clamp_min(1e-12) / 127
+            out[key] = (value / scale[:, None]).round().clamp(-127, 127).to(torch.int8)
+            out[key + INT8_SCALE] = scale
+        else:
+            out[key] = value.half()
+    return {k: v.contiguous() for k, v in out.items()}
+
+
+def unpack_weights(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The float32 weights of a file :func:`pack_weights` wrote (either precision)."""
+    return {key: value.float() * stored[key + INT8_SCALE].float()[:, None]
+            if key + INT8_SCALE in stored else value.float()
+            for key, value in stored.items() if not key.endswith(INT8_SCALE)}
+
+
 def load_weights(name: str, seed: int = 0) -> dict[str, torch.Tensor]:
-    """Seed ``seed``'s committed weights (fp16 on disk, returned as float32)."""
+    """Seed ``seed``'s committed weights (fp16 or int8 on disk, returned as float32)."""
     from lmcourse.pretrained import read_safetensors
 
     path = reference_dir() / name / f"seed{seed}.safetensors"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run `make reference NAME={name}`")
-    return {k: v.float() for k, v in read_safetensors(path).items()}
+    return unpack_weights(read_safetensors(path))

@@ -38,6 +38,8 @@ __all__ = ["ARMS", "RT_TINY_BERT", "RT_TINY_RECIPE", "tune_lr", "train_rt_tiny_b
 
 ARMS = ("pretrained", "scratch")
 ENCODER = "wiki-bench-mlm"
+#: each pre-trained encoder a transfer run fine-tunes -> the vocabulary (corpus) it reads
+ENCODERS = {ENCODER: "wiki", "prose-scale-mlm-lr1e-3": "prose"}
 LR_GRID = (3e-5, 1e-4, 3e-4, 1e-3)  # 3e-5 added when scratch's best sat at 1e-4, the edge
 # tune_lr(arm): tuning-split ROC-AUC at each rate (seed 0, 1,024 labels, one thread)
 LR_DEV_AUC = {"pretrained": {3e-5: 0.5151, 1e-4: 0.5079, 3e-4: 0.5133, 1e-3: 0.5053},
@@ -71,11 +73,15 @@ RT_TINY_RECIPE = {
 }
 
 
+def _corpus(encoder: str) -> str:
+    return ENCODERS[encoder]
+
+
 @cache
-def _wiki_vectors(split: str) -> torch.Tensor:
-    """The stored wiki encoder's mean-pooled last states of a split's snippets."""
-    ids, mask = _encoded(split)
-    encoder = _encoder("pretrained").eval()
+def _vectors(split: str, encoder: str = ENCODER, max_len: int = 64) -> torch.Tensor:
+    """The stored encoder's mean-pooled last states of a split's snippets."""
+    ids, mask = _encoded(split, _corpus(encoder), max_len)
+    encoder = _encoder("pretrained", encoder).eval()
     out = []
     with torch.no_grad():
         for rows in torch.arange(len(ids)).split(256):
@@ -86,40 +92,54 @@ def _wiki_vectors(split: str) -> torch.Tensor:
 
 
 @cache
-def _encoded(split: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(input_ids, attention_mask)`` of a split's snippets in the wiki vocabulary."""
+def _encoded(split: str, corpus: str = "wiki", max_len: int = 64
+             ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)`` of a split's snippets in ``corpus``'s vocabulary
+    (``"wiki"``: the 2,000 likelihood pieces; ``"prose"``: the 8,000-piece pre-training
+    vocabulary), cut to ``max_len`` pieces."""
     from lmcourse.course.reference.pretraining_eval import _data, bench
 
     task, tune_x, _ = rt_task()
     texts = {"train": task.train_texts, "tuning": tune_x, "test": task.test_texts}[split]
-    return bench("wiki").encode_sentences(texts, _data("wiki").tokenizer.tokenize)
+    ids, mask = bench(corpus).encode_sentences(texts, _data(corpus).tokenizer.tokenize)
+    return ids[:, :max_len], mask[:, :max_len]
 
 
-def _encoder(arm: str):
-    """The arm's encoder: the stored wiki encoder, or the same shape with fresh weights
-    (drawn from torch's current generator)."""
+def _encoder(arm: str, encoder: str = ENCODER):
+    """The arm's encoder: the stored pre-trained encoder, or the same shape with fresh
+    weights (drawn from torch's current generator)."""
     from lmcourse.course.reference.bench_arms import bench_config, load_arm
     from lmcourse.course.reference.result import load_weights
     from lmcourse.models.bert import BertModel
 
+    if arm not in ARMS:
+        raise ValueError(f"unknown arm {arm!r}: one of {ARMS}")
+    if encoder == ENCODER:
+        return (load_arm(ENCODER, load_weights(ENCODER)).bert.train() if arm == "pretrained"
+                else BertModel(bench_config("wiki")))
+    from lmcourse.course.reference.prose_scale import RECIPES, load_scaled
+
     if arm == "pretrained":
-        return load_arm(ENCODER, load_weights(ENCODER)).bert.train()
-    if arm == "scratch":
-        return BertModel(bench_config("wiki"))
-    raise ValueError(f"unknown arm {arm!r}: one of {ARMS}")
+        return load_scaled(encoder, load_weights(encoder)).bert.train()
+    shape = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
+    return BertModel(bench_config(_corpus(encoder), **{k: RECIPES[encoder][k] for k in shape}))
 
 
 def finetune_arm(arm: str, idx: torch.Tensor, lr: float, seed: int, device: torch.device,
-                 stop_after: int | None = None):
-    """Fine-tune ``arm`` on training rows ``idx``: ``(model, training losses)``."""
+                 stop_after: int | None = None, recipe: dict | None = None):
+    """Fine-tune ``arm`` on training rows ``idx`` (``recipe``: which encoder, how;
+    default ``rt-tiny-bert``'s): ``(model, training losses)``."""
     from lmcourse import finetune
 
+    recipe = recipe or RT_TINY_RECIPE
+    encoder = recipe.get("encoder_reference", ENCODER)
     task, _, _ = rt_task()
-    ids, mask = _encoded("train")
-    f, steps = RT_TINY_RECIPE["finetune"], finetune_steps(len(idx), RT_TINY_RECIPE)
+    ids, mask = _encoded("train", _corpus(encoder), recipe["max_len"])
+    f, steps = recipe["finetune"], finetune_steps(len(idx), recipe)
     with torch.random.fork_rng(devices=None if device.type == "cuda" else []):
         torch.manual_seed(seed)  # the scratch encoder, the classifier, every dropout mask
-        model = finetune.SequenceClassifier(_encoder(arm), pooling=f["pooling"]).to(device)
+        model = finetune.SequenceClassifier(_encoder(arm, encoder),
+                                            pooling=f["pooling"]).to(device)
         optimizer = finetune.make_optimizer(model, lr)
         scheduler = finetune.warmup_linear(optimizer, round(f["warmup"] * steps), steps)
         result = finetune.fit(model, (ids[idx], mask[idx], task.train_labels[idx]),
@@ -129,17 +149,19 @@ def finetune_arm(arm: str, idx: torch.Tensor, lr: float, seed: int, device: torc
     return model, result.losses
 
 
-def tune_lr(arm: str, n: int = 1024, seed: int = 0, device: torch.device | str = "cpu"
-            ) -> dict[float, float]:
+def tune_lr(arm: str, n: int = 1024, seed: int = 0, device: torch.device | str = "cpu",
+            recipe: dict | None = None) -> dict[float, float]:
     """Tuning-split ROC-AUC of ``arm`` fine-tuned on ``n`` labels at each rate of the grid."""
     from lmcourse import finetune
 
+    recipe = recipe or RT_TINY_RECIPE
+    corpus = _corpus(recipe.get("encoder_reference", ENCODER))
     task, _, tune_y = rt_task()
     idx = label_order(task.train_labels, seed)[:n]
     out = {}
     for lr in LR_GRID:
-        model, _ = finetune_arm(arm, idx, lr, seed, torch.device(device))
-        scores = finetune.predict_proba(model, *_encoded("tuning"))
+        model, _ = finetune_arm(arm, idx, lr, seed, torch.device(device), recipe=recipe)
+        scores = finetune.predict_proba(model, *_encoded("tuning", corpus, recipe["max_len"]))
         out[lr] = round(roc_auc(tune_y.tolist(), scores.tolist()), 4)
     return out
 
@@ -153,22 +175,26 @@ def train_rt_tiny_bert(recipe: dict, seed: int, device: torch.device, progress: 
 
     task, _, tune_y = rt_task()
     order, y = label_order(task.train_labels, seed), task.test_labels
+    encoder = recipe.get("encoder_reference", ENCODER)
+    test = _encoded("test", _corpus(encoder), recipe["max_len"])
     metrics: dict[str, float] = {}
     curve, first_losses, start = [], [], time.perf_counter()
     for n in progress_bar(sizes_for(recipe, seed, len(order)), progress,
-                          desc=f"rt-tiny-bert seed {seed}: labels"):
+                          desc=f"{recipe.get('name', 'rt-tiny-bert')} seed {seed}: labels"):
         for arm in ARMS:
             model, losses = finetune_arm(arm, order[:n], recipe["finetune"]["lr"][arm], seed,
-                                         device, stop_after)
+                                         device, stop_after, recipe)
             first_losses = first_losses or losses
             if stop_after is not None:
                 return SeedRun([], first_losses, {})
-            scores = finetune.predict_proba(model, *_encoded("test"))
+            scores = finetune.predict_proba(model, *test)
             metrics[f"{arm}@{n}"] = round(roc_auc(y.tolist(), scores.tolist()), 5)
             metrics[f"{arm}_accuracy@{n}"] = round(_accuracy(y, scores), 5)
-        features, _ = tune_logistic(_wiki_vectors("train")[order[:n]], task.train_labels[
-            order[:n]], _wiki_vectors("tuning"), tune_y, recipe["features_lambdas"])
-        scores = features(_wiki_vectors("test"))
+        vectors = {split: _vectors(split, encoder, recipe["max_len"])
+                   for split in ("train", "tuning", "test")}
+        features, _ = tune_logistic(vectors["train"][order[:n]], task.train_labels[
+            order[:n]], vectors["tuning"], tune_y, recipe["features_lambdas"])
+        scores = features(vectors["test"])
         metrics[f"features@{n}"] = round(roc_auc(y.tolist(), scores.tolist()), 5)
         metrics[f"features_accuracy@{n}"] = round(_accuracy(y, scores), 5)
         metrics[f"features_lambda@{n}"] = features.lam
@@ -192,4 +218,48 @@ RT_TINY_BERT = Reference(
     notes=["the bag of words, MiniLM and the BiLSTM on the same snippets: rt-curve (same "
            "label order per seed)", "sizes above 1,024 labels run for seeds 0-2 only",
            f"learning rates: {LR_TUNING}"],
+)
+
+
+# ---- the same run with our BERT at a GPU's size, in the pre-training vocabulary (issue 55)
+
+PROSE_ENCODER = "prose-scale-mlm-lr1e-3"
+# tune_lr(arm, recipe=RT_PROSE_RECIPE): tuning-split ROC-AUC at each rate (seed 0, 1,024
+# labels, one thread); filled in from the run that chose them
+PROSE_LR_DEV_AUC: dict[str, dict[float, float]] = {"pretrained": {}, "scratch": {}}
+PROSE_CHOSEN_LR = {arm: max(tried, key=tried.get) if tried else None
+                   for arm, tried in PROSE_LR_DEV_AUC.items()}
+PROSE_LR_TUNING = ("tuning-split ROC-AUC, seed 0, 1,024 labels, lr " + "; ".join(
+    f"{arm}: " + " / ".join(f"{lr:g} {auc:.3f}" for lr, auc in tried.items())
+    + f" (chose {PROSE_CHOSEN_LR[arm]:g})" for arm, tried in PROSE_LR_DEV_AUC.items()
+    if tried))
+
+RT_PROSE_RECIPE = {
+    **RT_TINY_RECIPE,
+    "name": "rt-prose-bert",
+    "curve_x": "labelled snippets (the curve: our pre-trained BERT's test ROC-AUC)",
+    "sizes": SMALL,
+    "large_sizes_seeds": [],
+    "encoder_reference": PROSE_ENCODER,
+    "encoder": f"{PROSE_ENCODER} seed 0 (reference/{PROSE_ENCODER}/seed0.safetensors): 4 x "
+               "256, 6,000 masked-LM steps on the Wikipedia excerpt in the 8,000-piece "
+               "pre-training vocabulary",
+    "finetune": {**RT_TINY_RECIPE["finetune"], "lr": PROSE_CHOSEN_LR},
+    "features": "the pre-trained encoder frozen, mean of the last layer over real tokens; L2 "
+                "logistic regression, lambda chosen on the tuning split",
+}
+
+RT_PROSE_BERT = Reference(
+    name="rt-prose-bert",
+    title="our BERT pre-trained on Wikipedia prose at a GPU's size, fine-tuned on Rotten "
+          "Tomatoes snippets from 16 to 1,024 labels, beside the same network from scratch",
+    recipe=RT_PROSE_RECIPE,
+    train=train_rt_tiny_bert,
+    evaluate=no_weights("rt-prose-bert", " (a learning curve)"),
+    baselines=lambda recipe: {},
+    seconds_per_seed=600.0,
+    seeds=(0, 1, 2, 3, 4),
+    keep_weights=(), first_steps=ENCODER_FIRST_STEPS,
+    notes=["the bag of words, MiniLM and the BiLSTM on the same snippets: rt-curve (same "
+           "label order per seed)", f"learning rates: {PROSE_LR_TUNING}"],
 )

@@ -31,7 +31,9 @@ from lmcourse.course.reference.result import (
     ReferenceResult,
     load,
     load_weights,
+    pack_weights,
     reference_dir,
+    unpack_weights,
     write_atomic,
 )
 
@@ -90,10 +92,10 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
             save_finished_seed(ref, seed, runs[seed], time.perf_counter() - tick, device)
     for seed in ref.keep_weights:
         if seed in runs and runs[seed].state is not None:
-            state = {k: v.detach().cpu().half().contiguous() for k, v in runs[seed].state.items()}
+            packed = pack_weights(runs[seed].state, ref.weights_dtype)
             write_atomic(folder / f"seed{seed}.safetensors",
-                         lambda tmp, s=state: save_file(s, tmp, metadata={"reference": name}))
-            metric, value = ref.evaluate(ref.recipe, state)
+                         lambda tmp, s=packed: save_file(s, tmp, metadata={"reference": name}))
+            metric, value = ref.evaluate(ref.recipe, unpack_weights(packed))
             runs[seed].metrics[f"{metric}_stored_weights"] = value
     result = ReferenceResult(
         name=name, title=ref.title, recipe=ref.recipe, device="; ".join(sorted(devices)),
@@ -145,7 +147,8 @@ def _finished_seeds(ref: Reference, folder: Path) -> dict[int, tuple[SeedRun, fl
             continue
         if seed in ref.keep_weights and not weights.exists():
             continue  # the reference keeps this seed's weights: train it again
-        state = read_safetensors(weights) if seed in ref.keep_weights else None
+        state = (unpack_weights(read_safetensors(weights)) if seed in ref.keep_weights
+                 else None)
         out[seed] = (SeedRun(record["curve"], record["train_loss"], record["metrics"], state),
                      record["seconds"], record.get("device", "cpu (not recorded)"))
     return out
