@@ -47,3 +47,34 @@ def test_snippets_are_encoded_in_the_wiki_vocabulary():
     assert len(ids) == len(rt_curve.rt_task()[0].test_texts) and ids.shape == mask.shape
     unk = _data("wiki").corpus.pieces.index("[UNK]")
     assert (ids[mask.bool()] == unk).float().mean() < 0.01
+
+
+def test_rt_prose_bert_differs_from_rt_tiny_bert_in_its_encoder_and_rates_only():
+    prose, tiny = rt_tiny_bert.RT_PROSE_RECIPE, rt_tiny_bert.RT_TINY_RECIPE
+    changed = sorted(k for k in set(prose) | set(tiny) if prose.get(k) != tiny.get(k))
+    assert changed == ["curve_x", "encoder", "encoder_reference", "features", "finetune",
+                       "large_sizes_seeds", "name", "sizes"]
+    assert {k: v for k, v in prose["finetune"].items() if k != "lr"} == {
+        k: v for k, v in tiny["finetune"].items() if k != "lr"}
+    assert rt_tiny_bert.RT_PROSE_BERT.seeds == (0, 1, 2, 3, 4)  # five seeds at <= 1,024 labels
+    assert max(prose["sizes"]) == 1024
+    for arm in rt_tiny_bert.ARMS:
+        tried = rt_tiny_bert.PROSE_LR_DEV_AUC[arm]
+        assert tuple(tried) == rt_tiny_bert.LR_GRID
+        assert prose["finetune"]["lr"][arm] == max(tried, key=tried.get)
+
+
+def test_the_prose_arms_start_from_the_scaled_encoder_and_its_shape():
+    from lmcourse.course.reference.result import load_weights
+
+    name = rt_tiny_bert.PROSE_ENCODER
+    stored = load_weights(name)
+    torch.manual_seed(0)
+    pretrained, scratch = (rt_tiny_bert._encoder(arm, name) for arm in rt_tiny_bert.ARMS)
+    table = "embeddings.word_embeddings.weight"
+    assert torch.equal(pretrained.state_dict()[table], stored[f"bert.{table}"])
+    assert ({k: v.shape for k, v in scratch.state_dict().items()}
+            == {k: v.shape for k, v in pretrained.state_dict().items()})
+    ids, mask = rt_tiny_bert.snippets("test", rt_tiny_bert.RT_PROSE_RECIPE)
+    assert ids.shape == (len(rt_curve.rt_task()[0].test_texts), 64) and mask.shape == ids.shape
+    assert int(ids.max()) < stored[f"bert.{table}"].shape[0]

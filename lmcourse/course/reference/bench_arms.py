@@ -64,6 +64,7 @@ from lmcourse.course.reference.pretraining_eval import (  # noqa: F401 - the cha
     bench,
     dev_batch,
     encoder_of,
+    inputs_as_seen,
     probe_auc,
     probe_data,
     sop_eval_batch,

@@ -180,3 +180,27 @@ def encoder_of(model: torch.nn.Module) -> torch.nn.Module:
         if hasattr(model, attr):
             return getattr(model, attr)
     raise TypeError(f"no encoder in {type(model).__name__}")
+
+
+def inputs_as_seen(corpus: str = "prose", snippet_len: int = 64) -> dict:
+    """What the encoder of ``corpus`` is given, measured: pieces per word on the held-out
+    articles and on the Rotten Tomatoes test snippets, the held-out pairs' mean length in
+    pieces and the share cut at the bench's length, the share of snippets longer than
+    ``snippet_len`` pieces (fine-tuning's cut), and the first held-out pair as pieces."""
+    from lmcourse.data.rotten_tomatoes import load_rotten_tomatoes
+    from lmcourse.tokenizers.wiki_pieces import article_sentences, pieces_per_word
+
+    data, b = _data(corpus), bench(corpus)
+    snippets = [r.text for r in load_rotten_tomatoes("test")]
+    held_out = [s for doc in article_sentences("test") for s in doc]
+    lengths = [len(x) + len(y) + 3 for x, y, _ in b.test_pairs]  # [CLS] x [SEP] y [SEP]
+    first, second, _ = b.test_pairs[0]
+    return {"pieces per word, held-out articles": pieces_per_word(data.tokenizer, held_out),
+            "pieces per word, Rotten Tomatoes test": pieces_per_word(data.tokenizer, snippets),
+            "mean held-out pair, pieces": sum(lengths) / len(lengths),
+            f"share of pairs cut at {b.max_len}": sum(n > b.max_len for n in lengths)
+            / len(lengths),
+            f"share of snippets cut at {snippet_len}":
+                sum(len(data.tokenizer.tokenize(t)) + 3 > snippet_len for t in snippets)
+                / len(snippets),
+            "first held-out pair": (data.corpus.decode(first), data.corpus.decode(second))}

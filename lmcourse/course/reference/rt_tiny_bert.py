@@ -263,3 +263,10 @@ RT_PROSE_BERT = Reference(
     notes=["the bag of words, MiniLM and the BiLSTM on the same snippets: rt-curve (same "
            "label order per seed)", f"learning rates: {PROSE_LR_TUNING}"],
 )
+
+
+def snippets(split: str, recipe: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)`` of a split's snippets (``"train"``, ``"tuning"``,
+    ``"test"``) as ``recipe``'s encoder reads them (default: ``rt-tiny-bert``'s)."""
+    recipe = recipe or RT_TINY_RECIPE
+    return _encoded(split, _corpus(recipe.get("encoder_reference", ENCODER)), recipe["max_len"])
