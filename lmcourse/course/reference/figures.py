@@ -131,6 +131,27 @@ def plot_learning_curve(ax, curves: Mapping[str, Mapping[int, Sequence[float]]],
     return ax
 
 
+def show_learning_curves(curves: Mapping[str, Mapping[int, Sequence[float]]], title: str,
+                         sizes: Sequence[int] | None = None, width: int = 44,
+                         plot: bool = True, dpi: int = 80) -> None:
+    """A learning-curve figure (:func:`plot_learning_curve`) titled ``title`` (``plot=False``:
+    none), then a table of each method's mean over seeds at ``sizes`` (default: the first
+    method's sizes)."""
+    import matplotlib.pyplot as plt
+
+    if plot:
+        fig, ax = plt.subplots(figsize=(7.5, 3.8), dpi=dpi)
+        plot_learning_curve(ax, curves)
+        ax.legend(fontsize=7, loc="lower right")
+        ax.set_title(title, fontsize=9)
+        plt.show()
+    sizes = list(sizes or next(iter(curves.values())))
+    print(f"{'test ROC-AUC, mean over seeds':<{width}}" + "".join(f"{n:>7,}" for n in sizes))
+    for label, values in curves.items():
+        print(f"{label:<{width}}"
+              + "".join(f"{sum(values[n]) / len(values[n]):>7.3f}" for n in sizes))
+
+
 def plot_data_scaling(ax, runs: Mapping[str, Sequence[ReferenceResult]],
                       baselines: Mapping[str, str], metric: str = "held_out_ppl",
                       size: str = "train_chars"):

@@ -192,7 +192,7 @@ def inputs_as_seen(corpus: str = "prose", snippet_len: int = 64) -> dict:
 
     data, b = _data(corpus), bench(corpus)
     snippets = [r.text for r in load_rotten_tomatoes("test")]
-    held_out = [s for doc in article_sentences("test") for s in doc]
+    held_out = [s for doc in article_sentences("held_out") for s in doc]
     lengths = [len(x) + len(y) + 3 for x, y, _ in b.test_pairs]  # [CLS] x [SEP] y [SEP]
     first, second, _ = b.test_pairs[0]
     return {"pieces per word, held-out articles": pieces_per_word(data.tokenizer, held_out),
