@@ -44,10 +44,17 @@ LR_GRID = (3e-5, 1e-4, 3e-4, 1e-3)  # 3e-5 added when scratch's best sat at 1e-4
 # tune_lr(arm): tuning-split ROC-AUC at each rate (seed 0, 1,024 labels, one thread)
 LR_DEV_AUC = {"pretrained": {3e-5: 0.5151, 1e-4: 0.5079, 3e-4: 0.5133, 1e-3: 0.5053},
               "scratch": {3e-5: 0.5509, 1e-4: 0.5727, 3e-4: 0.5501, 1e-3: 0.5474}}
-CHOSEN_LR = {arm: max(tried, key=tried.get) for arm, tried in LR_DEV_AUC.items()}
-LR_TUNING = ("tuning-split ROC-AUC, seed 0, 1,024 labels, lr " + "; ".join(
-    f"{arm}: " + " / ".join(f"{lr:g} {auc:.3f}" for lr, auc in tried.items())
-    + f" (chose {CHOSEN_LR[arm]:g})" for arm, tried in LR_DEV_AUC.items()))
+
+
+def _chosen_rates(dev_auc: dict[str, dict[float, float]]) -> tuple[dict[str, float], str]:
+    """Each arm's best rate on the tuning split, and the note that says how it was chosen."""
+    chosen = {arm: max(tried, key=tried.get) for arm, tried in dev_auc.items()}
+    return chosen, ("tuning-split ROC-AUC, seed 0, 1,024 labels, lr " + "; ".join(
+        f"{arm}: " + " / ".join(f"{lr:g} {auc:.3f}" for lr, auc in tried.items())
+        + f" (chose {chosen[arm]:g})" for arm, tried in dev_auc.items()))
+
+
+CHOSEN_LR, LR_TUNING = _chosen_rates(LR_DEV_AUC)
 
 RT_TINY_RECIPE = {
     "task": RT_RECIPE["task"],
@@ -229,10 +236,7 @@ PROSE_ENCODER = "prose-scale-mlm-lr1e-3"
 # labels, one thread)
 PROSE_LR_DEV_AUC = {"pretrained": {3e-5: 0.6328, 1e-4: 0.6497, 3e-4: 0.6857, 1e-3: 0.6694},
                     "scratch": {3e-5: 0.6421, 1e-4: 0.6788, 3e-4: 0.6909, 1e-3: 0.6858}}
-PROSE_CHOSEN_LR = {arm: max(tried, key=tried.get) for arm, tried in PROSE_LR_DEV_AUC.items()}
-PROSE_LR_TUNING = ("tuning-split ROC-AUC, seed 0, 1,024 labels, lr " + "; ".join(
-    f"{arm}: " + " / ".join(f"{lr:g} {auc:.3f}" for lr, auc in tried.items())
-    + f" (chose {PROSE_CHOSEN_LR[arm]:g})" for arm, tried in PROSE_LR_DEV_AUC.items()))
+PROSE_CHOSEN_LR, PROSE_LR_TUNING = _chosen_rates(PROSE_LR_DEV_AUC)
 
 RT_PROSE_RECIPE = {
     **RT_TINY_RECIPE,
