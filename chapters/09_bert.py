@@ -1020,7 +1020,7 @@ with verdict_table("Our own pre-training on real snippets (test ROC-AUC)"):
 #
 # The second attempt changes two things. The vocabulary is chapter 08's pre-training
 # vocabulary: 8,000 pieces learned by frequency merges, as BERT's own are. The model is 4
-# layers of width 256 (5.3M parameters), pre-trained with the masked LM alone on pairs of
+# layers of width 256, pre-trained with the masked LM alone on pairs of
 # two real sentences (up to 128 pieces), 6,000 steps of 64 pairs, on a lent GPU. Its
 # learning rate was chosen on the development masks of the tuning articles: 1e-3 ended
 # with a lower development loss than the sweep's 5e-4. First, what the encoder is given:
