@@ -179,6 +179,25 @@ def as_float_tensor(x: Any) -> torch.Tensor | None:
 
 # ---- earlier exercises ------------------------------------------------------------------
 
+def as_floats(x: Any) -> np.ndarray | None:
+    """``x`` as a 1-d float array, or None if it cannot be read as one."""
+    try:
+        if isinstance(x, torch.Tensor):
+            x = x.detach().cpu().numpy()
+        return np.asarray(x, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        return None
+
+
+def as_number(name: str, got: Any) -> float:
+    """``got`` as one float, or a failed check ``name`` that says what came back."""
+    try:
+        return float(got)
+    except (TypeError, ValueError):
+        fail(name, f"return one number (a float), got {type(got).__name__}: {got!r:.60}")
+    return 0.0  # unreachable
+
+
 def _functions(code: Any) -> list[FunctionType]:
     """The Python functions of ``code``: itself, a class's methods, a module's class's."""
     if isinstance(code, FunctionType):

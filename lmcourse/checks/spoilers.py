@@ -24,7 +24,16 @@ import numpy as np
 import torch
 
 from lmcourse import metrics
-from lmcourse.checks import attempt, close, expect, fail, passed, requires_earlier
+from lmcourse.checks import (
+    as_floats,
+    as_number,
+    attempt,
+    close,
+    expect,
+    fail,
+    passed,
+)
+from lmcourse.checks.spoiler_roc import roc_auc, roc_curve  # noqa: F401 - the lab calls check.*
 from lmcourse.course.claims import verdict as claim
 from lmcourse.data import tokenize
 
@@ -40,24 +49,6 @@ betrayed traitor last epilogue""".split())
 def keyword_scores(texts: Sequence[str]) -> torch.Tensor:
     """The keyword baseline: how many of :data:`SPOILER_WORDS` a sentence contains."""
     return torch.tensor([float(sum(w in SPOILER_WORDS for w in tokenize(t))) for t in texts])
-
-
-def _floats(x: Any) -> np.ndarray | None:
-    """``x`` as a 1-d float array, or None if it cannot be read as one."""
-    try:
-        if isinstance(x, torch.Tensor):
-            x = x.detach().cpu().numpy()
-        return np.asarray(x, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        return None
-
-
-def _number(name: str, got: Any) -> float:
-    try:
-        return float(got)
-    except (TypeError, ValueError):
-        fail(name, f"return one number (a float), got {type(got).__name__}: {got!r:.60}")
-    return 0.0  # unreachable
 
 
 # ---- exercise 1: padding -----------------------------------------------------------------
@@ -180,7 +171,7 @@ def positive_weight(student: Callable[..., Any]) -> None:
     name = "positive_weight"
     labels = torch.zeros(40, dtype=torch.long)
     labels[[3, 11, 19, 27]] = 1  # 4 positives, 36 negatives
-    got = _number(name, attempt(name, student, labels.clone()))
+    got = as_number(name, attempt(name, student, labels.clone()))
     n_pos, n_neg, n = 4, 36, 40
     wrong = [(n_pos / n_neg, "the ratio is inverted: pos_weight = n_negative / n_positive "
                              f"(here {n_neg}/{n_pos} = 9), so that each rare spoiler counts "
@@ -197,7 +188,7 @@ def positive_weight(student: Callable[..., Any]) -> None:
                 fail(name, hint)
         fail(name, f"with {n_pos} positives and {n_neg} negatives the weight is "
                    f"{n_neg / n_pos:g}, got {got:g}")
-    got2 = _number(name, attempt(name, student, torch.tensor([1, 0, 0, 1, 0, 1, 1, 0, 0, 0])))
+    got2 = as_number(name, attempt(name, student, torch.tensor([1, 0, 0, 1, 0, 1, 1, 0, 0, 0])))
     expect(close(got2, 1.5, 1e-6), name,
            f"with 4 positives and 6 negatives the weight is 1.5, got {got2:g}")
     passed(name, f"{n_neg}/{n_pos} -> {got:g}, 6/4 -> {got2:g}")
@@ -210,7 +201,7 @@ def f1(student: Callable[..., Any]) -> None:
     name = "f1"
     y = torch.tensor([1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
     p = torch.tensor([1, 0, 0, 0, 1, 1, 0, 0, 0, 0])  # TP 1, FP 2, FN 3, TN 4
-    got = _number(name, attempt(name, student, y.clone(), p.clone()))
+    got = as_number(name, attempt(name, student, y.clone(), p.clone()))
     want = metrics.f1_score(y, p)
     if not close(got, want, 1e-6):
         prec, rec = 1 / 3, 1 / 4
@@ -235,137 +226,17 @@ def f1(student: Callable[..., Any]) -> None:
                    "(precision 0/0): return 0.0 when TP = 0, as the majority baseline's F1.")
     except Exception:  # noqa: BLE001 - let attempt() phrase any other crash
         none = attempt(name, student, y.clone(), never.clone())
-    none = _number(name, none)
+    none = as_number(name, none)
     expect(close(none, 0.0, 1e-12) and none == none, name,
            f"with no positive prediction F1 is 0 (there is no true positive), got {none}")
     g = torch.Generator().manual_seed(3)
     y3 = (torch.rand(300, generator=g) < 0.1).long()
     p3 = (torch.rand(300, generator=g) < 0.2).long()
-    got3 = _number(name, attempt(name, student, y3, p3))
+    got3 = as_number(name, attempt(name, student, y3, p3))
     expect(close(got3, metrics.f1_score(y3, p3), 1e-6), name,
            f"on 300 random labels F1 is {metrics.f1_score(y3, p3):.6f}, got {got3:.6f}")
     passed(name, f"2/7 = {got:.6f}; no positive prediction -> {none:g}; random case "
                  f"{got3:.6f} (reference {metrics.f1_score(y3, p3):.6f})")
-
-
-# ---- exercise 5: the ROC curve and its area ----------------------------------------------
-
-_TIE_Y = torch.tensor([1, 1, 0, 1, 0, 1, 0, 0, 1, 0])
-_TIE_S = torch.tensor([0.9, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.4, 0.3, 0.1])
-
-
-def _on_polyline(px: np.ndarray, py: np.ndarray, qx: np.ndarray, qy: np.ndarray,
-                 tol: float = 1e-6) -> bool:
-    """Is every point ``(px, py)`` on the polyline through ``(qx, qy)``?"""
-    a = np.stack([qx[:-1], qy[:-1]], 1)
-    b = np.stack([qx[1:], qy[1:]], 1)
-    for p in np.stack([px, py], 1):
-        ab, ap = b - a, p - a
-        t = np.clip((ap * ab).sum(1) / np.maximum((ab * ab).sum(1), 1e-300), 0, 1)
-        if np.min(np.linalg.norm(a + t[:, None] * ab - p, axis=1)) > tol:
-            return False
-    return True
-
-
-def _per_sample_curves(y: np.ndarray, s: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """ROC curves that step one example at a time through ties (positives first, last,
-    or in the given order): what forgetting to group ties gives."""
-    curves = []
-    for tie_key in (np.zeros_like(y), -y, y):
-        order = np.lexsort((tie_key, -s))
-        ys = y[order]
-        tp, fp = np.cumsum(ys), np.cumsum(1 - ys)
-        curves.append((np.r_[0, fp / fp[-1]], np.r_[0, tp / tp[-1]]))
-    return curves
-
-
-def _student_curve(name: str, student: Callable[..., Any], y: torch.Tensor,
-                   s: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    got = attempt(name, student, y.clone(), s.clone())
-    expect(isinstance(got, (tuple, list)) and len(got) == 2, name,
-           "return a pair (fpr, tpr): two sequences of the same length")
-    fpr, tpr = _floats(got[0]), _floats(got[1])
-    expect(fpr is not None and tpr is not None and fpr.shape == tpr.shape and fpr.size >= 2,
-           name, "return (fpr, tpr): two 1-d sequences of numbers of the same length")
-    return fpr, tpr
-
-
-def roc_curve(student: Callable[..., Any]) -> None:
-    """Exercise 5a: ``roc_curve`` of labels and scores, ``(fpr, tpr)``, ties grouped."""
-    name = "roc_curve"
-    g = torch.Generator().manual_seed(5)
-    y_r = (torch.rand(60, generator=g) < 0.3).long()
-    s_r = torch.rand(60, generator=g) + 0.4 * y_r
-    for y, s, what in ((y_r, s_r, "60 random scores"), (_TIE_Y, _TIE_S, "tied scores")):
-        fpr, tpr = _student_curve(name, student, y, s)
-        ref_x, ref_y, _ = metrics.roc_curve(y, s)
-        yn, sn = y.numpy(), s.numpy().astype(float)
-        if max(fpr.max(), tpr.max()) > 1 + 1e-6:
-            fail(name, "rates go above 1: divide the counts, TPR = TP / n_positive and "
-                       "FPR = FP / n_negative.")
-        expect(close(fpr[0], 0.0, 1e-6) and close(tpr[0], 0.0, 1e-6), name,
-               f"the curve should start at (0, 0) (threshold above every score, nothing "
-               f"predicted positive), yours starts at ({fpr[0]:.3g}, {tpr[0]:.3g}); sort the "
-               "scores from high to low and prepend (0, 0).")
-        expect(close(fpr[-1], 1.0, 1e-6) and close(tpr[-1], 1.0, 1e-6), name,
-               f"the curve should end at (1, 1) (everything predicted positive), yours ends at "
-               f"({fpr[-1]:.3g}, {tpr[-1]:.3g}); FPR = FP / n_negative, TPR = TP / n_positive.")
-        if _on_polyline(fpr, tpr, ref_x, ref_y):
-            if _on_polyline(ref_x, ref_y, fpr, tpr):
-                continue
-            fail(name, f"on {what}, your points lie on the ROC curve but some corners are "
-                       "missing: add one point (FPR, TPR) for every distinct score, "
-                       f"{len(ref_x)} points here with (0, 0).")
-        if _on_polyline(tpr, fpr, ref_x, ref_y):
-            fail(name, "FPR and TPR are swapped: x is FPR = FP / (FP + TN), y is "
-                       "TPR = TP / (TP + FN); return (fpr, tpr).")
-        if any(_on_polyline(fpr, tpr, cx, cy) for cx, cy in _per_sample_curves(yn, sn)):
-            fail(name, "tied scores are split into several steps: examples with the same score "
-                       "are all above a threshold or all below it, so they move together, one "
-                       "diagonal step per distinct score.")
-        yours = [(round(float(a), 3), round(float(b), 3)) for a, b in zip(fpr, tpr,
-                                                                             strict=True)][:6]
-        ref = [(round(float(a), 3), round(float(b), 3)) for a, b in zip(ref_x, ref_y,
-                                                                           strict=True)][:6]
-        fail(name, f"on {what}, your curve leaves the ROC curve: your first points are "
-                   f"{yours}, the curve's are {ref}")
-    passed(name, f"on the ROC curve, with and without ties ({len(ref_x)} distinct points in "
-                 "the tied case)")
-
-
-def roc_auc(student: Callable[..., Any]) -> None:
-    """Exercise 5b: ``roc_auc`` of labels and scores, the trapezoid area under ROC."""
-    name = "roc_auc"
-    requires_earlier(name, student, ("roc_curve", "5's roc_curve", roc_curve))
-    g = torch.Generator().manual_seed(7)
-    y = (torch.rand(80, generator=g) < 0.25).long()
-    s = (torch.rand(80, generator=g) * 0.6 + 0.3 * y).clamp(0, 1)
-    for yy, ss in ((y, s), (_TIE_Y, _TIE_S)):
-        got = _number(name, attempt(name, student, yy.clone(), ss.clone()))
-        want = metrics.roc_auc(yy, ss)
-        if close(got, want, 1e-6):
-            continue
-        hard = (ss >= 0.5).long()
-        fx, fy, _ = metrics.roc_curve(yy, ss)
-        wrong = [(metrics.roc_auc(yy, hard), "that is the AUC of hard 0/1 predictions "
-                                             "(score >= 0.5): pass the scores themselves, the "
-                                             "whole ranking is what AUC measures."),
-                 (1 - want, "that is 1 - AUC: the curve is read backwards (a higher score "
-                            "should mean 'spoiler'), or FPR and TPR are swapped."),
-                 (float(((ss >= 0.5).long() == yy).float().mean()),
-                  "that is the accuracy at threshold 0.5, not the area under the ROC curve."),
-                 (float(np.sum(np.diff(fx) * fy[:-1])),
-                  "left rectangles (y_{i-1}) count a tie between a positive and a negative as "
-                  "0; use trapezoids, (x_i - x_{i-1}) * (y_i + y_{i-1}) / 2, so it counts 1/2."),
-                 (float(np.sum(np.diff(fx) * fy[1:])),
-                  "right rectangles (y_i) count a tie between a positive and a negative as "
-                  "1; use trapezoids, (x_i - x_{i-1}) * (y_i + y_{i-1}) / 2, so it counts 1/2.")]
-        for value, hint in wrong:
-            if close(got, value, 1e-6):
-                fail(name, hint)
-        fail(name, f"AUC should be {want:.6f}, got {got:.6f} (if roc_curve passed its check, "
-                   "look at how the area is summed)")
-    passed(name, f"{got:.6f} on tied scores (reference {want:.6f}; ties count 1/2)")
 
 
 # ---- the trained model -------------------------------------------------------------------
@@ -392,7 +263,7 @@ def beats_baselines(predict: Callable[[list[str]], Any],
     name = "model vs baselines"
     v_texts, v_y = _split(validation)
     t_texts, t_y = _split(test)
-    v_s, t_s = (_floats(attempt(name, predict, list(x))) for x in (v_texts, t_texts))
+    v_s, t_s = (as_floats(attempt(name, predict, list(x))) for x in (v_texts, t_texts))
     expect(v_s is not None and t_s is not None, name, "predict(texts) should return one "
                                                       "score per sentence (a 1-d tensor)")
     expect(t_s.size == len(t_texts) and v_s.size == len(v_texts), name,
@@ -409,7 +280,7 @@ def beats_baselines(predict: Callable[[list[str]], Any],
     }
     extra = {}
     for label, fn in (baselines or {}).items():
-        b_val, b_test = (_floats(fn(list(x))) for x in (v_texts, t_texts))
+        b_val, b_test = (as_floats(fn(list(x))) for x in (v_texts, t_texts))
         b_threshold, _ = metrics.best_threshold(v_y, b_val)
         rows[label] = (metrics.roc_auc(t_y, b_test), metrics.f1_score(t_y, b_test >= b_threshold))
         extra[label] = b_test
