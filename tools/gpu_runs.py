@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 INPUTS = ROOT / "build" / "gpu"
 WHEELS = ("platformdirs",)
 RT_MEMBER = INPUTS / "rotten_tomatoes_corpus_full.csv.bz2"
-ARTICLES = INPUTS / "wiki_articles.json.gz"
+ARTICLES = "wiki_articles.json.gz"  # under INPUTS, read when called (tests move INPUTS)
 
 
 def inputs() -> None:
@@ -60,7 +60,8 @@ def inputs() -> None:
     INPUTS.mkdir(parents=True, exist_ok=True)
     # compressed: the working tree that travels to the lease is capped at 64 MiB
     (INPUTS / "wiki_articles.json").unlink(missing_ok=True)
-    ARTICLES.write_bytes(gzip.compress(json.dumps([list(a) for a in wiki_articles()]).encode()))
+    articles = json.dumps([list(a) for a in wiki_articles()]).encode()
+    (INPUTS / ARTICLES).write_bytes(gzip.compress(articles))
     rt.load_rotten_tomatoes("train")  # checks the wheel's SHA-256 first
     with zipfile.ZipFile(rt.wheel_path()) as wheel:
         member = wheel.read(rt.MEMBER)
@@ -76,7 +77,8 @@ def inputs() -> None:
 def _prepare() -> None:
     """On the GPU machine: the articles and the snippets from their carried copies (the
     carried wheels are importable through ``PYTHONPATH``, :func:`wheel_path`)."""
-    articles = tuple(tuple(a) for a in json.loads(gzip.decompress(ARTICLES.read_bytes())))
+    carried = json.loads(gzip.decompress((INPUTS / ARTICLES).read_bytes()))
+    articles = tuple(tuple(a) for a in carried)
     import lmcourse.data.rotten_tomatoes as rt
     import lmcourse.data.wiki as wiki
 
