@@ -5,7 +5,8 @@
 # Also: make book (static site in _build/html), make slides (_build/slides), make student,
 #       make bench (benchmarks/RESULTS.md), make toc (myst.yml's table of contents),
 #       make claims (the claims ledger: benchmarks/claims.json and claims.md),
-#       make term-plan (instructor/term_plan.md, from the run cards and the notebooks).
+#       make term-plan (instructor/term_plan.md, from the run cards and the notebooks),
+#       make grader (_build/grader: the labs as otter-grader / Gradescope bundles).
 # GPU: make lab TORCH_INDEX=https://download.pytorch.org/whl/cu126   (see README)
 
 PYTHON        ?= python3
@@ -44,7 +45,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: reference setup lab test unit notebooks lint student teacher lock clean book slides toc bench claims term-plan browser
+.PHONY: reference setup lab test unit notebooks lint student teacher lock clean book slides toc bench claims term-plan browser grader
 
 # JavaScript for the site template and the slide decks, pinned by their package-lock.json;
 # node_modules/.package-lock.json is npm's own record of a finished install.
@@ -165,6 +166,12 @@ claims: setup
 # `python -m tools.runcards` rewrites it too.
 term-plan: setup
 	$(BIN)/python -m tools.term_plan
+
+# The labs as otter-grader assignments (instructor/README.md): student notebooks, one test
+# per check cell, a Gradescope autograder zip per lab and points.md, in _build/grader/.
+# Offline: otter generate only zips. `make grader VERIFY=1` also grades every solution.
+grader: setup
+	$(BIN)/python -m tools.grader --out _build/grader $(if $(VERIFY),--verify,)
 
 # Headless Chromium for the browser tests (Debian package; Playwright drives it). Installed
 # when missing and we are root; otherwise those tests are skipped with a message.

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tools import term_plan
+from tools import grader, term_plan
 from tools.nbtools import ROOT
 from tools.term_plan import Unit, plan_order, prerequisites, references, schedule
 
@@ -169,13 +169,15 @@ def test_the_page_says_where_each_notebooks_material_lives(units, page):
     for unit in units:
         line = next(x for x in table.splitlines() if x.startswith(f"| {unit.key} |"))
         if unit.is_lab:
-            assert f"lmcourse/checks/{unit.checks}.py" in line and "planned" in line
+            assert f"lmcourse/checks/{unit.checks}.py" in line
+            bundle = grader.OUT.relative_to(ROOT) / f"{unit.stem}-autograder.zip"
+            assert f"`{bundle.as_posix()}`" in line  # where make grader writes it
             assert (ROOT / "lmcourse" / "checks" / f"{unit.checks}.py").exists()
             assert f"labs/{unit.stem}.ipynb" in line
         else:
             assert f"_build/slides/{unit.stem}.slides.html" in line
             assert f"notes/{unit.stem}.md" in line
-    assert "make grader" in table and "planned and not built yet" in table
+    assert "make grader" in table and "planned" not in table
 
 
 def test_write_is_atomic_and_idempotent(tmp_path, page):

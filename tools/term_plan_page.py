@@ -66,7 +66,8 @@ def _material_table(order: list[Unit]) -> list[str]:
             copy = student_path(ROOT / u.path).relative_to(ROOT).as_posix()
             checks = f"lmcourse/checks/{u.checks}.py" if u.checks else None
             rows.append(f"| {u.key} | {site} | – | – | [{copy}](../{copy}) | "
-                        + (f"[{checks}](../{checks})" if checks else "–") + " | planned |")
+                        + (f"[{checks}](../{checks})" if checks else "–")
+                        + f" | `_build/grader/{u.stem}-autograder.zip` |")
         else:
             note = f"[notes/{notes.name}](notes/{notes.name})" if notes.exists() else "none"
             rows.append(f"| {u.key} | {site} | `_build/slides/{u.stem}.slides.html` | {note} "
@@ -139,8 +140,9 @@ def page(order: list[Unit], needs: dict[str, list[str]], weeks: dict[int, list[i
         "deck from `instructor/notes/`. A lab's page on the site is its executed solution "
         "(`labs/solutions/`); students open the student copy, which `make student` writes "
         "and zips into `_build/student/lmcourse-labs.zip`. The checks are what the lab's "
-        "check cells run. The grader (`make grader`, issue 58 item 1) is planned and not "
-        "built yet: this table will name its files when it exists.",
+        "check cells run. The grader is built by `make grader` into `_build/grader/`: a "
+        "Gradescope autograder zip per lab (otter-grader), the student notebooks and the "
+        "points of every check (`points.md`); `README.md` here says how to use it.",
         "",
         *_material_table(order),
         "",

@@ -1,0 +1,250 @@
+"""The autograder (``make grader``, issue 58): otter-grader bundles built from the labs.
+
+What must hold:
+
+- every lab builds: a student notebook, one otter test file per check cell, and a
+  Gradescope zip that carries the course and its pinned requirements;
+- every solution gets full marks, and a copy with one typical mistake (the ones the lab's
+  checks name: a missing 1/√d, the mask the wrong way round, the temperature on one side
+  only, ...) gets partial marks, with the check's own message as feedback;
+- a graded answer cannot pass by importing, subclassing or wrapping the course's code.
+
+Grading a whole notebook through otter takes as long as the lab runs, so one lab (05, a few
+seconds) goes through the real zip end to end; for every lab, otter's own test files from
+its bundle run on the namespace of the lab's cells up to its closing result (the exercises:
+the closing results are the labs' nbval runs' to show).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import matplotlib
+import nbformat
+import pytest
+from otter.test_files import ExceptionTestFile
+
+from lmcourse.checks import CheckFailed
+from lmcourse.checks.own_work import borrowed, require_own_work
+from tools import grader
+
+matplotlib.use("Agg")
+
+#: one planted mistake per lab: (the solution's line, the wrong line, the question it
+#: fails, words of the check's message that name the mistake)
+PLANTED = {
+    "01": ("self.grad += other.data * out.grad", "self.grad += out.grad",
+           "q01_autograd_ops", "in a * b"),
+    "02": ("h @ W_hh.T + b_hh)", "h @ W_hh.T)", "q01_rnn_step", "b_hh"),
+    "03": ("return 2 * tp / (2 * tp + fp + fn) if tp else 0.0",
+           "return tp / (tp + fp) if tp else 0.0", "q04_f1", "precision"),
+    "04": ("p = counts.astype(np.float64) ** 0.75", "p = counts.astype(np.float64)",
+           "q05_noise_distribution", "0.75"),
+    "05": ("scores = q @ k.transpose(-2, -1) / math.sqrt(d)", "scores = q @ k.transpose(-2, -1)",
+           "q01_attention", "1/√d"),
+    "06": ("out.append(torch.softmax(logits, dim=-1)[:, 1].cpu())",
+           "out.append(torch.softmax(logits, dim=-1)[:, 0].cpu())", "q04_predict_proba",
+           "class 0"),
+    "07": ("log_p = F.log_softmax(student_logits / T, dim=-1)",
+           "log_p = F.log_softmax(student_logits, dim=-1)", "q02_distillation_loss",
+           "no temperature on the student"),
+    "08": ("counts[pair] += count", "counts[pair] += 1", "q01_pair_counts",
+           "each word counts once"),
+    "09": ("allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()",
+           "allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).triu()",
+           "q01_causal_self_attention", "future"),
+}
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("grader")
+    assert grader.main(["--out", str(out)]) == 0
+    return out
+
+
+def planted(lab: str) -> nbformat.NotebookNode:
+    """Lab ``lab``'s solution with its :data:`PLANTED` mistake."""
+    right, wrong, *_ = PLANTED[lab]
+    nb = nbformat.read(grader.solutions([lab])[0], as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code" and right in c.source]
+    assert len(cells) == 1, f"lab {lab}: the planted line must be in exactly one cell"
+    cells[0].source = cells[0].source.replace(right, wrong)
+    return nb
+
+
+def _loads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _at_definition(node: ast.AST) -> set[str]:
+    """Names a def or class needs when it is defined: decorators, defaults, bases."""
+    parts = [*node.decorator_list]
+    if isinstance(node, ast.ClassDef):
+        parts += node.bases
+    else:
+        parts += [*node.args.defaults, *node.args.kw_defaults]
+    return set().union(*(_loads(p) for p in parts if p is not None))
+
+
+def exercises_namespace(nb: nbformat.NotebookNode) -> dict:
+    """The namespace the exercises' checks need, without the lab's demonstrations: every
+    import, def and class of the cells up to the closing result, and the assignments the
+    check cells (or those definitions) read, run in order as the grader runs a submission
+    (a statement that raises does not stop the rest)."""
+    statements, wanted = [], set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if "check" in cell.metadata.get("tags", []):
+            if not cell.source.lstrip().startswith("check."):
+                break  # the closing result: the lab's nbval run shows it
+            wanted |= _loads(ast.parse(cell.source))
+            continue  # the grader runs it again, as the lab's test
+        statements += ast.parse(cell.source).body
+    keep = [isinstance(n, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef)
+            for n in statements]
+    wanted |= set().union(*(_at_definition(n) for n, k in zip(statements, keep, strict=True)
+                            if isinstance(n, ast.FunctionDef | ast.ClassDef)))
+    changed = True
+    while changed:  # the assignments the wanted names come from, and theirs
+        changed = False
+        for i, node in enumerate(statements):
+            if not keep[i] and isinstance(node, ast.Assign) and \
+                    {n.id for t in node.targets for n in ast.walk(t)
+                     if isinstance(n, ast.Name)} & wanted:
+                keep[i], changed = True, True
+                wanted |= _loads(node.value)
+    env: dict = {"__name__": "__main__"}
+    for node, kept in zip(statements, keep, strict=True):
+        if kept:
+            with contextlib.suppress(Exception), contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(ast.Module([node], []), "<cell>", "exec"), env)  # noqa: S102
+    return env
+
+
+def otter_scores(tests: Path, env: dict, questions: list[str]) -> dict:
+    """Each question's (score, possible, feedback), by otter's own test-file runner."""
+    scores = {}
+    for name in questions:
+        test = ExceptionTestFile.from_file(str(tests / f"{name}.py"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            test.run(env)
+        scores[name] = (test.score, test.possible, test.summary())
+    return scores
+
+
+def exercise_questions(bundles: Path, lab: str) -> tuple[Path, list[str]]:
+    entry = next(e for e in json.loads((bundles / "points.json").read_text())
+                 if e["lab"][:2] == lab)
+    return (bundles / entry["lab"] / "tests",
+            [c["question"] for c in entry["checks"] if c["exercise"] is not None])
+
+
+def test_every_lab_has_a_student_notebook_tests_and_a_gradescope_zip(bundles):
+    entries = json.loads((bundles / "points.json").read_text())
+    assert [e["lab"][:2] for e in entries] == [f"{n:02d}" for n in range(1, 10)]
+    for entry in entries:
+        lab = entry["lab"]
+        solution = nbformat.read(grader.SOLUTIONS / f"{lab}.ipynb", as_version=4)
+        tagged = [c for c in solution.cells if "check" in c.metadata.get("tags", [])]
+        assert len(entry["checks"]) == len(tagged) >= 4
+        student = nbformat.read(bundles / "student" / f"{lab}.ipynb", as_version=4)
+        assert "BEGIN SOLUTION" not in nbformat.writes(student)
+        assert student.cells[-1].source.startswith("## Handing in")
+        with zipfile.ZipFile(bundles / f"{lab}-autograder.zip") as bundle:
+            names = set(bundle.namelist())
+            assert {f"tests/{c['question']}.py" for c in entry["checks"]} <= names
+            assert {"run_autograder", "setup.sh", "environment.yml",
+                    "files/course/pyproject.toml",
+                    "files/course/lmcourse/checks/own_work.py"} <= names
+            environment = bundle.read("environment.yml").decode()
+        assert "-e /autograder/source/files/course" in environment
+        assert "otter-grader" in environment and "torch==" in environment
+    page = (bundles / "points.md").read_text()
+    assert all(f"`{c['question']}`" in page for e in entries for c in e["checks"])
+
+
+@pytest.mark.parametrize("lab", sorted(PLANTED))
+def test_a_solution_gets_full_marks_and_a_planted_mistake_partial_with_its_message(
+        bundles, lab):
+    tests, questions = exercise_questions(bundles, lab)
+    solution = nbformat.read(grader.solutions([lab])[0], as_version=4)
+    full = otter_scores(tests, exercises_namespace(solution), questions)
+    assert all(score == possible for score, possible, _ in full.values()), {
+        q: s[2] for q, s in full.items() if s[0] < s[1]}
+
+    *_, failing, says = PLANTED[lab]
+    partial = otter_scores(tests, exercises_namespace(planted(lab)), questions)
+    got, possible = (sum(s[i] for s in partial.values()) for i in (0, 1))
+    assert 0 < got < possible
+    score, _, feedback = partial[failing]
+    assert score == 0 and "CheckFailed" in feedback and says in feedback, feedback
+    assert "Traceback" not in feedback
+
+
+def test_the_zip_grades_a_whole_notebook_as_gradescope_would(bundles, tmp_path):
+    solution = grader.solutions(["05"])[0]
+    full = grader.grade(solution, bundles / f"{solution.stem}-autograder.zip")
+    assert all(score == possible for score, possible, _ in full.values()), full
+    wrong = tmp_path / solution.name
+    nbformat.write(planted("05"), wrong)
+    partial = grader.grade(wrong, bundles / f"{solution.stem}-autograder.zip")
+    assert partial["q01_attention"][0] == 0 and "1/√d" in partial["q01_attention"][2]
+    assert 0 < sum(s[0] for s in partial.values()) < sum(s[1] for s in partial.values())
+
+
+# ---- the graded code is the student's own ---------------------------------------------------
+
+def test_an_answer_imported_subclassed_or_wrapped_from_the_course_is_refused():
+    from lmcourse.models import attention as course_attention
+    from lmcourse.tokenizers import bpe as course_bpe
+
+    def own(q, k, v):
+        return q @ k.transpose(-2, -1) @ v
+
+    def wrapper(q, k, v, mask=None):
+        return course_attention.scaled_dot_product_attention(q, k, v, mask)
+
+    given_helper = course_bpe.train_bpe
+
+    def uses_given_helper(words, n):
+        return given_helper(words, n)
+
+    class Subclass(course_attention.MultiHeadAttention):
+        pass
+
+    assert borrowed(own) is None
+    assert "imported from `lmcourse.models.attention`" in borrowed(
+        course_attention.scaled_dot_product_attention)
+    assert "calls `course_attention`" in borrowed(wrapper)
+    assert "subclasses" in borrowed(Subclass)
+    assert "imported from" in borrowed(functools.partial(course_bpe.train_bpe))
+    # a helper the lab's own cells import is the lab's, not the answer ...
+    assert borrowed(uses_given_helper, allowed=["given_helper"]) is None
+    assert "calls `given_helper`" in borrowed(uses_given_helper)
+    # ... but a course module never is: any answer is one attribute away
+    assert "calls `course_bpe`" in borrowed(lambda w: course_bpe.train_bpe(w, 3),
+                                            allowed=["course_bpe"])
+
+
+def test_own_work_skips_data_and_names_what_is_missing():
+    require_own_work({"ids": [1, 2]}, ["ids"])  # data the check is given, not code
+    with pytest.raises(CheckFailed, match="`merge` is not defined"):
+        require_own_work({}, ["merge"])
+
+
+def test_a_submission_that_imports_the_answer_gets_no_points_for_it(bundles):
+    tests, questions = exercise_questions(bundles, "08")
+    nb = nbformat.read(grader.solutions(["08"])[0], as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "from lmcourse.tokenizers.bpe import _merge as merge"))
+    scores = otter_scores(tests, exercises_namespace(nb), questions)
+    assert scores["q02_merge"][0] == 0
+    assert "not your own code" in scores["q02_merge"][2]

@@ -1,0 +1,288 @@
+"""The labs as an otter-grader assignment each: ``make grader`` (``python -m tools.grader``).
+
+    python -m tools.grader [--out _build/grader] [LAB ...]   # every lab, or "08", "05" ...
+    python -m tools.grader --verify [LAB ...]               # and grade every solution
+
+For each lab in ``labs/solutions/`` it writes, under ``--out``:
+
+- ``student/NN_name.ipynb``: the student copy (``labs/``), with a last cell on handing in;
+- ``NN_name/tests/``: one otter test file per check cell of the lab, worth
+  :data:`POINTS_PER_CHECK`. The test runs that cell's code on the submitted notebook's
+  namespace, so a student's feedback is the lab's own check message, and first makes sure
+  the graded functions and classes are the student's own
+  (:func:`lmcourse.checks.own_work.require_own_work`);
+- ``NN_name-autograder.zip``: the bundle Gradescope accepts, made by ``otter generate``.
+  It carries the course (``lmcourse/``, ``data/``, the reference runs the lab reads) and the
+  pinned requirements, and installs them in Gradescope's image;
+- ``points.md`` (and ``points.json``): the points of every check.
+
+Nothing is downloaded: ``otter generate`` only zips. Grading on this machine uses the
+installed course: ``otter run -a NN_name-autograder.zip submission.ipynb``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from lmcourse.course.reference.result import result_path
+from tools.nbtools import ROOT, student_copy
+
+SOLUTIONS = ROOT / "labs" / "solutions"
+OUT = ROOT / "_build" / "grader"
+POINTS_PER_CHECK = 1
+CHECK_TAG = "check"
+_EXERCISE = re.compile(r"^#+\s*Exercise\s+(\d+)", re.M)
+_REFERENCE = re.compile(r"""\bload\(\s*["']([\w.-]+)["']\s*\)""")
+_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
+
+HANDING_IN = """## Handing in
+
+Save this notebook and upload it, as it is (`.ipynb`), to your course's system. The grader
+runs it from top to bottom in a fresh kernel, then runs every check cell of this lab again,
+one point each: your feedback is the check's own message. It grades the code you wrote here:
+a function imported from the course's `lmcourse.models`, or one that only calls it, gets no
+points. Before you upload, *Restart Kernel and Run All Cells* and see every check pass."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check cell of a lab: what it runs and what it grades."""
+
+    name: str             # the otter question: "q03_merge"
+    exercise: int | None  # the exercise it follows (None: the lab's closing result)
+    source: str           # the cell's code, run on the submission's namespace
+    graded: tuple[str, ...]  # the student's functions and classes it grades
+    points: int = POINTS_PER_CHECK
+
+
+def _defined(source: str) -> set[str]:
+    """Top-level names a cell defines or extends: functions, classes, assignments, and a
+    class given methods by ``@add_to_class(Value)`` (lab 01 writes ``Value`` that way)."""
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            names |= {a.id for d in node.decorator_list if isinstance(d, ast.Call)
+                      for a in d.args if isinstance(a, ast.Name)}
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _imported(source: str) -> set[str]:
+    """Names a cell imports (what the lab gives the student)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def _call_names(source: str) -> list[str]:
+    """Plain names passed to a ``check.*`` call in the cell, in order."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "check":
+            args = [*node.args, *(k.value for k in node.keywords)]
+            names += [a.id for a in args if isinstance(a, ast.Name) and a.id not in names]
+    return names
+
+
+def lab_checks(nb: nbformat.NotebookNode) -> tuple[list[Check], list[str]]:
+    """The checks of a solution notebook, and the names its given cells import."""
+    written: set[str] = set()
+    given: set[str] = set()
+    checks: list[Check] = []
+    exercise = None
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            found = _EXERCISE.findall(cell.source)
+            exercise = int(found[-1]) if found else exercise
+            continue
+        if cell.cell_type != "code":
+            continue
+        if CHECK_TAG in cell.metadata.get("tags", []):
+            call = re.search(r"\bcheck\.(\w+)\(", cell.source)
+            closing = not cell.source.lstrip().startswith("check.")
+            number = len(checks) + 1
+            checks.append(Check(
+                name=f"q{number:02d}_{call.group(1) if call else 'check'}",
+                exercise=None if closing else exercise,
+                source=cell.source.strip(),
+                graded=tuple(n for n in _call_names(cell.source) if n in written)))
+        elif "BEGIN SOLUTION" in cell.source:
+            written |= _defined(cell.source)
+        else:
+            given |= _imported(cell.source)
+    return checks, sorted(given)
+
+
+def test_file(check: Check, allowed: list[str]) -> str:
+    """An otter exception-based test file for one check (its failure message is the
+    check's own: otter prints the exception under the line that raised it)."""
+    return (
+        '"""' + (f"Exercise {check.exercise}" if check.exercise else "The lab's closing result")
+        + f": the lab's check cell, run on the submitted notebook.\"\"\"\n\n"
+        "from otter.test_files import test_case\n\n"
+        "from lmcourse.checks.own_work import grade\n\n"
+        "OK_FORMAT = False\n\n"
+        f"name = {check.name!r}\n"
+        f"points = {check.points}\n\n"
+        f"CELL = {check.source!r}\n"
+        f"GRADED = {list(check.graded)!r}\n"
+        f"GIVEN = {allowed!r}\n\n\n"
+        f"@test_case(points={check.points}, hidden=False)\n"
+        f"def {check.name}(env):\n"
+        "    grade(env, CELL, graded=GRADED, given=GIVEN)\n")
+
+
+def _requirements() -> str:
+    """Gradescope's pip requirements: this course's pins, torch's CPU build, and the
+    course itself (carried in the zip's ``files/course``, installed editable so that it
+    finds its ``reference/`` and ``data/`` beside it)."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    torch = re.search(r"^TORCH_VERSION\s*[:?]?=\s*(\S+)", makefile, re.M).group(1)
+    pins = [line for line in (ROOT / "requirements-lock.txt").read_text().splitlines()
+            if line and not line.startswith("#")]
+    return "\n".join(["--extra-index-url https://download.pytorch.org/whl/cpu",
+                      f"torch=={torch}", *pins,
+                      "-e /autograder/source/files/course"]) + "\n"
+
+
+def _course_files(solution: Path, into: Path) -> None:
+    """The part of the course the lab runs with: the package, its data, and the
+    reference runs the lab loads (not every run's weights: the zip stays small)."""
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, into / name)
+    shutil.copytree(ROOT / "lmcourse", into / "lmcourse", ignore=_SKIP)
+    shutil.copytree(ROOT / "data", into / "data", ignore=_SKIP)
+    for name in sorted(set(_REFERENCE.findall(solution.with_suffix(".py").read_text()))):
+        found = result_path(name)
+        if found.exists():
+            carried = into / found.relative_to(ROOT)
+            carried.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(found, carried)
+
+
+@contextlib.contextmanager
+def _cwd(path: Path):
+    before = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def build_lab(solution: Path, out: Path) -> dict:
+    """Write one lab's student notebook, tests and Gradescope zip; returns its points."""
+    from otter.generate import main as otter_generate
+
+    nb = nbformat.read(solution, as_version=4)
+    checks, given = lab_checks(nb)
+    if not checks:
+        raise SystemExit(f"{solution.name} has no cell tagged {CHECK_TAG!r}: nothing to grade")
+    student = student_copy(nb)
+    student.cells.append(nbformat.v4.new_markdown_cell(HANDING_IN))
+    (out / "student").mkdir(parents=True, exist_ok=True)
+    nbformat.write(student, out / "student" / solution.name)
+
+    lab = out / solution.stem
+    shutil.rmtree(lab, ignore_errors=True)
+    (lab / "tests").mkdir(parents=True)
+    for check in checks:
+        (lab / "tests" / f"{check.name}.py").write_text(test_file(check, given))
+    (lab / "requirements.txt").write_text(_requirements())
+    (lab / "otter_config.json").write_text(json.dumps(
+        {"lang": "python", "show_stdout": True, "show_hidden": True}, indent=2) + "\n")
+    course = lab / "course"
+    course.mkdir()
+    _course_files(solution, course)
+    bundle = out / f"{solution.stem}-autograder.zip"
+    with _cwd(lab):
+        with contextlib.redirect_stdout(sys.stderr):
+            otter_generate(tests_dir="tests", output_path=str(bundle),
+                           config="otter_config.json", requirements="requirements.txt",
+                           overwrite_requirements=False, files=["course"], no_environment=True,
+                           python_version=f"{sys.version_info[0]}.{sys.version_info[1]}")
+    return {"lab": solution.stem, "checks": [
+        {"question": c.name, "exercise": c.exercise, "points": c.points,
+         "grades": list(c.graded), "cell": c.source} for c in checks]}
+
+
+def points_page(labs: list[dict]) -> str:
+    lines = ["# Points per check", "",
+             "Written by `make grader`: one otter question per check cell of each lab, "
+             f"{POINTS_PER_CHECK} point each. Edit `POINTS_PER_CHECK` in `tools/grader.py`, "
+             "or a question's `points` in its test file, to weigh them otherwise.", ""]
+    for lab in labs:
+        total = sum(c["points"] for c in lab["checks"])
+        lines += [f"## {lab['lab']} ({total} points)", "",
+                  "| question | exercise | grades | points |", "|---|---|---|---|"]
+        lines += [f"| `{c['question']}` | {c['exercise'] or 'closing result'} | "
+                  f"{', '.join(f'`{g}`' for g in c['grades']) or '–'} | {c['points']} |"
+                  for c in lab["checks"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def solutions(selected: list[str]) -> list[Path]:
+    found = sorted(SOLUTIONS.glob("[0-9][0-9]_*.ipynb"))
+    if selected:
+        found = [p for p in found if p.name[:2] in selected or p.stem in selected]
+        missing = set(selected) - {p.name[:2] for p in found} - {p.stem for p in found}
+        if missing:
+            raise SystemExit(f"no lab {', '.join(sorted(missing))} in {SOLUTIONS}: "
+                             f"give two digits such as 05, or a name such as 05_attention")
+    return found
+
+
+def grade(submission: Path, bundle: Path) -> dict:
+    """Grade one notebook with a lab's zip, as Gradescope would (no container: this
+    machine's course environment): ``{question: (score, possible, message)}``."""
+    from otter.run import main as otter_run
+
+    with contextlib.redirect_stdout(sys.stderr):
+        results = otter_run(str(submission), autograder=str(bundle), output_dir=None,
+                            no_logo=True)
+    return {name: (r.score, r.possible, r.summary()) for name, r in results.results.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("labs", nargs="*", help="lab numbers (05) or names; default: all")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--verify", action="store_true",
+                        help="then grade every solution with its zip (full marks expected)")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    labs = [build_lab(p, args.out) for p in solutions(args.labs)]
+    (args.out / "points.json").write_text(json.dumps(labs, indent=1) + "\n")
+    (args.out / "points.md").write_text(points_page(labs) + "\n")
+    print(f"wrote {args.out}: {len(labs)} labs, student notebooks in student/, "
+          f"Gradescope zips *-autograder.zip, points in points.md")
+    failed = 0
+    for path in solutions(args.labs) if args.verify else []:
+        scores = grade(path, args.out / f"{path.stem}-autograder.zip")
+        got, possible = (sum(s[i] for s in scores.values()) for i in (0, 1))
+        failed += got < possible
+        print(f"{path.stem}: {got:g} / {possible:g}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
