@@ -234,6 +234,25 @@ def test_an_answer_imported_subclassed_or_wrapped_from_the_course_is_refused():
                                             allowed=["course_bpe"])
 
 
+class _Classifier:
+    """A notebook's class whose method reads an attribute named like a global."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+
+    def forward(self, ids):
+        return self.encoder(ids)
+
+
+def test_an_attribute_named_like_a_course_global_is_not_a_borrowing(monkeypatch):
+    from lmcourse.models.attention import MultiHeadAttention
+
+    monkeypatch.setitem(globals(), "encoder", MultiHeadAttention)  # lab 06 has one
+    assert borrowed(_Classifier) is None
+    monkeypatch.setitem(globals(), "encoder", MultiHeadAttention(8, 2))  # an instance: data
+    assert borrowed(_Classifier) is None
+
+
 def test_own_work_skips_data_and_names_what_is_missing():
     require_own_work({"ids": [1, 2]}, ["ids"])  # data the check is given, not code
     with pytest.raises(CheckFailed, match="`merge` is not defined"):

@@ -14,6 +14,8 @@ several, and the course's hand-in still shows the code.
 
 from __future__ import annotations
 
+import dis
+import functools
 import types
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -21,6 +23,14 @@ from typing import Any
 from lmcourse.checks import CheckFailed
 
 COURSE = "lmcourse"
+#: the instructions that read a global name (``self.encoder`` reads an attribute: not one)
+_GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_NAME"}
+
+
+def _is_code(value: Any) -> bool:
+    """A function, a class, a module or a partial: what can carry someone else's answer."""
+    return isinstance(value, types.FunctionType | types.BuiltinFunctionType | type
+                      | types.ModuleType | functools.partial)
 
 
 def _from_course(obj: Any) -> str | None:
@@ -74,11 +84,14 @@ def borrowed(obj: Any, allowed: Iterable[str] = ()) -> str | None:
             if _from_course(base):
                 return f"it subclasses `{base.__module__}.{base.__qualname__}`"
     for function in _functions(obj):
-        names = {n for c in _code_objects(function.__code__) for n in c.co_names}
+        names = {i.argval for c in _code_objects(function.__code__)
+                 for i in dis.get_instructions(c) if i.opname in _GLOBAL_LOADS}
         values = {n: function.__globals__.get(n) for n in names}
         values.update(zip(function.__code__.co_freevars,  # and what it closes over
                           map(_contents, function.__closure__ or ()), strict=True))
         for name, value in sorted(values.items(), key=lambda item: item[0]):
+            if not _is_code(value):
+                continue  # data the lab made, such as a course model's instance
             source = _from_course(value)
             if name in allowed and not isinstance(value, types.ModuleType):
                 continue
