@@ -171,6 +171,12 @@ def test_every_lab_has_a_student_notebook_tests_and_a_gradescope_zip(bundles):
     assert all(f"`{c['question']}`" in page for e in entries for c in e["checks"])
 
 
+def test_a_relative_output_folder_works_as_make_grader_gives_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert grader.main(["--out", "_build/grader", "08"]) == 0
+    assert (tmp_path / "_build" / "grader" / "08_bpe-autograder.zip").exists()
+
+
 @pytest.mark.parametrize("lab", sorted(PLANTED))
 def test_a_solution_gets_full_marks_and_a_planted_mistake_partial_with_its_message(
         bundles, lab):

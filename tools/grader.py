@@ -269,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verify", action="store_true",
                         help="then grade every solution with its zip (full marks expected)")
     args = parser.parse_args(argv)
+    args.out = args.out.resolve()  # otter generate runs in each lab's folder
     args.out.mkdir(parents=True, exist_ok=True)
     labs = [build_lab(p, args.out) for p in solutions(args.labs)]
     (args.out / "points.json").write_text(json.dumps(labs, indent=1) + "\n")
