@@ -10,6 +10,7 @@ are read from the notebooks' outputs, so they are what the notebooks print.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -73,11 +74,23 @@ def _figure(mean: float, spread: float | None, seeds: int, digits: int) -> str:
     return f"{shown} ({seeds} seed{'s' * (seeds != 1)})"
 
 
+@functools.cache
+def _title_key(notebook: str) -> str | None:
+    """The key a notebook's title gives it ("9c" in "# 9c · ..."), as its prose names it."""
+    path = ROOT / notebook
+    if not path.exists():
+        return None
+    first = json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"]
+    found = re.match(r"#\s+(?:Lab\s+)?(\w+)\s+·", "".join(first))
+    return found.group(1) if found else None
+
+
 def _chapter(notebook: str) -> str:
-    """``[02](chapters/02_rnn_bptt.ipynb)``: the number, linked to the notebook's page."""
+    """``[9c](chapters/09_bert_prose.ipynb)``: the key its title gives it (else the file's
+    number), linked to the notebook's page."""
     name = Path(notebook).name
     number = re.match(r"\d+", name)
-    label = number.group(0) if number else Path(notebook).stem
+    label = _title_key(notebook) or (number.group(0) if number else Path(notebook).stem)
     if notebook.startswith("labs/"):
         label = f"lab {label}"
     return f"[{label}]({notebook})"

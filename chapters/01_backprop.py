@@ -37,13 +37,13 @@
 # In lab 01 you then write the engine's missing pieces yourself.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 4.8 s on a CPU, 493.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 5.8 s on a CPU, 511.3 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 4.8 s normalised to the reference machine: 10 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 5.8 s normalised to the reference machine: 13 s wall on AMD EPYC, one
+#   torch thread, calibration 1.073 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 493.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Peak memory:** 511.3 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.
@@ -60,8 +60,6 @@ import torch.nn.functional as F
 
 import lmcourse
 from lmcourse import show
-from lmcourse.autograd import Value, topological_order
-from lmcourse.checks.autograd import evaluate, expression_str, random_case, random_expression
 from lmcourse.dropout import dropout
 from lmcourse.viz import draw_dag, draw_graph
 
@@ -123,6 +121,9 @@ torch.set_default_dtype(torch.float64)  # gradient checks want float64 round-off
 # $f$, and the gradient is simply $0$.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.autograd import Value
+
+
 def autograd_both(f, x0: float) -> tuple[float, float]:
     """df/dx at x0 by our engine and by torch.autograd; inf/nan/overflow shown as is."""
     x = Value(x0)
@@ -497,6 +498,8 @@ show(Value.__mul__)
 # deep (an RNN unrolled over a long text) does not hit Python's recursion limit:
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.autograd import topological_order
+
 show(topological_order)
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -570,6 +573,8 @@ assert first == x.grad == 2 * 3.0
 # by construction ($\log$ and divisions only see $u^2 + c$, $c>0$).
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.checks.autograd import random_expression
+
 show(random_expression)
 
 # %% [markdown] slideshow={"slide_type": "-"}
@@ -578,6 +583,8 @@ show(random_expression)
 # difference $|{\rm ours}-{\rm torch}| / \max(1, |{\rm torch}|)$.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.checks.autograd import evaluate, expression_str, random_case
+
 rng = random.Random(0)
 worst, nodes = 0.0, []
 for _ in range(200):

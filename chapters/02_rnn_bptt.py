@@ -321,14 +321,19 @@ print(f"validation perplexity still fell by {still_falling:.2f} in the last epoc
 # million characters into its training, and its validation curve is still falling when the
 # budget ends (the last epoch's drop is printed).
 # How much training a network needs to pass the 5- and 6-gram was measured once, to a real
-# budget, as **reference runs** committed with the course (`reference/lm-char-*`, three seeds
-# each, `make reference NAME=lm-char-rnn`): this chapter's tanh RNN (two layers of 768
+# budget, and the results come with the course: this chapter's tanh RNN (two layers of 768
 # units), chapter 03's gated LSTM and GRU (two layers of 384 and 448) and chapter 07's
 # transformer, about 1.9 M parameters each, on this same split, 2,000 steps of 32 × 128
-# characters each. The figure draws their held-out perplexity against training time and
-# against training compute ($6ND$: parameters times characters seen, times 6) with the
-# Kneser–Ney lines; a dot marks where each seed first crosses a line. The table and
-# verdict are printed from the committed files.
+# characters each, three seeds each. The figure draws their held-out perplexity against
+# training time and against training compute ($6ND$: parameters times characters seen,
+# times 6) with the Kneser–Ney lines; a dot marks where each seed first crosses a line.
+#
+# <details><summary>How we know: the reference runs</summary>
+#
+# The runs are committed with the course in `reference/lm-char-*`; `make reference
+# NAME=lm-char-rnn` reruns one. The table and the verdict below are printed from the
+# committed files, and the course's tests replay each run's first steps against the code.
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 refs = show_crossover()

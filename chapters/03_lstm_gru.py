@@ -778,7 +778,7 @@ with verdict_table("Gated cells, the plain RNN and the n-grams (validation perpl
 # What to read from this, honestly:
 #
 # - This table draws **no verdict**: one epoch in a few seconds is a demonstration of the
-#   training loop, not the experiment. The reference runs below train the same cells to a
+#   training loop, not the experiment. The full runs below train the same cells to a
 #   real budget, over three seeds, and give the verdicts. A character model gets most of
 #   its gain from the last few characters, which an RNN can use too, so the gaps between
 #   cells can be small beside the gap to the baselines.
@@ -790,31 +790,36 @@ with verdict_table("Gated cells, the plain RNN and the n-grams (validation perpl
 #   a real training budget takes the networks is the subject of the next section.
 # - The comparison is at equal *hidden size*, not equal parameters or compute: the LSTM has
 #   3.3 times the RNN's parameters here and costs more per step (the tokens/s column). The
-#   reference runs below race them at equal parameters and equal steps.
+#   full runs below race them at equal parameters and equal steps.
 # - One learning rate. Published comparisons (Chung et al. 2014; Jozefowicz et al. 2015)
 #   sweep hyper-parameters and find LSTM and GRU close to each other, with the winner
 #   depending on the task.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### The same comparison to a real budget: reference runs
+# ### The same comparison to a real budget
 #
 # A notebook's minute is not enough for a network to pass a 5- or 6-gram, so the comparison
-# was run once, to a real budget, as **reference runs** committed with the course
-# (`reference/lm-char-*/`): the same text and split, `GatedLM` with PyTorch's fused cells,
-# two layers each, sized to the **same number of parameters** (about 1.9 M: 768 tanh units
-# against 384 LSTM units and 448 GRU units), 2,000 steps of
-# 32 × 128 characters (about 25 passes over the text), Adam with a 50-step warm-up and a
-# cosine decay, gradient clipping, dropout 0.3 on every non-recurrent connection (Zaremba
-# et al., 2014), **three seeds** (0, 1, 2) each. The LSTM's settings were chosen on a
-# *tuning split* cut from the end of the training text, never on the held-out text the
-# verdicts below read. The GRU and the tanh RNN took them untried (the RNN with a lower
-# learning rate, by reasoning rather than a probe): the comparison is tuned for the LSTM,
-# which can only flatter the gated cells, and the verdicts' notes say so.
-# (`make reference NAME=lm-char-lstm` re-runs one; the course's tests check every
-# committed run against the code.)
+# was run once, to a real budget, and its results come with the course: the same text and
+# split, `GatedLM` with PyTorch's fused cells, two layers each, sized to the **same number
+# of parameters** (about 1.9 M: 768 tanh units against 384 LSTM units and 448 GRU units),
+# 2,000 steps of 32 × 128 characters (about 25 passes over the text), Adam with a 50-step
+# warm-up and a cosine decay, gradient clipping, dropout 0.3 on every non-recurrent
+# connection (Zaremba et al., 2014), **three seeds** each. The LSTM's settings were chosen
+# on a *tuning split* cut from the end of the training text, never on the held-out text the
+# verdicts read. The GRU and the tanh RNN took them untried: the comparison is tuned for the
+# LSTM, which can only flatter the gated cells.
 #
-# The cell below trains the first 25 steps of the LSTM reference's seed 0 on your machine, a
-# few seconds: the start of the curve that the reference run continues in the figure.
+# The cell below starts the LSTM's seed 0 on your machine for a few seconds: the beginning
+# of the curve that the full run continues in the figure.
+#
+# <details><summary>How we know: the reference runs</summary>
+#
+# The runs are committed with the course in `reference/lm-char-*/` (seeds 0, 1, 2);
+# `make reference NAME=lm-char-lstm` reruns one. The tanh RNN took a lower learning rate, by
+# reasoning rather than a probe, and the verdicts' notes say that the settings were the
+# LSTM's. The cell below trains the first 25 steps of seed 0, and the course's tests replay
+# every committed run's first steps against the code.
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 ref = reference.load("lm-char-lstm")
@@ -903,7 +908,7 @@ with verdict_table("Reference runs: gated cells against the RNN and the n-grams 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ### More text: where networks overtake counting
 #
-# The reference runs `lm-scale-*` answer that question on real prose: the Wikipedia
+# Does the picture change with more text? We measured it on real prose: the Wikipedia
 # excerpt of `load_corpus("wiki")` (106 articles split by article into training, tuning
 # and held-out parts; 2.4 million training characters, about eight times the Lee text).
 # At training sizes from the Lee corpus's (300,000 characters, the first ones of the
@@ -912,12 +917,16 @@ with verdict_table("Reference runs: gated cells against the RNN and the n-grams 
 # (chapter 07). Each is trained until its tuning perplexity stops improving, and its best
 # weights are scored on the held-out articles. Beside them, both Kneser–Ney variants have
 # their order and discount chosen on the same tuning split, are counted on the same
-# training characters and score the same held-out characters. Each point of the figure is
-# one committed reference run; the sizes below the largest have one seed each and draw the
-# trend, and a verdict is read only where three seeds ran. The runs up to 1.2 million
-# characters were trained on a 2-core CPU (40 to 130 minutes each); the larger ones on a
-# GPU, each file recording its device. The recipe is the same on both, and `make test`
+# training characters and score the same held-out characters. The sizes below the largest
+# have one seed each and draw the trend; a verdict is read only where three seeds ran.
+#
+# <details><summary>How we know: the data-scaling runs</summary>
+#
+# Each point of the figure is one committed reference run, `lm-scale-*`. The runs up to 1.2
+# million characters were trained on a 2-core CPU (40 to 130 minutes each), the larger ones
+# on a GPU, each file recording its device. The recipe is the same on both, and `make test`
 # replays each run's first steps on the CPU against the committed ones.
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 scale = lm_scale.by_model([reference.load(name) for name in lm_scale.SCALE_REFS
@@ -1262,10 +1271,10 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 #   than the luck of the initialisation; every model is printed beside the Kneser–Ney
 #   n-gram baselines on the same split, with a verdict on whether it beats the best of
 #   them (a few seconds of CPU training is a small budget against a 6-gram). Trained to a
-#   real budget at equal parameters (the reference runs), the gated cell's lead goes beyond
+#   real budget at equal parameters (the full runs), the gated cell's lead goes beyond
 #   the seeds' spread, and the LSTM passes the 6-gram where the tanh RNN does not. No
-#   network passes the n-gram tuned on the tuning split on this text; the data-scaling
-#   reference runs on Wikipedia measure how the gap changes as the text grows.
+#   network passes the n-gram tuned on the tuning split on this text; on Wikipedia,
+#   the last section measures how the gap changes as the text grows.
 # - A bidirectional LSTM concatenates a left-to-right and a right-to-left pass: position $t$
 #   sees the whole sequence; the backward final state sits at position 0.
 

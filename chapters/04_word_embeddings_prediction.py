@@ -34,13 +34,13 @@
 #   Goldberg's result that skip-gram factorises a shifted PMI matrix.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 11 s on a CPU, 766.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 11 s on a CPU, 757.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 11 s normalised to the reference machine: 25 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 11 s normalised to the reference machine: 26 s wall on AMD EPYC, one
+#   torch thread, calibration 1.073 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 766.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Peak memory:** 757.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
 # - **Files read (7):**
 #   - `course cache/glove-3a61012af2db3b1d.safetensors` (6.5 MB)
 #   - `course cache/glove-6a29dee8a5509e31.safetensors` (6.5 MB)
@@ -64,8 +64,6 @@ import torch
 
 import lmcourse
 from lmcourse import show
-from lmcourse.course import artifacts
-from lmcourse.course.claims import verdict
 from lmcourse.data import WordCorpus, load_corpus, tokenize
 from lmcourse.metrics import mean_spread
 
@@ -330,6 +328,8 @@ show(train_word2vec)
 # and the first epoch of our skip-gram is trained again here and must repeat the stored one.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course import artifacts
+
 epochs = lmcourse.budget(cpu=5, gpu=10)
 runs = artifacts.text8_word2vec(corpus, documents, seeds=seeds, epochs=epochs, dim=dim,
                                     device=dev)
@@ -385,6 +385,8 @@ print(f"our skip-gram took {ours / gensims:.1f}x gensim's CPU time; chapter 4c c
 # $\log K$): the two families are closer than they look.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.claims import verdict
+
 show(glove_weight)
 show(glove_loss)
 show(glove_step)
@@ -409,6 +411,7 @@ show(glove_step)
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
+
 print(f"'ice' in our vocabulary: {'ice' in corpus.index}; "
       f"'steam' occurs {int(corpus.counts[corpus.index['steam']])} times")
 paper_table = {"solid": (1.9e-4, 2.2e-5, 8.9), "gas": (6.6e-5, 7.8e-4, 8.5e-2),

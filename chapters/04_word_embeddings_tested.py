@@ -34,13 +34,13 @@
 #   gensim's agreement with itself, and the time each took.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 12 s on a CPU, 717.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 11 s on a CPU, 680.5 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 12 s normalised to the reference machine: 25 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 11 s normalised to the reference machine: 24 s wall on AMD EPYC, one
+#   torch thread, calibration 1.073 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 717.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Peak memory:** 680.5 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
 # - **Files read (9):**
 #   - `course cache/glove-3a61012af2db3b1d.safetensors` (6.5 MB)
 #   - `course cache/glove-6a29dee8a5509e31.safetensors` (6.5 MB)
@@ -64,8 +64,6 @@ from gensim.parsing.porter import PorterStemmer
 
 import lmcourse
 from lmcourse import show
-from lmcourse.course import artifacts
-from lmcourse.course.claims import verdict
 from lmcourse.data import WordCorpus, load_corpus, tokenize
 from lmcourse.metrics import mean_spread
 
@@ -108,6 +106,8 @@ for name, weigh in [("PPMI + SVD", lambda: ppmi(X, 0.75)),
 
 # %% slideshow={"slide_type": "-"}
 # chapter 4b's trained vectors: ours (seed 0) and gensim's word2vec (3 seeds), GloVe (3 seeds)
+from lmcourse.course import artifacts
+
 runs = artifacts.text8_word2vec(corpus, documents, seeds=seeds, dim=dim, device=dev)
 X_glove = cooccurrence(corpus.docs, V, window, weighting="harmonic")
 runs["GloVe (ours)"] = artifacts.text8_glove(X_glove, corpus.words, seeds=seeds, dim=dim,
@@ -352,6 +352,8 @@ print("(mean ± half range over the seeds; analogy accuracy of seed 0; agreement
 # the two SVD methods are deterministic (spread 0).
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.claims import verdict
+
 borrowed = {"skip-gram (ours)": "gensim skip-gram", "CBOW (ours)": "gensim CBOW"}
 for test, key in (("WordSim-353", "ws"), ("SimLex-999", "sl")):
     stats = {name: (np.mean([r[key] for r in per_seed[name]]),

@@ -509,7 +509,7 @@ print(f"{epochs * per_epoch} steps in {history.seconds:.1f} s; validation perple
 # Beating the bigram baseline means the model uses characters before the current one, and
 # attention is its only way to reach them. The Kneser-Ney 3-gram is the honest bar for a
 # model this small and this briefly trained: the printed figures say whether a few hundred
-# steps of one attention layer reach it (chapter 7b's reference runs show what a deeper
+# steps of one attention layer reach it (chapter 7b's longer runs show what a deeper
 # transformer does with a real budget). Which ones? The figure shows every head of the
 # layer on a real sentence. Row $i$ is the distribution of character $i$ over the
 # characters it may see (the causal mask makes every picture lower-triangular). With a

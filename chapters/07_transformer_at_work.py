@@ -33,13 +33,13 @@
 #   digit-reversal task beside the GRU with attention, and draw its cross-attention.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 71 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 72 s on a CPU, 1.1 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 71 s normalised to the reference machine: 156 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 72 s normalised to the reference machine: 160 s wall on AMD EPYC, one
+#   torch thread, calibration 1.073 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 1.2 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Peak memory:** 1.1 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/lm-char-gru/result.json` (82.2 KB)
@@ -62,11 +62,6 @@ import torch
 
 import lmcourse
 from lmcourse import show
-from lmcourse.course import reference
-from lmcourse.course.claims import verdict
-from lmcourse.course.reference import reversal_sweep
-from lmcourse.course.reference.lm_char import NETWORKS, build_model, show_crossover
-from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data import Vocab, lm_batches, load_corpus
 from lmcourse.data.tasks import decode_digits, reversal_batch, true_alignment
 from lmcourse.metrics import mean_spread
@@ -118,7 +113,7 @@ if dev.type == "cpu":
 #   learning rate 0.01, clipping at 1, hidden state carried across windows), the
 #   transformer with the warm-up schedule above (picked from a handful of settings tried on
 #   seed 0, as were its width and depth, on this same validation text: a tilt in the
-#   transformer's favour that the reference runs below avoid with a separate tuning split);
+#   transformer's favour that the full runs below avoid with a separate tuning split);
 # - and the baselines every LM must be printed beside: interpolated Kneser–Ney **character
 #   n-grams** fitted on the same training split, the trigram with its discount and the best
 #   n-gram with its order and discount chosen on a tuning split cut from the training text.
@@ -126,7 +121,7 @@ if dev.type == "cpu":
 # %% [markdown] slideshow={"slide_type": "-"}
 # **Predict before you run:** which network wins at equal steps, which at equal seconds,
 # and does any network beat the 5-gram? These live runs print their figures and no
-# verdict; the reference runs of the next section give the verdicts, over three seeds.
+# verdict; the full runs of the next section give the verdicts, over three seeds.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
@@ -220,6 +215,10 @@ assert max(counts) / min(counts) < 1.1
 
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.claims import verdict
+from lmcourse.course.verdict_tables import verdict_table
+
+
 def transformer_verdict(results: dict[str, list[float]], when: str) -> None:
     """The transformer against the better recurrent network (lower mean), seed by seed."""
     order = sorted(results, key=lambda k: np.mean(results[k]))
@@ -283,7 +282,6 @@ plt.show()
 
 
 # %% slideshow={"slide_type": "-"}
-
 def at_time(h, seconds: float) -> float:
     """The last validation perplexity measured at or before ``seconds`` of training."""
     reached = [p for p, s in zip(h.val_perplexity, h.val_seconds, strict=True) if s <= seconds]
@@ -298,7 +296,7 @@ for name in NAMES:
 transformer_verdict(at_equal_time, "equal wall-clock")
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# How to read the numbers above (a live run of a few seconds per network, so no verdict; on a
+# How to read the numbers above (a few seconds per network, so no verdict; on a
 # GPU the budget is ten times larger and the ranking may change):
 #
 # - **Against the n-grams.** If no network beats the best n-gram (printed above), that is
@@ -320,9 +318,8 @@ transformer_verdict(at_equal_time, "equal wall-clock")
 # ## The real case: the networks trained to a real budget
 #
 # The comparison above stops where every network is still learning. To see who wins once
-# they have learned, **reference runs** committed with the course (`reference/lm-char-*`,
-# each `make reference NAME=...`, three seeds each, checked by `make test`) train the
-# chapter's contestants on this same split to a real budget, at **equal parameters** (about
+# they have learned, we trained the chapter's contestants once, three seeds each, on this
+# same split to a real budget, at **equal parameters** (about
 # 1.9 M each) and **equal tokens** (2,000 steps of 32 × 128 characters, so equal training
 # compute $C \approx 6ND$ to within 5%): a tanh RNN (2 × 768), an LSTM (2 × 384), a GRU
 # (2 × 448) and this
@@ -334,11 +331,20 @@ transformer_verdict(at_equal_time, "equal wall-clock")
 # state, with sliding windows so that every character has at least 64 characters before it.
 #
 # The figure is the one the comparison is about: held-out perplexity against training time
-# on the machine that ran the references (left) and against training compute (right), with
-# the Kneser–Ney 3-, 5- and 6-gram lines and the Kneser–Ney model tuned on the tuning split;
-# a dot marks where each seed first crosses a line.
+# on the machine that ran them (left) and against training compute (right), with the
+# Kneser–Ney 3-, 5- and 6-gram lines and the Kneser–Ney model tuned on the tuning split; a
+# dot marks where each seed first crosses a line.
+#
+# <details><summary>How we know: the reference runs</summary>
+#
+# The runs are committed with the course in `reference/lm-char-*` (three seeds each); `make
+# reference NAME=lm-char-lstm` reruns one, and the course's tests replay each run's first
+# steps against the code. The figure and the table are read from the committed files.
+# </details>
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.reference.lm_char import show_crossover
+
 refs = show_crossover()
 ref_final = {label: [r.metrics[s]["held_out_ppl"] for s in r.seeds]
              for label, r in refs.items()}
@@ -362,7 +368,7 @@ with verdict_table("Reference runs at equal parameters and tokens (held-out perp
             higher_is_better=False, metric="held-out perplexity", digits=3)
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# What the reference runs say, in the order of the figure:
+# What the full runs say, in the order of the figure:
 #
 # - **Every network passes the 3-gram early**, within its first minutes, and passes the
 #   5-gram later; the table gives when, on average over the seeds.
@@ -372,7 +378,7 @@ with verdict_table("Reference runs at equal parameters and tokens (held-out perp
 # - **No network reaches the tuned Kneser–Ney model** on this text (the last verdict): with
 #   its order chosen on the tuning split it reads long histories, and a third of a million
 #   characters of news repeat enough whole phrases for counting to win at this scale.
-#   Chapter 03's data-scaling reference runs (`lm-scale-*`) repeat the race on up to eight
+#   Chapter 03's data-scaling runs repeat the race on up to eight
 #   times more text, Wikipedia prose, with this transformer's architecture, the LSTM and
 #   the GRU at equal parameters and equal tokens: its figure shows where each network
 #   overtakes the tuned n-gram, and whether the transformer's gap closes as data grows.
@@ -444,7 +450,7 @@ for n_tf, n_lstm, window, s_tf, s_lstm in speed_rows:
 #   translation after twelve hours on eight P100 GPUs (their figures, not ours). Run this
 #   cell on a GPU to see the ratio change. More tokens per second means more text in the
 #   same time, and at the scale of modern corpora that outweighs the per-token advantage the
-#   LSTM shows in the reference runs above.
+#   LSTM shows in the full runs above.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Variants on seed 0: weight tying, embedding dropout, learned positions
@@ -578,7 +584,7 @@ assert int((next_token_distribution(z, 1.0, top_k=5) > 0).sum()) == 5
 assert sample_next(z, temperature=0) == int(z.argmax())
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Samples from the **reference** LSTM and transformer (seed 0's committed weights, the
+# Samples from the **fully trained** LSTM and transformer (seed 0 of the full runs, the
 # networks of the crossover figure) beside samples from the 6-gram Kneser–Ney model, which
 # `NGramAsNetwork` puts behind the same interface so the same decoding code writes with it.
 # Each prompt has its own random generator, the same for the three models. (An earlier
@@ -589,6 +595,9 @@ assert sample_next(z, temperature=0) == int(z.argmax())
 # its context writes different continuations of different prompts even from the same draws.)
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course import reference
+from lmcourse.course.reference.lm_char import NETWORKS, build_model
+
 writers = {"6-gram KN": NGramAsNetwork(NGramLM(6, V).fit(train_ids))}
 for label in ("LSTM", "transformer"):
     net = build_model(refs[label].recipe, V)
@@ -659,10 +668,12 @@ show(TransformerSeq2Seq.decode)
 # steps, with chapter 06's loop `train_seq2seq`, each with the learning rate it did best
 # with on a tuning seed (a 40-step warm-up for both; the transformer's then decays as in
 # the paper). Then each writes its outputs greedily for 100 fresh strings of each length.
-# This is **one seed**, the first of the reference run below cut at 150 steps: the numbers
+# This is **one seed**, the first of the three-seed run below cut at 150 steps: the numbers
 # are printed side by side, and the verdict waits for three seeds.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.reference import reversal_sweep
+
 show(reversal_sweep.learning_rate)
 
 # %% slideshow={"slide_type": "-"}
@@ -719,12 +730,17 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ### Three seeds, equal size: the reference run
+# ### Three seeds, equal size
 #
-# The reference run `reversal-sweep` (`make reference NAME=reversal-sweep`) trains both
-# models as above for 1,000 steps, three seeds each, measures the share of length-10
-# strings written exactly right at steps 150, 300, 600 and 1,000, and at the end scores 200
-# held-out strings of each length.
+# A longer run trains both models as above for 1,000 steps, three seeds each, measures the
+# share of length-10 strings written exactly right at steps 150, 300, 600 and 1,000, and at
+# the end scores 200 held-out strings of each length.
+#
+# <details><summary>How we know: the reference run</summary>
+#
+# The run is `reversal-sweep`, committed with the course; `make reference
+# NAME=reversal-sweep` reruns it.
+# </details>
 
 # %% slideshow={"slide_type": "-"}
 rev = reference.load("reversal-sweep")
@@ -784,7 +800,7 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 #
 # - A fair comparison fixes the parameter count, the batches and the budget, runs several
 #   seeds, names a winner only when the spreads separate, and prints the n-gram baselines.
-#   Trained to a real budget (the reference runs, 1.9 M parameters, 8 M characters), the
+#   Trained to a real budget (the full runs, 1.9 M parameters, 8 M characters), the
 #   LSTM passes the Kneser–Ney 6-gram and beats the transformer at equal compute on this
 #   third of a million characters; the transformer passes the 5-gram, not the 6-gram.
 # - Equal steps and equal seconds can rank models differently. What made transformers take
@@ -795,7 +811,7 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 #   optionally restricted to the top $k$ and renormalised.
 # - The encoder–decoder transformer built from our layers learns chapter 06's reversal
 #   task as well as a GRU encoder–decoder with attention of the same size: over three seeds
-#   and 1,000 steps neither wins (the reference run above). Its cross-attention, averaged
+#   and 1,000 steps neither wins (the three-seed run above). Its cross-attention, averaged
 #   over heads, can be read against the true alignment like the GRU's additive attention.
 
 # %% [markdown] slideshow={"slide_type": "slide"}

@@ -36,13 +36,13 @@
 #   head that does the lookup.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 53 s on a CPU, 829.7 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 49 s on a CPU, 831.8 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 53 s normalised to the reference machine: 115 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 49 s normalised to the reference machine: 110 s wall on AMD EPYC, one
+#   torch thread, calibration 1.073 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 829.7 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Peak memory:** 831.8 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
 # - **Files read (2):**
 #   - `reference/gpu-costs.json` (1.5 KB)
 #   - `reference/recall-sweep/result.json` (43.1 KB)
@@ -57,18 +57,7 @@ import torch
 
 import lmcourse
 from lmcourse import show
-from lmcourse.course import reference
-from lmcourse.course.claims import verdict
-from lmcourse.course.reference import gpu_costs
-from lmcourse.course.reference.recall_sweep import MODELS, RECIPE
 from lmcourse.models.layer_costs import gradient_reach, layer_seconds, sequential_steps
-from lmcourse.models.recall import (
-    lookup_attention,
-    previous_token_attention,
-    recall_batch,
-    recall_model,
-    train_recall,
-)
 from lmcourse.viz import attention_widget, plot_attention
 
 lmcourse.seed_everything(0)
@@ -146,14 +135,20 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The same layers on a GPU
 #
-# The course keeps one measurement made on a GPU (`reference/gpu-costs.json`, written by
-# `python -m lmcourse.course.reference.gpu_costs`, the device recorded in it): the same
-# function `layer_seconds` at widths 128 and 512, lengths 16 to 4,096, and the training
-# speed of chapter 03's two 3.35 M-parameter character models (an LSTM of 2 × 512 and a
-# transformer of 4 × 256) at sequence lengths 128 to 1,024. Rerun the timing cell above on
-# your own GPU to compare.
+# The course keeps one measurement made on a GPU: the same function `layer_seconds` at
+# widths 128 and 512, lengths 16 to 4,096, and the training speed of chapter 03's two
+# 3.35 M-parameter character models (an LSTM of 2 × 512 and a transformer of 4 × 256) at
+# sequence lengths 128 to 1,024. Rerun the timing cell above on your own GPU to compare.
+#
+# <details><summary>How we know: the GPU measurement</summary>
+#
+# It is `reference/gpu-costs.json`, written by `python -m
+# lmcourse.course.reference.gpu_costs`, with the device it ran on recorded in it.
+# </details>
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.reference import gpu_costs
+
 gpu = gpu_costs.load()
 ms, n_gpu = gpu["layer_ms"], gpu["lengths"]
 print(f"measured on {gpu['device']} (torch {gpu['torch']}), forward + backward in ms, "
@@ -186,6 +181,8 @@ axes[0].legend(fontsize=7)
 plt.show()
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.claims import verdict
+
 at = lengths.index(1024)
 verdict("on one CPU thread, at n = 1,024 > d = 128, an LSTM layer's forward and backward pass "
         "is faster than a self-attention layer's (Table 1's first column: n^2 d against n d^2; "
@@ -272,6 +269,8 @@ for rival, label in (("lstm", "fresh LSTM layer"), ("rnn", "fresh tanh RNN layer
 # must be looked up.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.models.recall import recall_batch
+
 show(recall_batch)
 
 # %% slideshow={"slide_type": "-"}
@@ -293,6 +292,9 @@ print("answers: ", " ".join(f"v{t - 64}" if t >= 0 else "." for t in example.tar
 # after 600 steps, and will the others do better than guessing one of the 8 values shown?
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.reference.recall_sweep import MODELS, RECIPE
+from lmcourse.models.recall import recall_model, train_recall
+
 live_pairs, live_steps = 8, lmcourse.budget(cpu=600, gpu=1000)
 vocab_size = RECIPE["num_keys"] + RECIPE["num_values"]
 live = {}
@@ -323,13 +325,20 @@ plt.show()
 # phase in language models and called the heads involved *induction heads*). The recurrent
 # networks climb to about the share that a guess among the shown values gets, and stay.
 #
-# ### Three seeds, more pairs: the reference run
+# ### Three seeds, more pairs
 #
-# One seed on one size is a demonstration, not a result. The reference run
-# `recall-sweep` (`make reference NAME=recall-sweep`) trains the three models for
-# 1,000 steps at 4, 8, 16 and 32 pairs, three seeds each.
+# One seed on one size is a demonstration, not a result. A longer run trains the three
+# models for 1,000 steps at 4, 8, 16 and 32 pairs, three seeds each.
+#
+# <details><summary>How we know: the reference run</summary>
+#
+# The run is `recall-sweep`, committed with the course; `make reference NAME=recall-sweep`
+# reruns it.
+# </details>
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course import reference
+
 sweep = reference.load("recall-sweep")
 pairs = sweep.recipe["pairs"]
 fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -383,9 +392,13 @@ for p in (8, 16):  # the sizes where the lookup was learned within the budget (s
 # positions it may see, about 5% each here.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.models.recall import lookup_attention
+
 show(lookup_attention)
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.models.recall import previous_token_attention
+
 probe = recall_batch(256, live_pairs, generator=torch.Generator().manual_seed(7))
 mass = lookup_attention(live["transformer"].model.cpu(), probe)
 print("attention at the queries, averaged:  on the key asked for / on its value")
@@ -428,7 +441,7 @@ plt.show()
 #
 # Recall is the transformer's home ground; text is not only lookups. On the Lee corpus
 # (chapter 7b) the LSTM wins at every budget the course can afford. Chapter 03's
-# data-scaling reference runs give the transformer of chapter 7b's design, at the LSTM's
+# data-scaling runs give the transformer of chapter 7b's design, at the LSTM's
 # size and on the same batches, up to eight times more text (Wikipedia prose), and draw
 # all three networks against the tuned Kneser–Ney model as the text grows.
 
@@ -443,7 +456,7 @@ plt.show()
 #   steps back falls exponentially for the RNN and the LSTM and stays level for attention.
 # - Associative recall at equal size and equal steps: the transformer learns to look
 #   values up (with a sudden jump in accuracy), the LSTM and GRU stay near a guess among
-#   the shown values; the reference run repeats it over three seeds and 4 to 32 pairs, and
+#   the shown values; the three-seed run repeats it at 4 to 32 pairs, and
 #   shows that the jump takes longer as the pairs grow.
 # - One head at the queries puts most of its attention on the value after the key asked
 #   for: the lookup is visible in the weights.

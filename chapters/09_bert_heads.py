@@ -34,13 +34,13 @@
 #   result beside word-matching baselines.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 43 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 40 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 43 s normalised to the reference machine: 94 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 40 s normalised to the reference machine: 88 s wall on AMD EPYC, one
+#   torch thread, calibration 1.073 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.9 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -63,12 +63,6 @@ import transformers
 
 from lmcourse import finetune_heads as fh
 from lmcourse import show
-from lmcourse.course import reference
-from lmcourse.course.claims import verdict
-from lmcourse.course.reference import bert_heads as bh
-from lmcourse.course.verdict_tables import verdict_table
-from lmcourse.data import plot_tasks as pt
-from lmcourse.models import heads
 from lmcourse.models.bert import BertConfig
 from lmcourse.pretrained import load_hf_tokenizer, minilm_path
 
@@ -112,6 +106,8 @@ draw_bert_heads()
 plt.show()
 
 # %% slideshow={"slide_type": "subslide"}
+from lmcourse.models import heads
+
 show(heads.BertClassifierHead)
 show(heads.BertForSequenceClassification)
 show(heads.BertForTokenClassification)
@@ -170,6 +166,8 @@ for name, labels in (("BertForSequenceClassification", 3), ("BertForQuestionAnsw
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
+from lmcourse.data import plot_tasks as pt
+
 example = pt.fact_questions(1, seed=3, split="test")[0]
 print(f"question: {example.question}\npassage:  {example.context}\nanswer:   "
       f"{example.answer!r} at character {example.answer_start}")
@@ -209,17 +207,25 @@ print(" ".join(f"{p}:{pt.TAGS[t] if t >= 0 else '-'}" for p, t in zip(
     strict=True)))
 
 # %% [markdown] slideshow={"slide_type": "slide"}
-# ## Fine-tuning: live for a few steps, at scale in the reference runs
+# ## Fine-tuning: live for a few steps, at scale in the full runs
 #
 # Every head is trained by the same loop, `fh.train_head`: AdamW at $10^{-4}$ with a
 # linear warm-up over the first 10% and decay to zero, batches of 16, gradient clipping
-# at 1, and the head's own loss. The **reference runs** (`make reference
-# NAME=bert-heads-qa`, `-tags`, `-pairs`) fine-tune each head on 2,000 training examples,
-# three seeds, scoring the 500 test examples every 25 steps. Here the notebook trains the
-# question-answering head for its first 30 steps, checks the first of their losses against
-# the reference's seed 0 (the printed line says how many), and answers a question with it.
+# at 1, and the head's own loss. The full runs fine-tune each head on 2,000 training
+# examples, three seeds, scoring the 500 test examples every 25 steps. Here the notebook
+# trains the question-answering head for a few steps and answers a question with it.
+#
+# <details><summary>How we know: the reference runs</summary>
+#
+# The runs are `bert-heads-qa`, `bert-heads-tags` and `bert-heads-pairs`, committed with
+# the course (`make reference NAME=bert-heads-qa` reruns one). The live cell trains the
+# first 30 steps and checks the first of their losses against the committed seed 0.
+# </details>
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course import reference
+from lmcourse.course.reference import bert_heads as bh
+
 live = reference.live_run("bert-heads-qa", steps=30)
 qa_model = bh.new_head("qa")
 qa_model.load_state_dict(live.state)
@@ -262,7 +268,7 @@ print("predicted:", fh.predict_answers(qa_model, enc, [question])[0])
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The three heads at scale
 #
-# The reference runs' test curves, one panel per head, with the baselines drawn as lines.
+# The full runs' test curves, one panel per head, with the baselines drawn as lines.
 # The baselines use what a word-matcher can: for questions, the first name in the passage
 # and the name in the sentence that shares most words with the question; for tags, each
 # word's most frequent training tag, and the same plus "an unseen capitalised word is a
@@ -288,6 +294,10 @@ fig.tight_layout()
 plt.show()
 
 # %% slideshow={"slide_type": "subslide"}
+from lmcourse.course.claims import verdict
+from lmcourse.course.verdict_tables import verdict_table
+
+
 def seeds(task, key):
     result = results[task]
     return [result.metrics[s][key] for s in result.seeds]
@@ -324,7 +334,7 @@ with verdict_table("Fine-tuned MiniLM against word-matching baselines"):
 #   "___ dies").
 # - **Pairs.** The hardest of the three for this budget: the head is ahead of both
 #   baselines on every seed but well short of perfect, its seeds far apart, and its
-#   curves still rising at 300 steps. A probe outside the reference runs (seed 0,
+#   curves still rising at 300 steps. A probe outside the full runs (seed 0,
 #   accuracy on each kind of negative every 100 steps) saw it learn first to compare the
 #   names in the two sentences, which solves the "someone else" negatives, and only
 #   later that "dies" and "is the traitor" are different facts about the same person

@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 36 s on a CPU, 590.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 29 s on a CPU, 591.0 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 36 s normalised to the reference machine: 65 s wall on AMD EPYC, one
-#   torch thread, calibration 0.858 s against 0.482 s.
+# - **Time on a CPU:** 29 s normalised to the reference machine: 65 s wall on AMD EPYC, one
+#   torch thread, calibration 1.073 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 590.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `59d6e31-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 591.0 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
@@ -87,16 +87,6 @@ from torch import nn
 
 import lmcourse
 from lmcourse import show
-from lmcourse.course import reference
-from lmcourse.course.claims import verdict
-from lmcourse.course.reference import bench_arms as pb
-from lmcourse.course.reference.figures import plot_crossover
-from lmcourse.course.reference.report import bench_table, plateau_exit, seed_values
-from lmcourse.course.verdict_tables import verdict_table
-from lmcourse.data.goodreads import load_reviews, sample_path, sentences, split_reviews
-from lmcourse.data.sentences import minilm_review_corpus
-from lmcourse.finetune import SequenceClassifier, fit, predict_proba, train_step
-from lmcourse.metrics import mean_spread, roc_auc
 from lmcourse.models.baselines import tuned_bag_of_words_baseline
 from lmcourse.models.bert import BertConfig
 
@@ -402,8 +392,14 @@ for emd in (False, True):
 # masking, MLM only, no next-sentence prediction) for 4,000 steps of 32 pairs, and the same
 # held-out scores: masked-token accuracy and MLM loss on 1,000 pairs from reviews the
 # models never see, masked once with a fixed seed, and the spoiler probe. As in chapter 10
-# the full runs are **reference runs** (`reference/bench-deberta*/`, three seeds each,
-# checked by `make test`); this notebook trains the first steps of one of them live.
+# the full runs were trained once, three seeds each; this notebook trains the first steps
+# of one of them live.
+#
+# <details><summary>How we know: the reference runs</summary>
+#
+# The runs are committed with the course in `reference/bench-deberta*/`; the course's tests
+# replay each run's first steps against the code.
+# </details>
 #
 # **Five models, one parameter budget.**
 #
@@ -428,6 +424,9 @@ for emd in (False, True):
 # the length of one of our sentences, and only $2k = 16$ rows.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.reference import bench_arms as pb
+from lmcourse.data.sentences import minilm_review_corpus
+
 show(disentangled_attention_scores)
 reviews = minilm_review_corpus()  # chapter 09's corpus, as the references read it
 corpus, bench = reviews.corpus, pb.bench()
@@ -445,6 +444,9 @@ for name, arm in variants.items():
     print(f"{name:<34} {report['deberta']:>10,} {report['deberta positional']:>10,}")
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course import reference
+from lmcourse.course.reference.report import bench_table, seed_values
+
 DEB = pb.BENCH_REFS["bench-deberta"]
 ref_deb = reference.load("bench-deberta")
 live_steps = lmcourse.budget(cpu=150, gpu=DEB.recipe["steps"])
@@ -464,6 +466,9 @@ names = list(variants)
 print()
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.claims import verdict
+from lmcourse.course.verdict_tables import verdict_table
+
 with verdict_table("DeBERTa against BERT, and DeBERTa's ablations (held-out MLM loss)"):
     verdict("DeBERTa (b) reaches a lower held-out MLM loss than BERT (a) at equal parameters",
             losses[names[1]], baseline=(names[0], losses[names[0]]), higher_is_better=False,
@@ -487,6 +492,9 @@ with verdict_table("DeBERTa against BERT, and DeBERTa's ablations (held-out MLM 
             note=f"weakest: {weakest}")
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.reference.figures import plot_crossover
+from lmcourse.course.reference.report import plateau_exit
+
 fig, ax = plt.subplots(figsize=(7.5, 3.8))
 plot_crossover(ax, {name: reference.load(arm) for name, arm in variants.items()}, {},
                x="step", metric="held-out MLM loss (nats)")
@@ -539,7 +547,7 @@ plt.show()
 # The bench above pre-trains on the course's generated reviews. Chapter 10's section "The
 # same bench on real prose" moved the bench to the Wikipedia excerpt, where BERT (2 × 128,
 # 4,000 steps on a CPU) spends most of its training on a plateau and ends below a
-# fill-in n-gram. The reference run `wiki-bench-deberta` trains DeBERTa there, with its
+# fill-in n-gram. A run of the same kind trains DeBERTa there, with its
 # feed-forward width matched to that BERT's parameters, on the same pairs and masks, and
 # three more runs repeat the ablations above on the same data, three seeds each.
 
@@ -600,12 +608,12 @@ with verdict_table("DeBERTa against BERT on real prose (wiki bench, 3 seeds)"):
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### At a GPU's size, in a real vocabulary
 #
-# Chapter 09's last section pre-trained a larger BERT (4 layers of width 256) on the same
-# articles in chapter 08's 8,000-piece pre-training vocabulary, on a lent GPU. DeBERTa ran
-# beside it at the same size, its feed-forward width matched to BERT's parameters, on the
-# same pairs and masks, at the same learning rate (5e-4). The GPU's time ran out before
-# either schedule ended, at different points, so compare the two at the steps each
-# reached, which the first line prints.
+# Chapter 9c pre-trained a larger BERT (4 layers of width 256) on the same articles in
+# chapter 08's 8,000-piece pre-training vocabulary, on a GPU. DeBERTa ran beside it at the
+# same size, its feed-forward width matched to BERT's parameters, on the same pairs and
+# masks, at the same learning rate (5e-4). Both runs were stopped before their schedules
+# ended, at different points, so compare the two at the steps each reached, which the
+# first line prints.
 
 # %% slideshow={"slide_type": "-"}
 scaled = {"BERT": "prose-scale-mlm", "DeBERTa": "prose-scale-deberta"}
@@ -666,7 +674,7 @@ show(sift_loss)
 # costs, and labels its numbers as a demonstration; they are not a claim and do not go
 # into the claims ledger.
 #
-# We take the pre-trained encoder of DeBERTa (b), seed 0 (the reference run's stored
+# We take the pre-trained encoder of DeBERTa (b), seed 0 (the full run's stored
 # weights), add a linear classifier on the `[CLS]` vector and fine-tune it on spoiler
 # detection (the course's task,
 # lab 03): sentences from the training reviews, balanced batches, ROC-AUC on the sentences of
@@ -677,6 +685,9 @@ show(sift_loss)
 # pre-trained encoder; the bag-of-words classifier is printed beside them.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.data.goodreads import sentences
+from lmcourse.finetune import SequenceClassifier
+
 spoiler_train = sentences(reviews.train_reviews)[:lmcourse.budget(cpu=4000, gpu=20000)]
 spoiler_test = sentences(reviews.test_reviews)
 
@@ -724,6 +735,9 @@ def sift_step(model, batch, optimizer, scheduler=None, clip=1.0, class_weight=No
 
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.finetune import fit, predict_proba, train_step
+from lmcourse.metrics import roc_auc
+
 FT_STEPS = lmcourse.budget(cpu=100, gpu=600)
 SEEDS = (0, 1, 2)
 encoder_b = pb.load_arm("bench-deberta", reference.load_weights("bench-deberta", 0)).deberta
@@ -739,6 +753,9 @@ for seed in SEEDS:
                                 "seconds": result.seconds})
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.data.goodreads import load_reviews, sample_path, split_reviews
+from lmcourse.metrics import mean_spread
+
 validation_rows = sentences(split_reviews(load_reviews(sample_path())).validation)  # tuning
 bag_of_words = tuned_bag_of_words_baseline(spoiler_train, validation_rows)
 bow_auc = roc_auc(test_y, bag_of_words([t for t, _, _ in spoiler_test]))
@@ -770,7 +787,7 @@ print(f"\ndemonstration: with minus without SiFT {sift_gap:+.3f} ROC-AUC, agains
 # ## What DeBERTa changed, and what it bought
 #
 # Each row: the change, what the paper reports, and what this notebook measured (the
-# pre-training rows: means of three seeds of each reference run). Our models are 2 layers
+# pre-training rows: means of three seeds of each run). Our models are 2 layers
 # of width 64 trained for minutes; the paper's are 12 to 48 layers trained for days, scored
 # after fine-tuning. Agreement in sign is the most one can hope for.
 
@@ -823,6 +840,9 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 #   fills fewer blanks than the tuned fill-in n-gram (contradicted): the scale is too small
 #   for either encoder to pass counting. Seed by seed, removing the EMD or C2P raises the
 #   loss on all three paired seeds and removing P2C does not.
+# - **At a GPU's size** (4 layers of width 256 in chapter 08's 8,000-piece vocabulary,
+#   chapter 9c's BERT), DeBERTa fills more held-out blanks than BERT on every paired seed,
+#   although neither schedule had ended.
 # - **On the generated-review bench**, where every model passes the strongest
 #   context-free guess, the same holds: DeBERTa ahead of BERT on every seed, EMD and C2P
 #   each needed, P2C not measurably. The paper's gains were measured at a scale thousands

@@ -41,13 +41,13 @@
 #   and compare the ratios with the papers' 40% / 60% / 97%.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 75 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 62 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 75 s normalised to the reference machine: 164 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 62 s normalised to the reference machine: 137 s wall on AMD EPYC, one
+#   torch thread, calibration 1.073 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.9 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
 # - **Files read (14):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -78,10 +78,6 @@ from IPython.display import Markdown, display
 
 import lmcourse
 from lmcourse import finetune, show
-from lmcourse.course import reference
-from lmcourse.course.claims import verdict
-from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
-from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.rotten_tomatoes import load_rotten_tomatoes
 from lmcourse.data.sentences import minilm_review_corpus
 from lmcourse.metrics import lift_share, mean_spread, roc_auc
@@ -143,6 +139,8 @@ for T in (0.5, 1.0, 4.0):
 # its whole vocabulary of review pieces.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course import reference
+
 tiny = load_tiny_bert(reference.load_weights("tiny-bert", 0))
 corpus = minilm_review_corpus().corpus  # chapter 09's compact vocabulary of WordPiece pieces
 pieces = ["[CLS]", *"the twist comes in the [MASK] chapter".split(), "[SEP]"]
@@ -226,7 +224,7 @@ print(f"from T = 1 to 16: L_d's gradient x{plain[-1] / plain[0]:.4f} "
 # ## The teacher, and what its soft targets know
 #
 # `spoiler_teacher` is lab 06's recipe in one call (MiniLM, 6 layers of width 384, frozen
-# embeddings, a few hundred balanced steps), trained once and cached for this chapter and
+# embeddings, a few hundred balanced steps), trained once and kept for this chapter and
 # chapter 13 (lab 07 distils a teacher of real snippets). Our task has two classes, so
 # dark knowledge is a single number per sentence: how sure the teacher is. The histogram
 # shows it on training sentences, at $T = 1$ and $T = 2$. A hard label says "spoiler" or
@@ -241,6 +239,8 @@ print(f"from T = 1 to 16: L_d's gradient x{plain[-1] / plain[0]:.4f} "
 # scored on the same sentences.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.teacher import distillation_pool, spoiler_data, spoiler_teacher
+
 data = spoiler_data()
 teacher = spoiler_teacher(data).to(dev).eval()
 eval_texts, eval_labels = data.evaluation_sample(others=lmcourse.budget(cpu=300, gpu=2000))
@@ -362,6 +362,8 @@ for (init, loss_name), seeds in arms.items():
 run_seconds = (time.perf_counter() - start) / sum(len(s) for s in arms.values())
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.claims import verdict
+
 print(f"{STEPS} steps of 16 sentences per student, {run_seconds:.1f} s per run")
 print(f"{'student (ours, measured)':<34} {'ROC-AUC':>15} {'seeds':>6}")
 for (init, loss_name), aucs in results.items():
@@ -414,10 +416,9 @@ verdict("initialising the student from every other teacher layer beats random in
 # {\lVert h^S_t\rVert\,\lVert h^T_t\rVert}\Big).$$
 #
 # Our student has the teacher's width, so the vectors compare as they are (a narrower
-# student would need a projection, as TinyBERT's $W_h$ below). The reference run
-# `distilbert-cosine` distils the every-other-layer student twice per seed, 200 steps of
-# 16 on the same batches (the cell below trains the first 25 steps of the cosine arm here
-# and checks them against the reference): with the loss above,
+# student would need a projection, as TinyBERT's $W_h$ below). A full run distils the
+# every-other-layer student twice per seed, 200 steps of 16 on the same batches (the cell
+# below trains the first steps of the cosine arm here): with the loss above,
 # $\alpha T^2 L_d + \beta L_s$, and with the same plus $0.25\,L_\text{cos}$ (the
 # released DistilBERT command weighs the cosine half as much as the masked LM, whose
 # place the task's cross-entropy $L_s$ takes here).
@@ -474,7 +475,7 @@ verdict("adding DistilBERT's cosine loss gives a better student than distillatio
 # That pays when labels are scarce and text is not, the regime of chapter 09's learning
 # curve.
 #
-# The reference run `rt-distill` builds it, three seeds, on **real** text: the Rotten
+# A full run builds it, three seeds, on **real** text: the Rotten
 # Tomatoes snippets of chapter 09's learning curve (fresh or rotten, split by film), where
 # a teacher fine-tuned on 256 labels is far ahead of a bag of words tuned like a model (on
 # the generated spoiler sample the two are level, and nothing could be learnt from
@@ -516,6 +517,8 @@ print("fresh snippets among the 2,048 of the transfer set, the teacher's labels 
       + ", ".join(f"{a:,} / {b:,}" for a, b in counts))
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.verdict_tables import verdict_table
+
 with verdict_table("Distillation on a transfer set of real snippets against labels alone and "
                    "a tuned bag of words"):
     for n in STUDENT_STEPS:
@@ -585,7 +588,7 @@ with verdict_table("Distillation on a transfer set of real snippets against labe
 #   *fine-tuned* teacher, first the layer losses and then the prediction loss. This
 #   notebook's live run is a single task-specific stage with the sum of all the losses,
 #   starting from the every-other-layer student (which stands in for general
-#   distillation), one seed, a few steps; the reference run after it trains both stages,
+#   distillation), one seed, a few steps; the full run after it trains both stages,
 #   three seeds (the paper's second stage sums the layer and prediction losses here).
 # - **Attention.** The paper's $A_i$ are the attention **scores before the softmax**
 #   ($QK^\top/\sqrt{d_k}$; its code sets padded entries to 0). Our `attention_loss` compares
@@ -631,7 +634,7 @@ print(f"DistilBERT-style students, every-other init (3 seeds): "
       f"{mean_spread(results['every other', 'distillation'])}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **Both stages, at scale** (`make reference NAME=tinybert-stages`). The same half-depth
+# **Both stages, at scale.** The same half-depth
 # student with *random* layers (the teacher's embeddings, frozen), four ways, three seeds:
 # general distillation from all-MiniLM-L6-v2 on the 39,171 training sentences (400 steps
 # of 32, labels unused) and then task distillation from the spoiler teacher on the pool
@@ -863,6 +866,17 @@ for row in table:
 # so computed from its configuration it is the larger model printed above. Distillation
 # saves in the other direction: DistilBERT trained on BERT's 16 GB in 3.5 days on 8 GPUs,
 # against RoBERTa's 160 GB on 1,024.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# <details><summary>How we know: the runs behind this chapter</summary>
+#
+# The full runs are committed with the course: `distilbert-cosine` (the cosine loss),
+# `rt-distill` (the real-snippet students) and `tinybert-stages` (both stages, four ways);
+# `make reference NAME=tinybert-stages` reruns one. The live cells train the first 25 steps
+# of a run and check them against the committed losses, and the course's tests replay every
+# run's first steps against the code. The spoiler teacher is trained once by `make teacher`
+# and kept in the course's cache for this chapter and chapter 13.
+# </details>
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary

@@ -36,7 +36,7 @@
 #
 # The model is lab 06's: MiniLM fine-tuned to flag spoiler sentences. Every method is
 # measured on this machine in the same run: parameters, bytes, latency and ROC-AUC on the
-# same held-out sentences. A reference run adds what a notebook minute cannot: a short
+# same held-out sentences. A longer run adds what a notebook minute cannot: a short
 # recovery fine-tune after each cut, and the methods stacked (distil, prune, quantize),
 # three seeds each.
 #
@@ -54,13 +54,13 @@
 #   reach for.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 75 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 71 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 75 s normalised to the reference machine: 165 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 71 s normalised to the reference machine: 159 s wall on AMD EPYC, one
+#   torch thread, calibration 1.073 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -88,15 +88,6 @@ from IPython.display import Markdown, display
 
 import lmcourse
 from lmcourse import finetune, show
-from lmcourse.course import reference
-from lmcourse.course.claims import bootstrap_verdict, verdict
-from lmcourse.course.teacher import (
-    distillation_pool,
-    spoiler_data,
-    spoiler_teacher,
-    teacher_test_scores,
-)
-from lmcourse.course.verdict_tables import verdict_table
 from lmcourse.data.goodreads import distinct_sentences
 from lmcourse.metrics import lift_share, mean_spread, roc_auc
 from lmcourse.models.baselines import tuned_bag_of_words_baseline
@@ -134,7 +125,7 @@ print(f"device: {dev}")
 # with a linear classifier on `[CLS]`, fine-tuned for a few hundred steps on balanced
 # batches of training sentences of the course's generated Goodreads-style reviews (written
 # from templates by `data/make_goodreads_sample.py`, not by people). It is trained once and
-# cached (chapter 12 uses the same model). We score every variant by
+# kept (chapter 12 uses the same model). We score every variant by
 # **ROC-AUC** on held-out test sentences: every
 # distinct sentence of the test split, once each (2,300 of them, 105 spoilers; a template
 # sentence that occurs in many reviews counts once, with the label most of its tags give).
@@ -152,6 +143,8 @@ print(f"device: {dev}")
 # the same threads for every model.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.teacher import spoiler_data, spoiler_teacher
+
 data = spoiler_data()
 teacher = spoiler_teacher(data).cpu().eval()
 
@@ -175,6 +168,9 @@ def sweep_auc(model) -> float:
 
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.teacher import teacher_test_scores
+
+
 def latency_of(model, repeats: int = 3, warmup: int = 1) -> float:
     """Median of three timed batches after one untimed: a CPU-minute's worth of timing, so
     read differences under about 10% as noise."""
@@ -631,7 +627,7 @@ print(f"MiniLM encoder: {unshared:,} parameters; one layer shared across 6: "
 # sentences. And the methods act on different things, so they stack: the pipeline the
 # course's project proposal describes (and TinyBERT's authors suggest) first **distils**
 # (fewer layers), then **prunes** heads and units (narrower layers), then **quantizes**
-# (fewer bytes per weight). The reference run `compression-stack` does all of it, three
+# (fewer bytes per weight). A full run does all of it, three
 # seeds (a seed changes the batches that rank the heads and units, the training batches
 # and the student's draw):
 #
@@ -646,6 +642,8 @@ print(f"MiniLM encoder: {unshared:,} parameters; one layer shared across 6: "
 # chapter 12's CPU budget of distillation, enough to rank its heads and units.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.teacher import distillation_pool
+
 pool, teacher_logits = distillation_pool(data, teacher)
 torch.manual_seed(0)
 student = half_depth_student(teacher)
@@ -676,6 +674,8 @@ for name, (mb, seconds) in measured.items():
 # from the teacher (the table gives the lowest and highest bound over the seeds).
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course import reference
+
 stack = reference.load("compression-stack")
 
 
@@ -704,6 +704,9 @@ def stack_table(result, rows: dict) -> None:
 
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.claims import verdict
+from lmcourse.course.verdict_tables import verdict_table
+
 stack_rows = {"MiniLM, half the heads and units": ("pruned", "pruned_recovered"),
               "MiniLM, feed-forward rank 96": ("low_rank", "low_rank_recovered"),
               "student (3 layers)": (None, "student"),
@@ -744,7 +747,7 @@ with verdict_table("Recovering after the cut, and the compressed student against
 #
 # On the generated sentences the teacher and a bag of words tie, so "as good as the
 # teacher" and "as good as a bag of words" are the same statement, and no verdict above can
-# tell a good compression from a useless model. The reference run `rt-compression` repeats
+# tell a good compression from a useless model. A second full run repeats
 # the whole stack on the **real** review snippets of chapters 09 and 12: the teacher is
 # MiniLM fine-tuned on 256 labelled snippets (`rt-distill`'s seed-0 teacher), far above a
 # bag of words tuned on the same labels; every recovery and the student's distillation use
@@ -882,6 +885,8 @@ print(f"{'tuned bag of words':<36} {'':>26}  ROC-AUC {bow_real:>13.3f}  "
 # words, below zero behind it, and an interval across zero is inconclusive.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course.claims import bootstrap_verdict
+
 with verdict_table("Each compressed MiniLM against the bag of words (paired bootstrap)"):
     for name, model in {"MiniLM fine-tuned (fp32)": teacher, "MiniLM, int8 dynamic": quantized,
                         "MiniLM, bfloat16": bf16,
@@ -943,6 +948,16 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # DistilBERT's "97% of BERT" is a GLUE average; TinyBERT's numbers are GLUE tasks too.
 # Our "AUC kept" column plays the same role on one task.
 
+# %% [markdown] slideshow={"slide_type": "skip"}
+# <details><summary>How we know: the runs behind this chapter</summary>
+#
+# The full runs are committed with the course: `compression-stack` (the stack on the
+# generated sentences) and `rt-compression` (the same on the real snippets, its teacher
+# `rt-distill`'s seed 0); `make reference NAME=rt-compression` reruns one, and the course's
+# tests replay each run's first steps against the code. The spoiler teacher is trained once
+# by `make teacher` and kept in the course's cache with its scores on the test sentences.
+# </details>
+
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary
 #
@@ -962,9 +977,9 @@ print(f"ELMo to GShard: x{growth:,.0f} in about {published[-1][1] - published[0]
 # - **Truncated SVD** gives the best rank-$r$ matrix; trained matrices are not low rank,
 #   so cutting the rank costs quality, and a short recovery fine-tune wins it back.
 # - The methods **stack**: distil (fewer layers), prune (narrower layers), quantize (fewer
-#   bytes per weight); the reference runs measure what the stack kept over three seeds. On
+#   bytes per weight); the full runs measure what the stack kept over three seeds. On
 #   the generated sentences the teacher ties a bag of words, so nothing can be learnt from
-#   them; on real snippets (`rt-compression`) every cut costs quality one-shot, a short
+#   them; on real snippets every cut costs quality one-shot, a short
 #   distillation wins it back, and the stacked student keeps about 98% of its teacher's
 #   lift above chance, where a bag of words keeps about half.
 # - One table and one Pareto plot on the same task and machine are the honest way to

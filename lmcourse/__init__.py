@@ -19,7 +19,7 @@ __all__ = ["ShownSource", "add_to_class", "budget", "device", "on_gpu", "progres
            "seed_everything", "show", "where"]
 #: the course's release (CHANGELOG.md): pyproject.toml reads it from here, and myst.yml's
 #: site option ``version`` repeats it for the site (tests/test_release.py holds them equal)
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def device() -> torch.device:

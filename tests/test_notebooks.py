@@ -321,6 +321,76 @@ def test_outputs_show_no_harness_chatter(path):
 CHAPTERS = [p for p in NOTEBOOKS if p.parent.name == "chapters"]
 
 
+#: what the course's machinery is called when it leaks into a lesson: its commands, its
+#: committed runs and their replays, its caches and the machines it borrowed
+HARNESS_TALK = re.compile(
+    r"make (?:reference|test|teacher)\b|committed (?:runs?|with the course|reference)|"
+    r"reference runs?\b|replay(?:ed|s)? (?:its|each|every|the) (?:run|first)|"
+    r"first \d+ (?:steps|losses) (?:of|against)|live run of|tools/|`reference/|"
+    r"course(?:'s)? cache|cached run|lent GPU|\blease\b", re.I)
+HARNESS_TALK_ALLOWED = 10
+FOLDED = re.compile(r"<details>.*?</details>", re.S)
+
+
+def harness_talk(markdown: str) -> list[str]:
+    """The harness mentions in a markdown cell's student-visible text (folded blocks such
+    as *How we know* and worked answers are where provenance belongs)."""
+    return HARNESS_TALK.findall(FOLDED.sub("", markdown))
+
+
+def test_harness_talk_is_found_outside_folded_blocks_only():
+    assert harness_talk("trained by `make reference NAME=x`, a reference run")
+    assert not harness_talk("<details><summary>How we know</summary>make reference</details>")
+    assert not harness_talk("the states are cached for the backward pass")
+
+
+def test_the_lessons_keep_the_harness_folded():
+    """Issue 57: at most ten harness mentions in all the chapters' visible prose."""
+    found = {}
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        hits = [h for c in nb.cells if c.cell_type == "markdown" for h in harness_talk(c.source)]
+        if hits:
+            found[path.name] = hits
+    total = sum(map(len, found.values()))
+    assert total <= HARNESS_TALK_ALLOWED, (
+        f"{total} harness mentions in the chapters' visible prose (at most "
+        f"{HARNESS_TALK_ALLOWED}); move them into the chapter's folded *How we know* "
+        f"block: {found}")
+
+
+FIRST_CELL_LINES = 15
+
+
+def opening_cell_problems(source: str) -> list[str]:
+    """What keeps a chapter's first code cell from opening the lesson: more than
+    :data:`FIRST_CELL_LINES` lines, or the course's harness (``lmcourse.course``) imported
+    before the student has read a line of the lesson."""
+    problems = []
+    if len(source.strip().splitlines()) > FIRST_CELL_LINES:
+        problems.append(f"{len(source.strip().splitlines())} lines (at most {FIRST_CELL_LINES})")
+    if re.search(r"^\s*(from|import)\s+lmcourse\.course\b", source, re.M):
+        problems.append("it imports lmcourse.course: import a harness helper in the cell "
+                        "that first uses it")
+    return problems
+
+
+def test_the_opening_cell_check_can_fail():
+    assert opening_cell_problems("import torch\n") == []
+    assert opening_cell_problems("from lmcourse.course import reference\n")
+    assert opening_cell_problems("\n".join(f"x{i} = {i}" for i in range(16)))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_the_lesson_opens_the_chapter(path):
+    """Issue 57: the first code cell is short and imports no harness; model code and
+    harness helpers come in where the chapter uses them."""
+    nb = nbformat.read(path, as_version=4)
+    first = next(c.source for c in nb.cells if c.cell_type == "code")
+    problems = opening_cell_problems(first)
+    assert not problems, f"{path.name}: its first code cell has " + "; ".join(problems)
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_an_experiment_shows_its_verdicts_as_one_table(path):
     """Three or more verdicts in one cell read as a table (verdict_tables.verdict_table), not as a

@@ -56,13 +56,13 @@
 # still are. Fill in the places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 28 s on a CPU, 449.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 23 s on a CPU, 448.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 28 s normalised to the reference machine: 62 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 23 s normalised to the reference machine: 42 s wall on AMD EPYC, one
+#   torch thread, calibration 0.878 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 449.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Peak memory:** 448.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `7d15352-dirty` (nbval, as `make test` runs it).
 # - **Files read (1):**
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
 #
