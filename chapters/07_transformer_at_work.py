@@ -102,14 +102,14 @@ if dev.type == "cpu":
 # last 10% held out. What makes the comparison fair:
 #
 # - **matched parameter counts** (printed below, within 10% of each other): the RNN of
-#   chapter 02 and the LSTM of chapter 03 (one-hot characters in, `GatedLM` with PyTorch's
+#   chapter 02 and the LSTM of chapter 3b (one-hot characters in, `GatedLM` with PyTorch's
 #   fused `nn.RNN` / `nn.LSTM`, the same function as our cells, much faster) with their
 #   hidden sizes chosen to match the transformer's size;
 # - **the same minibatches**, in the same order, for every model: $B = 32$ rows of
 #   $T = 64$ characters, 2,048 tokens per step, enough for matrix products to dominate;
 # - **three seeds** each (the seed sets the initialisation and the order of the batches),
 #   reported as mean ± half the range;
-# - each model with a sensible recipe: the RNN and LSTM with chapter 03's (Adam,
+# - each model with a sensible recipe: the RNN and LSTM with chapter 3b's (Adam,
 #   learning rate 0.01, clipping at 1, hidden state carried across windows), the
 #   transformer with the warm-up schedule above (picked from a handful of settings tried on
 #   seed 0, as were its width and depth, on this same validation text: a tilt in the
@@ -378,7 +378,7 @@ with verdict_table("Reference runs at equal parameters and tokens (held-out perp
 # - **No network reaches the tuned Kneser–Ney model** on this text (the last verdict): with
 #   its order chosen on the tuning split it reads long histories, and a third of a million
 #   characters of news repeat enough whole phrases for counting to win at this scale.
-#   Chapter 03's data-scaling runs repeat the race on up to eight
+#   Chapter 3b's data-scaling runs repeat the race on up to eight
 #   times more text, Wikipedia prose, with this transformer's architecture, the LSTM and
 #   the GRU at equal parameters and equal tokens: its figure shows where each network
 #   overtakes the tuned n-gram, and whether the transformer's gap closes as data grows.

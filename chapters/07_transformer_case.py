@@ -136,7 +136,7 @@ plt.show()
 # ### The same layers on a GPU
 #
 # The course keeps one measurement made on a GPU: the same function `layer_seconds` at
-# widths 128 and 512, lengths 16 to 4,096, and the training speed of chapter 03's two
+# widths 128 and 512, lengths 16 to 4,096, and the training speed of chapter 3b's two
 # 3.35 M-parameter character models (an LSTM of 2 × 512 and a transformer of 4 × 256) at
 # sequence lengths 128 to 1,024. Rerun the timing cell above on your own GPU to compare.
 #
@@ -216,7 +216,7 @@ verdict(f"on a GPU ({gpu['device']}), at n = 1,024 and width 512, a self-attenti
 #
 # The third column is about learning. For a fresh layer, take the output at the last
 # position $y_{n-1}$ and ask how much it depends on the input $k$ positions back,
-# $\lVert \partial y_{n-1} / \partial x_{n-1-k} \rVert$ (chapter 03 asked the same of
+# $\lVert \partial y_{n-1} / \partial x_{n-1-k} \rVert$ (chapter 3b asked the same of
 # trained networks). In a recurrent layer the dependence passes through $k$ Jacobians; in
 # self-attention every earlier position is one step away.
 
@@ -440,7 +440,7 @@ plt.show()
 # ## And language modelling?
 #
 # Recall is the transformer's home ground; text is not only lookups. On the Lee corpus
-# (chapter 7b) the LSTM wins at every budget the course can afford. Chapter 03's
+# (chapter 7b) the LSTM wins at every budget the course can afford. Chapter 3b's
 # data-scaling runs give the transformer of chapter 7b's design, at the LSTM's
 # size and on the same batches, up to eight times more text (Wikipedia prose), and draw
 # all three networks against the tuned Kneser–Ney model as the text grows.

@@ -1077,7 +1077,7 @@ print(f"sentence tokens changed in layer 1: {', '.join(sentence_moved)} (the ent
 # signal at all, so NSP and SOP had nothing to learn, and a bag of words reads the spoiler
 # labels off template words. The verdicts above are about that corpus only. The reference
 # runs `wiki-bench-*` ask the same questions of **real prose**: the Wikipedia excerpt of
-# chapter 03 (`load_corpus("wiki")`, split by article), each article's sentences kept in
+# chapter 3b (`load_corpus("wiki")`, split by article), each article's sentences kept in
 # order, as pieces of a 2,000-piece WordPiece vocabulary learned from the training
 # articles; pairs of up to 64 pieces; a wider model (2 × 128, chosen on development masks
 # from the widths and rates a CPU can afford, printed below); and a probe on real labels,

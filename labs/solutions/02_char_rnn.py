@@ -406,8 +406,8 @@ print(f"training perplexity three epochs before the end {math.exp(sum(before) / 
 #
 # **The scale it takes.** The table below answers the question the target raises: does
 # a real budget get the RNN below the tuned n-gram? Read its last column. On this text the
-# answer is no for every network the course trains (chapter 03 shows the LSTM and GRU
-# references as well); what changes the answer is more text, and chapter 03's data-scaling
+# answer is no for every network the course trains (chapter 3b shows the LSTM and GRU
+# references as well); what changes the answer is more text, and chapter 3b's data-scaling
 # reference runs measure how much. On a GPU, try a larger `hidden_size` and more epochs,
 # and see how far toward the reference curve you get.
 
