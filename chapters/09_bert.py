@@ -299,7 +299,7 @@ show(mask_tokens)
 # r_i \sim U(\text{ordinary ids}) & 0.8 \le u_i < 0.9 \\
 # t_i & u_i \ge 0.9 \end{cases} \qquad i \in \mathcal M .$$
 #
-# Whole-word and span masking (chapter 10) choose $\mathcal M$ differently and reuse the
+# Whole-word and span masking (chapter 10b) choose $\mathcal M$ differently and reuse the
 # same step, drawing one $u$ per word or span instead of per token.
 
 # %% slideshow={"slide_type": "-"}
@@ -343,7 +343,7 @@ for (name, hit), target in zip(kinds.items(), (0.8, 0.1, 0.1), strict=True):
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # The figure masks one sentence with BERT's scheme, with whole-word masking (all pieces of
-# a word together) and with SpanBERT's spans (chapter 10), and shows the measured rates
+# a word together) and with SpanBERT's spans (chapter 10b), and shows the measured rates
 # over many draws beside the targets. Once a tiny BERT is trained (below), a widget lets
 # you move the masking rate and the 80/10/10 split and watch the model's guesses change.
 
@@ -557,7 +557,7 @@ for doc in rng.choice(len(pre_test.documents), 5, replace=False):
 # review generator never writes, and the model's accuracy drops on it (its corpus is
 # formulaic). Raise the selection rate and the model loses the context it needs; send
 # everything to `[MASK]` or to random pieces and see which hurts more; switch to spans
-# (SpanBERT, chapter 10) and whole words disappear at once. Pieces the review corpus never
+# (SpanBERT, chapter 10b) and whole words disappear at once. Pieces the review corpus never
 # uses read as `[UNK]`. Without a running kernel the page shows the figure at the defaults.
 
 # %% slideshow={"slide_type": "-"}

@@ -20,7 +20,7 @@
 # fine-tuned MiniLM ranks fresh and rotten Rotten Tomatoes snippets better than a bag of
 # words tuned like a model, from 64 labels on. But MiniLM learned its English from billions
 # of words, on hardware no course has. This chapter asks the same question of an encoder we
-# pre-train ourselves, on the three million characters of Wikipedia that chapter 10's bench
+# pre-train ourselves, on the three million characters of Wikipedia that chapter 10b's bench
 # uses. It asks twice. The first attempt fails, and the reason is chapter 08's lesson about
 # vocabularies. The second changes the vocabulary and the size, and the pre-training starts
 # to pay, a little.
@@ -96,7 +96,7 @@ for label, values in (("tuned bag of words", bag), ("MiniLM, fine-tuned", minilm
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## First attempt: a tiny BERT on the bench's vocabulary
 #
-# Chapter 10's bench model is a BERT of 2 layers of width 128, pre-trained with the masked
+# Chapter 10b's bench model is a BERT of 2 layers of width 128, pre-trained with the masked
 # language model for 4,000 steps on the Wikipedia excerpt, about five minutes on one CPU
 # thread. We fine-tune it on the same first $n$ snippets each seed of chapter 09's curve
 # gives the bag of words, beside the **same network from scratch**: same shape, same
@@ -135,7 +135,7 @@ with verdict_table("Our own pre-training on real snippets (test ROC-AUC)"):
 # %% [markdown] slideshow={"slide_type": "-"}
 # **This pre-training buys nothing.** The tiny BERT pre-trained on Wikipedia ends below the
 # same network trained from scratch once there are a few hundred labels, and all three
-# stay far below the tuned bag of words. Two reasons. Chapter 10's bench shows the first:
+# stay far below the tuned bag of words. Two reasons. Chapter 10b's bench shows the first:
 # this model fills in masked pieces worse than a Kneser–Ney n-gram that reads both sides of
 # the blank, so it learned less about the language than counting does. Chapter 08 found the
 # second: its 2,000-piece vocabulary, learned with the likelihood score, holds no "the" or
@@ -165,7 +165,7 @@ print("  A:", " ".join(pair_a), "\n  B:", " ".join(pair_b))
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # A word is now one or two pieces, not five: most blanks are a whole word or a large part
-# of one. Does the encoder learn prose? The test is chapter 10's: held-out articles, 15% of
+# of one. Does the encoder learn prose? The test is chapter 10b's: held-out articles, 15% of
 # their pieces masked once, and the strongest count-based rival, a Kneser–Ney model that
 # fills each blank from both sides, its order and discount tuned on the same development
 # masks.
@@ -188,7 +188,7 @@ with verdict_table("Our BERT on held-out Wikipedia blanks"):
 # %% [markdown] slideshow={"slide_type": "-"}
 # **On every seed our BERT fills more held-out blanks than the tuned fill-in n-gram**: the
 # first encoder of ours that knows more about this prose than the counts of its four-piece
-# windows. Do not compare these accuracies with chapter 10's CPU bench: there a blank was
+# windows. Do not compare these accuracies with chapter 10b's CPU bench: there a blank was
 # mostly a letter to spell; here, at 1.68 pieces per word, it is most often a word.
 #
 # How the accuracy grew with compute: every seed, measured on the held-out masks every 250
@@ -291,7 +291,7 @@ with verdict_table("Our BERT with a real vocabulary, on real snippets (test ROC-
 #
 # - `rt-curve`: chapter 09's learning curve (bag of words, BiLSTM, MiniLM features and
 #   fine-tuned), five seeds up to 1,024 labels.
-# - `rt-tiny-bert`: the first attempt, fine-tuning `wiki-bench-mlm` (chapter 10's bench,
+# - `rt-tiny-bert`: the first attempt, fine-tuning `wiki-bench-mlm` (chapter 10b's bench,
 #   seed 0) and the same network from scratch; learning rates chosen on the tuning snippets.
 # - `prose-scale-mlm-lr1e-3`: the second attempt's pre-training, three seeds on an NVIDIA
 #   H100. Lr 1e-3 was chosen over the sweep's 5e-4 on the development loss at step 4,500 of
@@ -331,7 +331,7 @@ with verdict_table("Our BERT with a real vocabulary, on real snippets (test ROC-
 #    same seed's run from scratch. Compute the five paired differences from
 #    `reference.load("rt-prose-bert")` and say why pairing ranks what the two means alone,
 #    with their spreads, might not.
-# 2. *(pieces per word)* Why can the masked accuracy here not be compared with chapter 10's
+# 2. *(pieces per word)* Why can the masked accuracy here not be compared with chapter 10b's
 #    CPU bench, although both fill 15% of held-out pieces of the same articles?
 # 3. *(going further)* The first attempt's frozen features were *above* its fine-tuned
 #    line, the second's below. What does a fine-tuned line below the frozen features say
@@ -363,7 +363,7 @@ with verdict_table("Our BERT with a real vocabulary, on real snippets (test ROC-
 #
 # <details><summary>Worked answer to exercise 2</summary>
 #
-# The unit of a blank differs. Chapter 10's bench vocabulary spells a word in almost five
+# The unit of a blank differs. Chapter 10b's bench vocabulary spells a word in almost five
 # pieces, so a masked piece is mostly a letter or two, guessable from the rest of its word;
 # the 8,000-piece vocabulary puts a word in 1.68 pieces on average, so a blank is most often
 # a whole word. The same accuracy means much more here.

@@ -544,7 +544,7 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The same comparison on real prose
 #
-# The bench above pre-trains on the course's generated reviews. Chapter 10's section "The
+# The bench above pre-trains on the course's generated reviews. Chapter 10b's section "The
 # same bench on real prose" moved the bench to the Wikipedia excerpt, where BERT (2 × 128,
 # 4,000 steps on a CPU) spends most of its training on a plateau and ends below a
 # fill-in n-gram. A run of the same kind trains DeBERTa there, with its

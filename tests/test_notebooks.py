@@ -359,6 +359,29 @@ def test_the_lessons_keep_the_harness_folded():
         f"block: {found}")
 
 
+CHAPTER_WORDS = 4000
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_a_chapter_is_read_in_a_sitting(path):
+    """Issue 57: at most 4,000 words of prose (folded worked answers and provenance aside,
+    as the term plan counts them); split a longer chapter at a seam."""
+    from tools.term_plan import reading_words
+
+    nb = nbformat.read(path, as_version=4)
+    words = sum(reading_words(c.source) for c in nb.cells if c.cell_type == "markdown")
+    assert words <= CHAPTER_WORDS, (f"{path.name}: {words:,} words of prose (at most "
+                                    f"{CHAPTER_WORDS:,}); split it at a seam or fold the "
+                                    "provenance into a *How we know* block")
+
+
+def test_the_word_count_leaves_folded_blocks_out():
+    from tools.term_plan import reading_words
+
+    assert reading_words("one two three") == 3
+    assert reading_words("one <details><summary>x</summary>two three</details>") == 1
+
+
 FIRST_CELL_LINES = 15
 
 
