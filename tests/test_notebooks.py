@@ -359,6 +359,29 @@ def test_the_lessons_keep_the_harness_folded():
         f"block: {found}")
 
 
+LABS = [p for p in NOTEBOOKS if p.parent.name == "solutions"]
+#: a run time typed into prose ("runs in about 40 s", "(about 75 s)"): it drifts from what
+#: the run card measures on another machine
+TYPED_TIME = re.compile(r"\babout \d+(?:\.\d+)? ?(?:s|seconds)\b|\(about \d+ ?s\)", re.I)
+
+
+def test_a_typed_run_time_is_found():
+    assert TYPED_TIME.search("The whole lab runs in about 40 s on a laptop CPU.")
+    assert not TYPED_TIME.search("runs in about a minute; its run card gives the time")
+
+
+@pytest.mark.parametrize("path", LABS, ids=[p.stem for p in LABS])
+def test_a_labs_stated_time_is_its_run_cards(path):
+    """Issue 57: a lab's opening says roughly how long it runs and sends the student to
+    its run card for the measured time, instead of typing a figure that drifts."""
+    nb = nbformat.read(path, as_version=4)
+    opening = nb.cells[0].source
+    found = TYPED_TIME.findall(opening)
+    assert not found, f"{path.name}: its opening types a run time {found}; point to the run card"
+    assert "run card" in " ".join(opening.split()), (
+        f"{path.name}: its opening should point to its run card")
+
+
 CHAPTER_WORDS = 4000
 
 

@@ -28,8 +28,8 @@
 # `torch.autograd`: every value and every gradient must agree to $10^{-9}$ (relative); a
 # correct engine differs by round-off only, about $10^{-15}$. The last check then runs your
 # training loop and asks for the parameters of gradient descent to $10^{-9}$ (the loss of
-# its neuron falls from about 0.25 to about 0.002). The whole lab runs in about 5 s on a
-# laptop CPU.
+# its neuron falls from about 0.25 to about 0.002). The whole lab runs in seconds; its run
+# card (the folded line below) gives the time it measured.
 #
 # After each exercise, run the check cell below it. A check recomputes the right answer
 # itself (with PyTorch or the chain rule) and, if yours differs, tells you what is wrong,

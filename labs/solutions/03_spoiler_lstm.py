@@ -37,7 +37,8 @@
 # keywords get about 0.65 and 0.21). It prints your BiLSTM's figures beside the bag of words
 # trained on the same sentences; on this generated sample expect the two to end close: word
 # order buys little. The whole lab, training
-# included, runs in about 30 s on a laptop CPU.
+# included, runs in under a minute on a laptop CPU; its run card (the folded line below)
+# gives the time it measured.
 #
 # > **The data is a generated sample, not real Goodreads reviews.** To run offline and in
 # > a minute, the course ships `data/goodreads_sample.jsonl.gz`: 5,000 reviews that a

@@ -40,8 +40,8 @@
 # noise: the lower end of the 95% bootstrap interval of the difference is above zero (the
 # check prints both ROC-AUCs, the BiLSTM's and that interval). Then the lab reads
 # the verdict the way chapter 09 does, from the reference run's five seeds on the same
-# labels. Fine-tuning takes about 25 s, and the whole lab runs in about a minute on a
-# laptop CPU.
+# labels. The whole lab, fine-tuning included, runs in a minute or two on a laptop CPU;
+# its run card (the folded line below) gives the time it measured.
 #
 # > The snippets are Pang & Lee's Rotten Tomatoes data (2005), read offline from the copy
 # > that `make setup` fetches (`lmcourse.data.rotten_tomatoes`) and split **by film** into

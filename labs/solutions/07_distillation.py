@@ -46,9 +46,10 @@
 # is not behind the bag of words beyond
 # the 95% bootstrap interval of their difference. Your run is one seed; the section "One
 # run, and the verdict" sets it beside chapter 12's reference run `rt-distill`, which
-# repeats this very design over three seeds. The lab runs in a little over a minute on a
-# laptop CPU (about 75 s) once the teacher is trained; the very first run also trains it,
-# about 65 s more (`make teacher` does it beforehand).
+# repeats this very design over three seeds. The lab runs in a minute or two on a laptop
+# CPU once the teacher is trained (its run card, the folded line below, gives the time it
+# measured); the very first run also trains the teacher, about a minute more (`make
+# teacher` does it beforehand).
 #
 # After each exercise, run the check cell below it. It compares your function with the
 # course's reference (`lmcourse.models.distill`) on fixed inputs, including logits of

@@ -32,7 +32,8 @@
 # your first merges are short frequent pieces (*th*, *in*, *the*, ...) and the last of 300
 # are whole words and suffixes (*nation*, *into*, *ated*); the final figure shows the
 # symbols per word falling faster on the training words than on unseen ones. The whole lab
-# runs in about 25 s on a laptop CPU.
+# runs in under a minute on a laptop CPU; its run card (the folded line below) gives the
+# time it measured.
 #
 # After each exercise, run the check cell below it. A check computes the right answer with
 # chapter 08's `lmcourse.tokenizers.bpe` and, when yours differs, says which typical

@@ -31,8 +31,8 @@
 # **What to expect.** Your GPT answers at least 90% of the held-out queries with 8 pairs
 # (the course's reference transformer: 1.000 over 3 seeds); the LSTM stays near a guess
 # among the 8 values shown (the reference LSTM: 0.158). The last check prints both beside
-# yours. Training the two models takes about 30 s on a laptop CPU, and the whole lab about
-# a minute.
+# yours. The whole lab, training included, runs in about a minute on a laptop CPU; its run
+# card (the folded line below) gives the time it measured.
 #
 # After each exercise, run the check cell below it. A check builds your module with its own
 # weights, computes the right answer from the same weights, and when yours differs names the
