@@ -10,6 +10,7 @@ import pytest
 
 from tools import nbtools, slides
 from tools.nbtools import ROOT
+from tools.prose_numbers import DETAILS as FOLDED
 
 NOTEBOOKS = nbtools.notebooks()
 IDS = [str(p.relative_to(ROOT)) for p in NOTEBOOKS]
@@ -329,7 +330,6 @@ HARNESS_TALK = re.compile(
     r"first \d+ (?:steps|losses) (?:of|against)|live run of|tools/|`reference/|"
     r"course(?:'s)? cache|cached run|lent GPU|\blease\b", re.I)
 HARNESS_TALK_ALLOWED = 10
-FOLDED = re.compile(r"<details>.*?</details>", re.S)
 
 
 def harness_talk(markdown: str) -> list[str]:
