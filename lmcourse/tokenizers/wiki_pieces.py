@@ -89,6 +89,13 @@ def pieces_per_word(tokenizer: WordPiece, texts: Iterable[str]) -> float:
     return pieces / words
 
 
+def unknown_pieces(tokenizer: WordPiece, texts: Iterable[str]) -> tuple[int, int]:
+    """``(unknown, pieces)``: how many of the pieces of ``texts`` are the unknown token (a
+    word with a character the vocabulary never saw becomes one whole ``[UNK]``)."""
+    pieces = [piece for text in texts for piece in tokenizer.tokenize(text)]
+    return sum(piece == tokenizer.unk_token for piece in pieces), len(pieces)
+
+
 def _tuning_texts() -> dict[str, list[str]]:
     from lmcourse.data.rotten_tomatoes import load_rotten_tomatoes
 

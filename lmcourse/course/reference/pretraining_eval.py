@@ -184,11 +184,16 @@ def encoder_of(model: torch.nn.Module) -> torch.nn.Module:
 
 def inputs_as_seen(corpus: str = "prose", snippet_len: int = 64) -> dict:
     """What the encoder of ``corpus`` is given, measured: pieces per word on the held-out
-    articles and on the Rotten Tomatoes test snippets, the held-out pairs' mean length in
+    articles and on the Rotten Tomatoes test snippets, how many of their pieces are
+    ``[UNK]`` (as "unknown of all"), the held-out pairs' mean length in
     pieces and the share cut at the bench's length, the share of snippets longer than
     ``snippet_len`` pieces (fine-tuning's cut), and the first held-out pair as pieces."""
     from lmcourse.data.rotten_tomatoes import load_rotten_tomatoes
-    from lmcourse.tokenizers.wiki_pieces import article_sentences, pieces_per_word
+    from lmcourse.tokenizers.wiki_pieces import (
+        article_sentences,
+        pieces_per_word,
+        unknown_pieces,
+    )
 
     data, b = _data(corpus), bench(corpus)
     snippets = [r.text for r in load_rotten_tomatoes("test")]
@@ -197,6 +202,10 @@ def inputs_as_seen(corpus: str = "prose", snippet_len: int = 64) -> dict:
     first, second, _ = b.test_pairs[0]
     return {"pieces per word, held-out articles": pieces_per_word(data.tokenizer, held_out),
             "pieces per word, Rotten Tomatoes test": pieces_per_word(data.tokenizer, snippets),
+            **{f"unknown pieces, {where}": "{:,} of {:,}".format(
+                *unknown_pieces(data.tokenizer, texts))
+               for where, texts in (("held-out articles", held_out),
+                                    ("Rotten Tomatoes test", snippets))},
             "mean held-out pair, pieces": sum(lengths) / len(lengths),
             f"share of pairs cut at {b.max_len}": sum(n > b.max_len for n in lengths)
             / len(lengths),
