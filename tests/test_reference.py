@@ -243,7 +243,9 @@ def test_tuning_split_is_cut_from_the_training_text():
     from lmcourse.course.reference.lm_char import char_split
     train, held_out, v = char_split("verdict")
     tune_train, tune_val, v2 = char_split("tuning")
-    assert v == v2 and len(tune_val) == len(held_out)
+    # the tuning split is the last whole articles of the training text, about as long as
+    # the held-out text (articles run to a few thousand characters)
+    assert v == v2 and abs(len(tune_val) - len(held_out)) < 3_000
     assert tune_train + tune_val == train  # none of the verdict's held-out text
     with pytest.raises(ValueError, match="verdict"):
         char_split("test")
@@ -283,9 +285,15 @@ def test_compare_and_crossover_read_every_reference(tiny):
 def test_bilm_lee_split_is_the_lee_windows_and_tuning_stays_inside_training():
     from lmcourse.course.reference.bilm_lee import lee_windows
     verdict_, tuning = lee_windows("verdict"), lee_windows("tuning")
-    n = len(verdict_["windows"])
-    assert verdict_["train"] == (0, int(0.9 * n)) and verdict_["held_out"] == (int(0.9 * n), n)
-    assert tuning["held_out"][1] <= verdict_["train"][1]  # none of the verdict's windows
+    n, split = len(verdict_["windows"]), verdict_["train"][1]
+    assert verdict_["held_out"] == (split, n) and 0.85 < split / n < 0.92
+    # the held-out windows start at an article's first word: the article split's cut
+    ids, width = verdict_["ids"], verdict_["windows"].shape[1]
+    starts = [i for i in range(1, len(ids) - width) if
+              torch.equal(ids[i:i + width], verdict_["windows"][split])]
+    assert starts and starts[0] >= 0.9 * len(ids)
+    assert torch.equal(verdict_["windows"][:split].flatten(), ids[:split * width])
+    assert tuning["held_out"][1] * width <= starts[0]  # none of the verdict's windows
     assert tuning["train"][1] == tuning["held_out"][0]
     targets = verdict_["targets"]
     assert int(targets.max()) < verdict_["vocab_size"]
@@ -540,3 +548,34 @@ def test_plateau_exit_finds_each_seeds_first_step_below_the_level(monkeypatch):
     monkeypatch.setattr(report, "load", lambda name: SimpleNamespace(curves=curves))
     assert report.plateau_exit("demo") == [500, None]
     assert report.plateau_exit("demo", level=3.45) == [500, 250]
+
+
+def test_a_seed_trained_on_a_gpu_is_checked_against_its_cpu_replay(tmp_path, monkeypatch):
+    """A GPU draws other dropout masks, so its seed 0 cannot be replayed on a CPU: the result
+    records a CPU replay of the first steps when it is assembled, and the checks read that."""
+    import json
+
+    from lmcourse.course.reference.running import _canonical, save_finished_seed
+
+    monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path))
+    ref = R.Reference(name="tiny", title="tiny", recipe={"lr": 0.1, "steps": 6},
+                      train=_tiny_train, evaluate=_tiny_evaluate, baselines=lambda r: {},
+                      seconds_per_seed=0.1, first_steps=3)
+    monkeypatch.setitem(R.REFERENCES, "tiny", ref)
+    cpu = _tiny_train(ref.recipe, 0, torch.device("cpu"))
+    gpu = R.SeedRun(cpu.curve, [x * 1.05 for x in cpu.train_loss], cpu.metrics, cpu.state)
+    save_finished_seed(ref, 0, gpu, 1.0, torch.device("cpu"))
+    record = tmp_path / "tiny" / "seeds" / "seed0.json"
+    data = json.loads(record.read_text())
+    assert data["recipe"] == _canonical(ref.recipe)
+    record.write_text(json.dumps({**data, "device": "cuda: NVIDIA H200"}))
+    R.run("tiny", progress=False, device=torch.device("cpu"))
+    result = R.load("tiny")
+    assert result.train_loss[0][:3] == [round(x, 6) for x in gpu.train_loss[:3]]
+    assert result.cpu_replay["device"].startswith("cpu")
+    assert result.first_losses() == [round(x, 6) for x in cpu.train_loss[:3]]
+    assert "first 3 steps reproduced" in R.verify("tiny")[1]
+    result.cpu_replay["train_loss"][1] *= 1.01
+    result.save()
+    with pytest.raises(R.StaleReference, match="first 3 steps"):
+        R.verify("tiny", metric=False)

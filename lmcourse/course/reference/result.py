@@ -76,6 +76,16 @@ class ReferenceResult:
     command: str = ""
     code_hash: str | None = None
     created: str | None = None
+    #: where seed 0 trained off the CPU (a GPU draws other dropout masks): its first
+    #: ``first_steps`` losses replayed on a CPU when the result was assembled, which the
+    #: replay checks compare with instead (``{"device": ..., "train_loss": [...]}``)
+    cpu_replay: dict[str, Any] | None = None
+
+    def first_losses(self) -> list[float]:
+        """Seed 0's first ``first_steps`` training losses as a CPU repeats them: the run's
+        own, or its CPU replay where seed 0 trained on a GPU."""
+        losses = self.cpu_replay["train_loss"] if self.cpu_replay else self.train_loss[0]
+        return losses[:self.first_steps]
 
     def values(self, metric: str) -> list[Any]:
         """``metric`` of every seed, in seed order (``KeyError`` naming the run if a seed
@@ -117,7 +127,7 @@ class ReferenceResult:
         data = dataclasses.asdict(self)
         for k in ("curves", "train_loss", "metrics"):
             data[k] = {str(s): v for s, v in data[k].items()}
-        for k in ("code_hash", "created"):  # files from before these fields stay byte-equal
+        for k in ("code_hash", "created", "cpu_replay"):  # older files stay byte-equal
             if data[k] is None:
                 del data[k]
         return data

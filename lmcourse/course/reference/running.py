@@ -73,19 +73,21 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
           f"{estimate / 60:.0f} min on a 2-core CPU (a GPU takes minutes); device {device}",
           flush=True)
     folder = reference_dir() / name
-    start, runs, devices = time.perf_counter(), {}, set()
+    start, runs, devices, seed_devices = time.perf_counter(), {}, set(), {}
     done = _finished_seeds(ref, folder)
     for seed in seeds:
         if seed in done:
             runs[seed], seconds, where = done[seed]
             start -= seconds  # the wall time counts the earlier session's seconds too
             devices.add(where)
+            seed_devices[seed] = where
             print(f"   seed {seed}: finished earlier ({folder / 'seeds'}), not trained again",
                   flush=True)
             continue
         tick = time.perf_counter()
         runs[seed] = ref.train(ref.recipe, seed=seed, device=device, progress=progress)
         devices.add(_device_name(device))
+        seed_devices[seed] = _device_name(device)
         print(f"   seed {seed}: {runs[seed].metrics} ({time.perf_counter() - tick:.0f} s)",
               flush=True)
         if len(seeds) > 1:
@@ -97,6 +99,12 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
                          lambda tmp, s=packed: save_file(s, tmp, metadata={"reference": name}))
             metric, value = ref.evaluate(ref.recipe, unpack_weights(packed))
             runs[seed].metrics[f"{metric}_stored_weights"] = value
+    replay = None
+    if 0 in runs and not seed_devices.get(0, "cpu").startswith("cpu"):
+        first = ref.train(ref.recipe, seed=0, device=torch.device("cpu"), progress=False,
+                          stop_after=ref.first_steps)
+        replay = {"device": _device_name(torch.device("cpu")),
+                  "train_loss": [round(x, 6) for x in first.train_loss[:ref.first_steps]]}
     result = ReferenceResult(
         name=name, title=ref.title, recipe=ref.recipe, device="; ".join(sorted(devices)),
         torch=torch.__version__, wall_s=round(time.perf_counter() - start, 1),
@@ -105,7 +113,8 @@ def run(name: str | Reference, seeds: tuple[int, ...] | None = None, progress: b
         metrics={s: r.metrics for s, r in runs.items()}, baselines=ref.baselines(ref.recipe),
         first_steps=ref.first_steps, tolerance=ref.tolerance, notes=ref.notes,
         command=ref.command, code_hash=code_hash(ref),
-        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        cpu_replay=replay)
     result.save(folder)
     shutil.rmtree(folder / "seeds", ignore_errors=True)  # the result holds them now
     print(f"   wrote {folder} ({result.wall_s / 60:.1f} min)", flush=True)
@@ -169,7 +178,7 @@ def live_run(name: str, steps: int, device: torch.device | None = None) -> SeedR
     start = time.perf_counter()
     run = ref.train(ref.recipe, seed=0, device=device, progress=False, stop_after=steps)
     seconds = run.metrics.get("train_seconds", time.perf_counter() - start)
-    committed = result.train_loss[0][:min(ref.first_steps, steps)]
+    committed = result.first_losses()[:min(ref.first_steps, steps)]
     worst = max(abs(a - b) / abs(b) for a, b in zip(run.train_loss, committed, strict=False))
     total = ref.recipe.get("steps")
     of = f" of {total:,}" if isinstance(total, int) else ""
@@ -204,7 +213,7 @@ def verify(name: str, first_steps: bool = True, metric: bool = True) -> list[str
     if first_steps:
         run0 = ref.train(ref.recipe, seed=0, device=torch.device("cpu"), progress=False,
                          stop_after=ref.first_steps)
-        committed = result.train_loss[0][:ref.first_steps]
+        committed = result.first_losses()
         worst = max(abs(a - b) / abs(b) for a, b in zip(run0.train_loss, committed, strict=False))
         if len(run0.train_loss) < len(committed) or not worst <= ref.tolerance:
             raise StaleReference(
