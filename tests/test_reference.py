@@ -579,3 +579,14 @@ def test_a_seed_trained_on_a_gpu_is_checked_against_its_cpu_replay(tmp_path, mon
     result.save()
     with pytest.raises(R.StaleReference, match="first 3 steps"):
         R.verify("tiny", metric=False)
+
+
+@pytest.mark.parametrize("name", ["lm-char-rnn", "lm-char-gru", "lm-char-lstm",
+                                  "lm-char-transformer", "bilm-lee"])
+def test_the_lee_n_grams_were_tuned_on_a_grid_that_reaches_past_their_best(name):
+    """A tuned order at the top of its grid may not be the best: the grid must go further."""
+    from lmcourse.models.ngram_tuning import CHAR_ORDERS, WORD_ORDERS
+
+    grid = max(WORD_ORDERS) if name == "bilm-lee" else max(CHAR_ORDERS)
+    orders = {k: v for k, v in R.load(name).baselines.items() if k.endswith("_order")}
+    assert orders and all(order < grid for order in orders.values()), (orders, grid)
