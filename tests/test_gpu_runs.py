@@ -135,3 +135,26 @@ def _wheel(folder):
     with zipfile.ZipFile(path, "w") as wheel:
         wheel.writestr(rt.MEMBER, b"")
     return path
+
+
+def test_a_large_archive_comes_back_in_parts_and_unpacks_whole(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setattr(gpu_runs, "ROOT", tmp_path / "repo")
+    monkeypatch.setattr(gpu_runs, "INPUTS", tmp_path / "inputs")
+    archive = tmp_path / "out" / "results.tar.gz"
+    archive.parent.mkdir()
+    weights = os.urandom(50_000)  # incompressible, so the archive is larger than a part
+    with tarfile.open(archive, "w:gz") as tar:
+        _add(tar, "reference/run/seeds/seed0.json", "{}")
+        info = tarfile.TarInfo("reference/run/seeds/seed0.safetensors")
+        info.size = len(weights)
+        tar.addfile(info, io.BytesIO(weights))
+    parts = gpu_runs.split_archive(archive, part_bytes=20_000)
+    assert len(parts) == 3 and not archive.exists()
+    assert all(p.stat().st_size <= 20_000 for p in parts)
+    gpu_runs.unpack(archive)
+    seeds = tmp_path / "repo" / "reference" / "run" / "seeds"
+    assert (seeds / "seed0.safetensors").read_bytes() == weights
+    with pytest.raises(SystemExit, match="neither"):
+        gpu_runs.unpack(tmp_path / "elsewhere.tar.gz")

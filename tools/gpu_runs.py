@@ -8,7 +8,8 @@ with its own Python, which has PyTorch but not gensim. The steps:
 2. there, with ``build/gpu`` carried: ``python3 -m tools.gpu_runs train --deadline 480
    --parallel 3 lm-scale-lstm-full-converged:0 ...`` trains each ``NAME:SEED`` (at most
    ``--parallel`` at once: processes on one GPU take turns, so more than a few only add
-   waiting) and packs every finished seed into ``$OUT/results.tar.gz``;
+   waiting) and packs every finished seed into ``$OUT/results.tar.gz`` (in 15 MB parts
+   when larger: the device returns files of at most 16 MB);
    ``python3 -m tools.gpu_runs plan issue55`` prints a plan's ``NAME:SEED`` jobs that have
    no finished seed yet, in the plan's order, to pass to ``train``;
 3. here: ``python -m tools.gpu_runs unpack /path/to/results.tar.gz`` puts the finished
@@ -230,17 +231,55 @@ def train(jobs: list[str], deadline: float, parallel: int) -> None:
     print(f"not started: {waiting or 'none'}; {time.time() - start:.0f} s", flush=True)
     out = Path(os.environ.get("OUT", INPUTS / "out"))
     out.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
+    archive = out / "results.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
         tar.add(logs, arcname="logs")
-        for name in {job.split(":")[0] for job in jobs}:
-            folder = ROOT / "reference" / name
+        for name in sorted({job.split(":")[0] for job in jobs}):
+            folder = ROOT / "reference" / name / "seeds"  # what finished here, nothing more
             if folder.exists():
-                tar.add(folder, arcname=f"reference/{name}")
+                tar.add(folder, arcname=f"reference/{name}/seeds")
+    split_archive(archive)
+
+
+#: the device returns files of at most 16 MB each (and at most 8 of them)
+PART_BYTES = 15_000_000
+
+
+def split_archive(archive: Path, part_bytes: int = PART_BYTES) -> list[Path]:
+    """Cut ``archive`` into ``archive.00``, ``archive.01``, ... of at most ``part_bytes``
+    each when it is larger (the whole is removed); :func:`unpack` joins them again."""
+    if archive.stat().st_size <= part_bytes:
+        return [archive]
+    parts = []
+    with open(archive, "rb") as whole:
+        while chunk := whole.read(part_bytes):
+            parts.append(archive.with_name(f"{archive.name}.{len(parts):02d}"))
+            parts[-1].write_bytes(chunk)
+    if len(parts) > 8:
+        raise SystemExit(f"{archive} needs {len(parts)} parts; the device returns 8 files")
+    archive.unlink()
+    return parts
+
+
+def _joined(archive: Path) -> Path:
+    """``archive`` itself, or its parts (``archive.00``, ...) joined into one file."""
+    if archive.exists():
+        return archive
+    parts = sorted(archive.parent.glob(f"{archive.name}.[0-9][0-9]"))
+    if not parts:
+        raise SystemExit(f"neither {archive} nor its parts ({archive.name}.00, ...) exist")
+    joined = INPUTS / f"joined-{archive.name}"
+    joined.parent.mkdir(parents=True, exist_ok=True)
+    with open(joined, "wb") as out:
+        for part in parts:
+            out.write(part.read_bytes())
+    return joined
 
 
 def unpack(archive: Path) -> None:
-    """Put the finished seeds (and whole runs) of a GPU lease under ``reference/``."""
-    with tarfile.open(archive) as tar:
+    """Put the finished seeds of a GPU lease under ``reference/`` (``archive`` may have come
+    back in parts: ``results.tar.gz.00``, ...)."""
+    with tarfile.open(_joined(archive)) as tar:
         members = [m for m in tar.getmembers() if m.name.startswith("reference/")
                    and m.isfile() and ".." not in m.name]
         for member in members:
