@@ -706,7 +706,7 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 #
 # import lmcourse
 # from lmcourse.course.claims import decide
-# from lmcourse.data import Vocab, lm_batches, load_corpus
+# from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 # from lmcourse.models.gated import GatedLM
 # from lmcourse.train import fit_lm
 # from lmcourse.viz.gates import hidden_gradient_norms
@@ -714,7 +714,7 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 # text = "\n".join(load_corpus("lee")).lower()
 # vocab = Vocab(list(text))
 # ids = vocab.encode(list(text))
-# split = int(0.9 * len(ids))
+# split = document_split(text)  # the last whole articles, about 10%
 # train_ids, val_ids = ids[:split][:20_000], ids[split:][:4_000]  # slices: seconds, not minutes
 # val_batches = lm_batches(val_ids, 16, 64, generator=torch.Generator().manual_seed(0))
 # xb, yb = lm_batches(val_ids, 8, 100, generator=torch.Generator().manual_seed(1))[0]
@@ -808,7 +808,7 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 #
 # import lmcourse
 # from lmcourse.course.claims import decide
-# from lmcourse.data import Vocab, lm_batches, load_corpus
+# from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 # from lmcourse.models.gated import GRU
 # from lmcourse.models.rnn import RNNLM
 # from lmcourse.train import fit_lm
@@ -845,7 +845,7 @@ print(f"forget bias on the adding problem (T = {T_fb}): bias 0 MSE {mean_spread(
 # text = "\n".join(load_corpus("lee")).lower()
 # vocab = Vocab(list(text))
 # ids = vocab.encode(list(text))
-# split = int(0.9 * len(ids))
+# split = document_split(text)  # the last whole articles, about 10%
 # train_ids, val_ids = ids[:split][:20_000], ids[split:][:2_000]  # slices: seconds, not minutes
 # val_batches = lm_batches(val_ids, 16, 64, generator=torch.Generator().manual_seed(0))
 # ppl = {}

@@ -57,7 +57,7 @@ from torch import nn
 # %% slideshow={"slide_type": "-"}
 import lmcourse
 from lmcourse import show
-from lmcourse.data import Vocab, lm_batches, load_corpus
+from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 from lmcourse.models.attention import (
     AttentionLM,
     MultiHeadAttention,
@@ -477,7 +477,7 @@ show(AttentionLM)
 text = "\n".join(load_corpus("lee")).lower()
 vocab = Vocab(text)
 ids = vocab.encode(text)
-cut = int(0.9 * len(ids))
+cut = document_split(text)  # the last whole articles, about 10%
 train_ids, val_ids = ids[:cut], ids[cut:]
 context = 64
 print(f"{len(text):,} characters, {len(vocab)} symbols; context of {context} characters")
@@ -679,7 +679,7 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # ```python
 # import torch
 #
-# from lmcourse.data import Vocab, lm_batches, load_corpus
+# from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 # from lmcourse.models.attention import AttentionLM
 # from lmcourse.models.ngram import NGramLM
 # from lmcourse.train import fit_lm
@@ -687,7 +687,7 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # text = "\n".join(load_corpus("lee")).lower()
 # vocab = Vocab(text)
 # ids = vocab.encode(text)
-# train_ids, val_ids = ids[:int(0.9 * len(ids))], ids[int(0.9 * len(ids)):]
+# train_ids, val_ids = ids[:document_split(text)], ids[document_split(text):]
 # T, E = 32, 32                                      # scaled down from the chapter's 64 and 64
 # val = lm_batches(val_ids, 32, T, generator=torch.Generator().manual_seed(0))[:10]
 # i = torch.arange(T)
@@ -736,7 +736,7 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # ```python
 # import torch
 #
-# from lmcourse.data import Vocab, lm_batches, load_corpus
+# from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 # from lmcourse.models.attention import AttentionLM
 # from lmcourse.train import evaluate_lm, fit_lm
 #
@@ -754,7 +754,7 @@ print(f"ours takes {np.mean([r['ratio'] for r in rows]):.1f}x the time of torch'
 # text = "\n".join(load_corpus("lee")).lower()
 # vocab = Vocab(text)
 # ids = vocab.encode(text)
-# train_ids, val_ids = ids[:int(0.9 * len(ids))], ids[int(0.9 * len(ids)):]
+# train_ids, val_ids = ids[:document_split(text)], ids[document_split(text):]
 # T = 32
 # val = lm_batches(val_ids, 32, T, generator=torch.Generator().manual_seed(0))[:10]
 # batches = lm_batches(train_ids, 16, T, sequential=False,

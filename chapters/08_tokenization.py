@@ -95,7 +95,7 @@ from lmcourse.tokenizers.wiki_pieces import word_counts as wiki_word_counts
 lmcourse.seed_everything(0)
 transformers.logging.set_verbosity_error()  # no "sequence longer than 512" warnings
 
-docs = load_corpus("lee")  # 300 news articles, one string each
+docs = load_corpus("lee")  # 293 news articles, one string each
 train_docs, held_docs = docs[:240], docs[240:]  # the last 60 articles are never trained on
 train_words = [w for d in train_docs for w in tokenize(d)]
 held_words = [w for d in held_docs for w in tokenize(d)]
@@ -488,7 +488,7 @@ for text in ["Hypatia", "at", "fairfax", "1910s", "tokenization", "unaffable", "
 # ### Checked against Hugging Face on the whole corpus
 #
 # The `transformers` tokenizer of the same checkpoint is a Rust implementation of the same
-# three stages. If ours is right, the two must agree on every token of all 300 articles,
+# three stages. If ours is right, the two must agree on every token of all 293 articles,
 # punctuation, numbers and all.
 
 # %% slideshow={"slide_type": "-"}

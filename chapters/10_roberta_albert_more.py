@@ -653,7 +653,7 @@ for name, pairs in (("NSP", train_pairs), ("SOP", sop_train)):
 # BERT pre-trained on Wikipedia and books, thousands of topics; our Goodreads sample is one
 # topic, book reviews written from the same templates, so a random sentence from another
 # review is rarely off-topic. We therefore run the test twice: on the reviews alone, and on
-# a **two-topic** corpus, 300 reviews mixed with the 300 news articles of the Lee corpus
+# a **two-topic** corpus, 300 reviews mixed with the 293 news articles of the Lee corpus
 # (chapter 03). If a share $q$ of the NotNext pairs cross topics, a perfect topic detector
 # reaches accuracy $\tfrac12 + \tfrac q2$ on NSP (it catches those, and must guess on
 # the rest) and exactly $\tfrac12$ on SOP.
