@@ -35,6 +35,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CLAIMS_JSON = HERE / "claims.json"
 CLAIMS_MD = ROOT / "claims.md"
+#: hand-written, dated notes: when a fix (a leak closed, a baseline tuned) moves verdicts
+MOVED = ROOT / "benchmarks" / "moved.md"
 TITLE = "What this course reproduces, and what it finds"
 #: the fields of claims.json, in this order (DESIGN.md, "Claims ledger", then the details)
 FIELDS = ("notebook", "claim", "paper", "ours", "spread", "seeds", "baseline", "verdict",
@@ -164,6 +166,8 @@ def render_markdown(records: list[dict]) -> str:
     lines += [_row(r) for r in records]
     lines += ["", "The same records, with every seed's figure, are in `benchmarks/claims.json`.",
               ""]
+    if MOVED.exists():  # dated notes of what a fix of the science moved, newest first
+        lines += ["## What moved, and why", "", MOVED.read_text().strip(), ""]
     return "\n".join(lines)
 
 

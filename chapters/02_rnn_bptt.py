@@ -68,7 +68,7 @@ import lmcourse
 from lmcourse import show
 from lmcourse.course.claims import verdict
 from lmcourse.course.reference.lm_char import show_crossover
-from lmcourse.data import Vocab, lm_batches, load_corpus, sequential_partition
+from lmcourse.data import Vocab, document_split, lm_batches, load_corpus, sequential_partition
 from lmcourse.metrics import mean_spread
 from lmcourse.models.ngram import NGramLM
 from lmcourse.models.ngram_tuning import best_ngram, recorded_kn_baseline
@@ -165,18 +165,20 @@ show(RNNLM)
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The data: characters of real news text
 #
-# We train on the **Lee corpus**: 300 short news articles from the Australian Broadcasting
-# Corporation that `gensim` ships for its tests, about 360 thousand characters. We lowercase
-# it and model it **character by character**, so the vocabulary is tiny and every word,
-# even a new one, can be spelled. The last 10% of the characters are held out for
-# validation.
+# We train on the **Lee corpus**: short news articles from the Australian Broadcasting
+# Corporation that `gensim` ships for its tests, about 350 thousand characters. Its file
+# repeats seven of its 300 articles word for word, so `load_corpus` gives each article once
+# (293). We lowercase it and model it **character by character**, so the vocabulary is tiny
+# and every word, even a new one, can be spelled. The last whole articles, about 10% of the
+# characters, are held out for validation: `document_split` cuts between two articles, so
+# no article is half read in training and half held out.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
 text = "\n".join(load_corpus("lee")).lower()
 vocab = Vocab(list(text))
 ids = vocab.encode(list(text))
-split = int(0.9 * len(ids))
+split = document_split(text)  # the last whole articles, about 10%
 train_ids, val_ids = ids[:split], ids[split:]
 print(f"{len(text):,} characters, |V| = {len(vocab)} (incl. <unk>), "
       f"train {len(train_ids):,} / validation {len(val_ids):,}")
@@ -981,7 +983,7 @@ plt.show()
 # import torch
 #
 # import lmcourse
-# from lmcourse.data import Vocab, lm_batches, load_corpus
+# from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 # from lmcourse.models.gated import GatedLM
 # from lmcourse.models.rnn import bptt, lm_bptt_inputs, regular_truncation
 # from lmcourse.train import fit_lm
@@ -989,7 +991,7 @@ plt.show()
 # text = "\n".join(load_corpus("lee")).lower()
 # vocab = Vocab(list(text))
 # ids = vocab.encode(list(text))
-# split = int(0.9 * len(ids))
+# split = document_split(text)  # the last whole articles, about 10%
 # train_ids, val_ids = ids[:split][:24_000], ids[split:][:4_000]  # slices: seconds, not minutes
 # val_batches = lm_batches(val_ids, 16, 64, generator=torch.Generator().manual_seed(0))
 # runs = {}
@@ -1101,7 +1103,7 @@ plt.show()
 # import torch
 #
 # import lmcourse
-# from lmcourse.data import Vocab, lm_batches, load_corpus
+# from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 # from lmcourse.models.gated import GatedLM
 # from lmcourse.models.rnn import bptt, lm_bptt_inputs, randomized_truncation, regular_truncation
 # from lmcourse.train import fit_lm
@@ -1109,7 +1111,7 @@ plt.show()
 # text = "\n".join(load_corpus("lee")).lower()
 # vocab = Vocab(list(text))
 # ids = vocab.encode(list(text))
-# split = int(0.9 * len(ids))
+# split = document_split(text)  # the last whole articles, about 10%
 # lmcourse.seed_everything(0)
 # model = GatedLM(len(vocab), 64, cell="rnn", impl="torch")  # a small stand-in for the chapter's
 # batches = lm_batches(ids[:split][:40_000], 16, 32, generator=torch.Generator().manual_seed(0))
@@ -1237,14 +1239,14 @@ plt.show()
 #
 # import lmcourse
 # from lmcourse.course.claims import decide
-# from lmcourse.data import Vocab, lm_batches, load_corpus
+# from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 # from lmcourse.models.gated import GatedLM
 # from lmcourse.train import fit_lm
 #
 # text = "\n".join(load_corpus("lee")).lower()
 # vocab = Vocab(list(text))
 # ids = vocab.encode(list(text))
-# split = int(0.9 * len(ids))
+# split = document_split(text)  # the last whole articles, about 10%
 # train_ids, val_ids = ids[:split][:20_000], ids[split:][:4_000]  # slices: seconds, not minutes
 # val_batches = lm_batches(val_ids, 16, 64, generator=torch.Generator().manual_seed(0))
 # ppl, moduli = {}, {}  # moduli: |eigenvalues| of W_hh before and after training

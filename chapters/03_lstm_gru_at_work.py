@@ -85,18 +85,18 @@ if not lmcourse.on_gpu():
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The same task for three cells: character language models
 #
-# Now real models on real text, the setting of chapter 02: the **Lee corpus** (300 news
-# articles shipped with gensim), lowercased, one token per character, the last 10% held
-# out for validation.
+# Now real models on real text, the setting of chapter 02: the **Lee corpus** (293 news
+# articles shipped with gensim, each once), lowercased, one token per character, its last
+# whole articles (about 10%) held out for validation.
 
 # %% slideshow={"slide_type": "-"}
 # NBVAL_CHECK_OUTPUT
-from lmcourse.data import Vocab, load_corpus
+from lmcourse.data import Vocab, document_split, load_corpus
 
 text = "\n".join(load_corpus("lee")).lower()
 vocab = Vocab(list(text))
 ids = vocab.encode(list(text))
-split = int(0.9 * len(ids))
+split = document_split(text)  # the last whole articles, about 10%
 train_ids, val_ids = ids[:split], ids[split:]
 V = len(vocab)
 print(f"{len(text):,} characters, |V| = {V}; train {len(train_ids):,}, "

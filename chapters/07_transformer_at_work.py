@@ -62,7 +62,7 @@ import torch
 
 import lmcourse
 from lmcourse import show
-from lmcourse.data import Vocab, lm_batches, load_corpus
+from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 from lmcourse.data.tasks import decode_digits, reversal_batch, true_alignment
 from lmcourse.metrics import mean_spread
 from lmcourse.models.compress import count_params
@@ -98,8 +98,8 @@ if dev.type == "cpu":
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## A fair comparison: transformer vs RNN vs LSTM vs n-grams
 #
-# Same data as chapters 02 and 03: the lowercased Lee corpus, character by character, the
-# last 10% held out. What makes the comparison fair:
+# Same data as chapters 02 and 03: the lowercased Lee corpus, character by character, its
+# last whole articles (about 10%) held out. What makes the comparison fair:
 #
 # - **matched parameter counts** (printed below, within 10% of each other): the RNN of
 #   chapter 02 and the LSTM of chapter 3b (one-hot characters in, `GatedLM` with PyTorch's
@@ -129,7 +129,7 @@ text = "\n".join(load_corpus("lee")).lower()
 vocab = Vocab(list(text))
 V = len(vocab)
 ids = vocab.encode(list(text))
-split = int(0.9 * len(ids))
+split = document_split(text)  # the last whole articles, about 10%
 train_ids, val_ids = ids[:split], ids[split:]
 ngram_ppl = {n: NGramLM(n, V).fit(train_ids).perplexity(val_ids) for n in range(1, 7)}
 for n, ppl in ngram_ppl.items():

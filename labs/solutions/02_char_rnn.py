@@ -70,7 +70,7 @@ from lmcourse.checks import char_rnn as check
 from lmcourse.course import reference
 from lmcourse.course.claims import verdict
 from lmcourse.course.reference.figures import plot_reference
-from lmcourse.data import Vocab, lm_batches, load_corpus
+from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 from lmcourse.train import clip_gradients
 
 generator = lmcourse.seed_everything(0)
@@ -87,7 +87,7 @@ torch.set_num_threads(1)  # tiny matrices: one CPU thread is faster than two tha
 text = "\n".join(load_corpus("lee")).lower()
 vocab = Vocab(text)  # a string iterates over its characters
 ids = vocab.encode(text)
-cut = int(0.9 * len(ids))
+cut = document_split(text)  # the last whole articles, about 10%
 train_ids, val_ids = ids[:cut], ids[cut:]
 V = len(vocab)
 print(f"{len(text):,} characters, vocabulary of {V}: {''.join(vocab.itos[1:])!r}")
