@@ -853,9 +853,9 @@ plt.show()
 # it. The final likelihood per word rises with gentler pruning (−13.462, −13.331, −13.223),
 # since each round then removes pieces whose loss was estimated on a model closer to the
 # final one. A larger seed (`min_count=2`: 3,911 pieces instead of 1,998) fits the training
-# words better (−12.748) but cuts held-out words into more pieces (3.966 per word against
-# 3.666): pieces seen twice in 8 articles are mostly accidents of those articles. The shrink
-# factor barely moves the held-out tokens per word (3.768, 3.666, 3.701). Whether these gaps
+# words better (−12.748) but cuts held-out words into more pieces (3.975 per word against
+# 3.679): pieces seen twice in 8 articles are mostly accidents of those articles. The shrink
+# factor barely moves the held-out tokens per word (3.782, 3.679, 3.709). Whether these gaps
 # survive on all 240 articles needs the full runs.
 # </details>
 
@@ -958,9 +958,9 @@ plt.show()
 # a word, and each step merges the pair with the largest $f(a,b)/(f(a)f(b))$ (the first 20
 # steps are checked against a full recount). Scaled down to 30 training articles and 337
 # pieces per tokenizer (BPE's 37 characters + 300 merges; WordPiece's alphabet has 72
-# symbols with the `##` copies, which leaves it fewer merges), a held-out word costs 2.376
-# tokens with BPE, 2.594 with the unigram LM and 4.561 with WordPiece, and WordPiece cuts
-# only 10.8% of the held-out words like BPE does (BPE and the unigram LM: 54.3%). The score
+# symbols with the `##` copies, which leaves it fewer merges), a held-out word costs 2.384
+# tokens with BPE, 2.607 with the unigram LM and 4.581 with WordPiece, and WordPiece cuts
+# only 11.0% of the held-out words like BPE does (BPE and the unigram LM: 54.1%). The score
 # explains it: dividing by $f(a)f(b)$ rewards pairs of rare symbols, so the first merges are
 # digit strings of a few numbers (`##34`, `##99`, `##97`, ...), and the median frequency of
 # a merged pair is 2 against BPE's 20. With a small budget those merges are wasted on new
