@@ -39,19 +39,19 @@
 #   the explosions with **gradient clipping**.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 55 s on a CPU, 1.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 55 s on a CPU, 1.5 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 55 s normalised to the reference machine: 120 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 55 s normalised to the reference machine: 89 s wall on AMD EPYC, one
+#   torch thread, calibration 0.786 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 1.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Peak memory:** 1.5 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `1745fa8` (nbval, as `make test` runs it).
 # - **Files read (5):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
-#   - `reference/lm-char-gru/result.json` (82.2 KB)
-#   - `reference/lm-char-lstm/result.json` (82.2 KB)
-#   - `reference/lm-char-rnn/result.json` (82.3 KB)
-#   - `reference/lm-char-transformer/result.json` (82.3 KB)
+#   - `reference/lm-char-gru/result.json` (82.7 KB)
+#   - `reference/lm-char-lstm/result.json` (82.7 KB)
+#   - `reference/lm-char-rnn/result.json` (82.7 KB)
+#   - `reference/lm-char-transformer/result.json` (82.8 KB)
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.
 # </details>

@@ -34,20 +34,20 @@
 # - say what a **bidirectional** LSTM sees, and what shapes it returns.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 47 s on a CPU, 1.1 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 56 s on a CPU, 1.6 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 47 s normalised to the reference machine: 86 s wall on AMD EPYC, one
-#   torch thread, calibration 0.892 s against 0.482 s.
+# - **Time on a CPU:** 56 s normalised to the reference machine: 91 s wall on AMD EPYC, one
+#   torch thread, calibration 0.786 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 1.1 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `c4bfb0c-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 1.6 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `1745fa8` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
 #     (1.7 MB)
 #   - `gensim test data/lee_background.cor` (360.1 KB)
-#   - `reference/lm-char-gru/result.json` (82.2 KB)
-#   - `reference/lm-char-lstm/result.json` (82.2 KB)
-#   - `reference/lm-char-rnn/result.json` (82.3 KB)
+#   - `reference/lm-char-gru/result.json` (82.7 KB)
+#   - `reference/lm-char-lstm/result.json` (82.7 KB)
+#   - `reference/lm-char-rnn/result.json` (82.7 KB)
 #   - `reference/lm-scale-gru-1200k/result.json` (50.9 KB)
 #   - `reference/lm-scale-gru-300k/result.json` (14.9 KB)
 #   - `reference/lm-scale-gru-600k/result.json` (28.0 KB)

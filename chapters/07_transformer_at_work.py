@@ -33,20 +33,20 @@
 #   digit-reversal task beside the GRU with attention, and draw its cross-attention.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 72 s on a CPU, 1.1 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 84 s on a CPU, 1.5 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 72 s normalised to the reference machine: 160 s wall on AMD EPYC, one
-#   torch thread, calibration 1.073 s against 0.482 s.
+# - **Time on a CPU:** 84 s normalised to the reference machine: 136 s wall on AMD EPYC, one
+#   torch thread, calibration 0.786 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 1.1 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 1.5 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `1745fa8` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
-#   - `reference/lm-char-gru/result.json` (82.2 KB)
-#   - `reference/lm-char-lstm/result.json` (82.2 KB)
+#   - `reference/lm-char-gru/result.json` (82.7 KB)
+#   - `reference/lm-char-lstm/result.json` (82.7 KB)
 #   - `reference/lm-char-lstm/seed0.safetensors` (3.8 MB)
-#   - `reference/lm-char-rnn/result.json` (82.3 KB)
-#   - `reference/lm-char-transformer/result.json` (82.3 KB)
+#   - `reference/lm-char-rnn/result.json` (82.7 KB)
+#   - `reference/lm-char-transformer/result.json` (82.8 KB)
 #   - `reference/lm-char-transformer/seed0.safetensors` (3.6 MB)
 #   - `reference/reversal-sweep/result.json` (42.7 KB)
 #
