@@ -171,7 +171,8 @@ from lmcourse.models.gated import param_count_formula
 
 val_ppl = {cell: np.array([histories[cell, s].val_perplexity[-1] for s in seeds])
            for cell in models}
-print(f"{'model':<12} {'parameters':>10} {'val PPL (3 seeds)':>19} {'tokens/s':>9} "
+print("(3 seeds: mean ± half range)")
+print(f"{'model':<12} {'parameters':>10} {'val PPL':>19} {'tokens/s':>9} "
       f"{'s per run':>9}")
 for label, ppl in (("unigram KN", ngram_ppl[1]), ("bigram KN", bigram_ppl),
                    ("tuned KN", tuned_ppl)):
@@ -703,7 +704,7 @@ print(f"LSTM forward + backward, {B} x {T} characters: ours {timings['ours'] * 1
 # %% slideshow={"slide_type": "-"}
 print("character LM, validation PPL:",
       ", ".join(f"{c.upper()} {mean_spread(val_ppl[c], 2)}" for c in val_ppl),
-      f"| tuned KN {tuned_ppl:.2f}")
+      f"| tuned KN {tuned_ppl:.2f} (3 seeds: mean ± half range)")
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Summary

@@ -378,7 +378,7 @@ for test, key in (("WordSim-353", "ws"), ("SimLex-999", "sl")):
                  + ("" if low > 0 else ", which includes 0"))
     glove_rank = ranked.index("GloVe (ours)") + 1
     print(f"  GloVe (ours) ranks {glove_rank} of {len(ranked)}, trained until flat "
-          f"({mean_spread([r[key] for r in per_seed['GloVe (ours)']])})")
+          f"({mean_spread([r[key] for r in per_seed['GloVe (ours)']])}, mean ± half range)")
 
 # %% slideshow={"slide_type": "-"}
 ours_ratio = results["skip-gram (ours)"]["agree"] / ceiling

@@ -430,19 +430,14 @@ print(f"forward vs backward (biLM): {final[0]:.1f} vs {final[1]:.1f}; "
       f"(n-gram {best_ngram}: {ngram[best_ngram][0]:.1f} vs {ngram[best_ngram][1]:.1f})")
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# Read the result above before the rest of the chapter (one run, so no verdict; the
-# longer run below gives one). When the biLM loses to the n-gram, the
-# reasons are data and time, not the architecture. Kneser-Ney was designed for little data:
-# it gets its probabilities from counts of the 54 000 training tokens in a fraction of a
-# second, and its discounting handles rare events well. The LSTM learns the same statistics
-# by gradient descent, one pass over the data per epoch; within this notebook's CPU budget
-# it sees the training text only a few times. And 54 000 tokens are few for 300 000
-# parameters: where the printed validation/training ratio grows, the model has begun to
-# memorise its training text, and regularisation and, above all, more text would help more
-# than epochs. ELMo's biLM trained for 10 epochs on the 800-million-word 1B Word Benchmark
-# and reached an average forward/backward perplexity of 39.7 (Peters et al., 2018), with a
-# model hundreds of times larger than ours (the ratio is computed at the end of this
-# chapter).
+# One run, so no verdict; the longer run below gives one. The biLM loses here for want of
+# data and time, not for its architecture. Kneser-Ney counts the 54 000 training tokens in
+# a fraction of a second, and its discounting handles rare events well; the LSTM learns the
+# same statistics by gradient descent and sees the text only a few times in this budget.
+# Where the printed validation/training ratio grows, it has begun to memorise, and more
+# text would help more than epochs. ELMo's biLM trained for 10 epochs on the
+# 800-million-word 1B Word Benchmark and reached an average forward/backward perplexity of
+# 39.7 (Peters et al., 2018), with a model hundreds of times larger than ours.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## The biLM at a reference budget
@@ -503,17 +498,14 @@ for d, name in (("fwd", "forward"), ("bwd", "backward")):
 # trigram with the textbook discount, and the n-gram tuned as carefully as the network was
 # (order and discounts chosen on the same tuning split). Trained to the reference budget,
 # the biLM passes both: its forward LM beats the tuned n-gram on every seed, and its
-# backward LM ties with it (the seeds land on both sides). The margin is small: on 54 000
-# words, modified Kneser-Ney with a five-word history is nearly as good as a
-# 2.7-million-parameter network regularised hard enough to stop memorising them. ELMo's
-# biLM pays off because it is trained on a billion words, which no count-based model can
-# use as well.
+# backward LM ties with it. The margin is small: on 54 000 words, modified Kneser-Ney is
+# nearly as good as a 2.7-million-parameter network. ELMo's biLM pays off because it reads
+# a billion words.
 #
-# **A lesson in splits.** The Lee file as gensim ships it holds seven of its 300 articles
-# twice. Before `load_corpus` read each article once, a held-out article could be a copy
-# of a training one, and on that split the tuned n-gram came out *ahead* of this same biLM.
-# A leak helps the model that memorises most: a count-based model recalls a repeated
-# passage word for word. Hold out whole documents, and check that none is repeated.
+# **A lesson in splits.** The Lee file holds seven of its 300 articles twice. Before
+# `load_corpus` read each article once, a held-out article could copy a training one, and
+# the tuned n-gram came out *ahead* of this same biLM: a leak helps the model that
+# memorises most. Hold out whole documents, and check that none repeats.
 #
 # **From here on the chapter reads the reference biLM** (seed 0's weights, and all three
 # seeds where a comparison names a winner). It predicts only a little better than counting

@@ -530,7 +530,8 @@ for seed in seeds:
     _, w = reversers[True, seed].eval().greedy_decode(batch.src, batch.src_mask, L + 1)
     agreement.append(np.mean([alignment_agreement(w[b].cpu(), true_alignment(L))
                               for b in range(len(w))]))
-print(f"agreement over 200 strings of length {L}: {mean_spread(agreement, 3)} (3 seeds); "
+print(f"agreement over 200 strings of length {L}: {mean_spread(agreement, 3)} (3 seeds: "
+      "mean ± half range); "
       f"a uniform guess of the position would get {1 / L:.3f}")
 
 # %% slideshow={"slide_type": "-"}

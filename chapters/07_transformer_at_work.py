@@ -200,15 +200,15 @@ print(f"{steps} steps of {B} x {T} = {B * T:,} tokens, seeds {SEEDS}")
 
 # %% slideshow={"slide_type": "-"}
 final = {name: [h.val_perplexity[-1] for h in hists] for name, hists in runs.items()}
-print(f"{'model':<12} {'parameters':>10} {'seeds':>5} {'val PPL (mean ± spread)':>24} "
+print(f"{'model':<12} {'parameters':>10} {'seeds':>5} {'val PPL (mean ± half range)':>27} "
       f"{'tokens/s':>9} {'train s':>7}")
 for name in NAMES:
     tok_s = np.mean([h.tokens_per_second for h in runs[name]])
     secs = np.mean([h.train_seconds for h in runs[name]])
     print(f"{name:<12} {count_params(models[name]):>10,} {len(SEEDS):>5} "
-          f"{mean_spread(final[name], 2):>24} {tok_s:>9,.0f} {secs:>7.1f}")
+          f"{mean_spread(final[name], 2):>27} {tok_s:>9,.0f} {secs:>7.1f}")
 for label, ppl in [*((f"{n}-gram KN", ngram_ppl[n]) for n in (1, 2, 3)), ("tuned KN", tuned_ppl)]:
-    print(f"{label:<12} {'':>10} {'':>5} {ppl:>24.2f}")
+    print(f"{label:<12} {'':>10} {'':>5} {ppl:>27.2f}")
 counts = [count_params(m) for m in models.values()]
 print(f"largest / smallest parameter count: {max(counts) / min(counts):.3f}")
 assert max(counts) / min(counts) < 1.1
@@ -290,7 +290,8 @@ def at_time(h, seconds: float) -> float:
 
 fastest = min(NAMES, key=lambda k: np.mean([h.train_seconds for h in runs[k]]))
 at_equal_time = {name: [at_time(h, t_read) for h in hists] for name, hists in runs.items()}
-print(f"read off at {t_read:.1f} s, when the fastest model ({fastest}) finished on average:")
+print(f"read off at {t_read:.1f} s, when the fastest model ({fastest}) finished on average "
+      "(3 seeds: mean ± half range):")
 for name in NAMES:
     print(f"  {name:<12} {mean_spread(at_equal_time[name], 2)}")
 transformer_verdict(at_equal_time, "equal wall-clock")

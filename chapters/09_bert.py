@@ -493,7 +493,7 @@ print(f"held-out masked positions: {int((eval_labels != -100).sum()):,}")
 print(f"{'':<52} {'masked accuracy':>15} {'NSP accuracy':>13}")
 print(f"{'tiny BERT, seed 0 (scored here)':<52} {scores['masked accuracy']:>15.3f} "
       f"{scores['NSP accuracy']:>13.3f}")
-print(f"{'tiny BERT, 3 seeds (reference)':<52} {mean_spread(seeds_acc):>15} "
+print(f"{'tiny BERT, 3 seeds (mean ± half range)':<52} {mean_spread(seeds_acc):>15} "
       f"{mean_spread(seeds_nsp):>13}")
 print(f"{f'this notebook ({live_steps} steps)':<52} {live.curve[-1][2]:>15.3f}")
 for name, acc in baselines.items():

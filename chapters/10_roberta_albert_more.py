@@ -184,9 +184,9 @@ arms = {title: name for name, (title, changes) in pb.ARMS.items()  # on all the 
         if name != "bench-electra" and changes.get("train_pairs", "all") == "all"}
 accuracy = {name: seed_values(name, "masked_accuracy") for name in arms.values()}
 guesses = ref_mlm.baselines
-print(f"{'masked accuracy (reference runs, 3 seeds)':<62} {'mean ± spread':>15}")
+print(f"{'masked accuracy (3 seeds)':<62} {'mean ± half range':>17}")
 for title, name in arms.items():
-    print(f"{title[:60]:<62} {mean_spread(accuracy[name]):>15}")
+    print(f"{title[:60]:<62} {mean_spread(accuracy[name]):>17}")
 for key, label in (("unigram", "unigram"), ("bigram_left", "bigram, left"),
                    ("bigram_both", bigram_label(guesses["bigram_both_k"]))):
     print(f"{'guess: ' + label:<62} {guesses[key]:>15.3f}")

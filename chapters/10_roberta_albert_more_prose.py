@@ -290,10 +290,10 @@ print(f"training FLOPs per step: masked LM {pb.step_flops('bench-mlm'):.2e}, ELE
       f"{pb.step_flops('bench-electra'):.2e} -> ELECTRA trains {electra_steps:,} steps for "
       f"the MLM's {MLM.recipe['steps']:,}")
 compute = {"masked LM (same size)": "bench-mlm", "ELECTRA discriminator": "bench-electra"}
-print(f"\n{'(reference runs, 3 seeds)':<26} {'train FLOPs':>12} {'wall s':>15} "
+print(f"\n{'(3 seeds: mean ± half range)':<28} {'train FLOPs':>12} {'wall s':>15} "
       f"{'probe ROC-AUC':>15}")
 for label, name in compute.items():
-    print(f"{label:<26} {statistics.mean(seed_values(name, 'train_flops')):>12.2e} "
+    print(f"{label:<28} {statistics.mean(seed_values(name, 'train_flops')):>12.2e} "
           f"{mean_spread(seed_values(name, 'train_seconds'), digits=1):>15} "
           f"{mean_spread(seed_values(name, 'probe_auc')):>15}")
 torch.manual_seed(0)
@@ -319,7 +319,8 @@ print("paper (Clark et al. 2020, Table 1, GLUE dev): ELECTRA-Small 79.9, BERT-Sm
 print(f"ELECTRA's generator: held-out MLM loss "
       f"{mean_spread(seed_values('bench-electra', 'generator_mlm_loss'))}; share of tokens "
       f"it replaced (last 100 steps) "
-      f"{mean_spread(seed_values('bench-electra', 'replaced_share'))}")
+      f"{mean_spread(seed_values('bench-electra', 'replaced_share'))} (3 seeds: mean ± half "
+      "range)")
 
 # %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(7.5, 3.6))
@@ -539,7 +540,8 @@ with verdict_table("What the representation is worth on real snippets (wiki benc
             higher_is_better=True, metric="Rotten Tomatoes probe ROC-AUC")
 print(f"ELECTRA's generator: held-out MLM loss "
       f"{mean_spread(wiki('electra', 'generator_mlm_loss'))}; share of tokens replaced "
-      f"(last 100 steps) {mean_spread(wiki('electra', 'replaced_share'))}")
+      f"(last 100 steps) {mean_spread(wiki('electra', 'replaced_share'))} (3 seeds: mean ± "
+      "half range)")
 
 # %% slideshow={"slide_type": "-"}
 from lmcourse.course.reference.figures import plot_reference

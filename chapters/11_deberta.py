@@ -761,7 +761,8 @@ bag_of_words = tuned_bag_of_words_baseline(spoiler_train, validation_rows)
 bow_auc = roc_auc(test_y, bag_of_words([t for t, _, _ in spoiler_test]))
 print(f"spoiler sentences: {len(spoiler_train):,} to fine-tune ({int(train_y.sum())} spoilers), "
       f"{len(spoiler_test):,} to score ({int(test_y.sum())} spoilers); {FT_STEPS} steps of 32")
-print(f"{'fine-tuning (ours, measured)':<32} {'ROC-AUC':>15} {'s/run':>6}")
+print(f"{'fine-tuning (ours, measured)':<32} {'ROC-AUC':>15} {'s/run':>6}  (seeds: mean ± "
+      "half range)")
 for name, rs in sift_runs.items():
     print(f"{name:<32} {mean_spread([r['ROC-AUC'] for r in rs]):>15} "
           f"{statistics.mean(r['seconds'] for r in rs):>6.1f}")

@@ -365,7 +365,7 @@ run_seconds = (time.perf_counter() - start) / sum(len(s) for s in arms.values())
 from lmcourse.course.claims import verdict
 
 print(f"{STEPS} steps of 16 sentences per student, {run_seconds:.1f} s per run")
-print(f"{'student (ours, measured)':<34} {'ROC-AUC':>15} {'seeds':>6}")
+print(f"{'student (ours, measured)':<34} {'ROC-AUC':>15} {'seeds':>6}  (mean ± half range)")
 for (init, loss_name), aucs in results.items():
     shown = mean_spread(aucs) if len(aucs) > 1 else f"{aucs[0]:.3f}"
     print(f"{init + ' layers, ' + loss_name:<34} {shown:>15} {len(aucs):>6}")
@@ -442,6 +442,7 @@ reference.live_run("distilbert-cosine", steps=25, device=dev)  # the cosine arm,
 cosine = reference.load("distilbert-cosine")
 cos_auc = {arm: [cosine.metrics[s][arm] for s in cosine.seeds]
            for arm in ("distillation", "distillation_cosine")}
+print("3 seeds each: mean ± half range")
 print(f"{'distillation (200 steps, 3 seeds)':<40} ROC-AUC "
       f"{mean_spread(cos_auc['distillation'])}")
 print(f"{'distillation + 0.25 L_cos':<40} ROC-AUC "
@@ -507,7 +508,8 @@ for n in STUDENT_STEPS:
 arm_names |= {"bag_of_words": "bag of words (tuned), 256 labels",
               "bag_of_words_transfer": "bag of words (tuned), 256 + 2,048 teacher-labelled"}
 print(f"ROC-AUC on the {len(load_rotten_tomatoes('test')):,} test snippets "
-      f"({len(transfer.seeds)} seeds, {transfer.device_kind}, {transfer.wall_s / 60:.0f} min)")
+      f"({len(transfer.seeds)} seeds: mean ± half range; {transfer.device_kind}, "
+      f"{transfer.wall_s / 60:.0f} min)")
 for arm, name in arm_names.items():
     print(f"  {name:<50} {mean_spread(transfer_aucs(arm))}   seeds: "
           + ", ".join(f"{v:.3f}" for v in transfer_aucs(arm)))
@@ -630,7 +632,7 @@ tiny_auc = data.roc_auc(tiny, eval_texts, eval_labels)
 print(f"TinyBERT-style student (one seed): ROC-AUC {tiny_auc:.3f}; loss "
       f"{statistics.mean(tiny_losses[:5]):.3f} (first 5 steps) -> "
       f"{statistics.mean(tiny_losses[-5:]):.3f} (last 5)")
-print(f"DistilBERT-style students, every-other init (3 seeds): "
+print(f"DistilBERT-style students, every-other init (3 seeds: mean ± half range): "
       f"{mean_spread(results['every other', 'distillation'])}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -654,6 +656,7 @@ arms = {"after general distillation only": "after_general",
 def stage_aucs(result) -> dict[str, list[float]]:
     """Each arm's test ROC-AUC per seed, printed beside the teacher and the bag of words."""
     auc = {key: [result.metrics[s][key] for s in result.seeds] for key in arms.values()}
+    print(f"{len(result.seeds)} seeds: mean ± half range")
     for label, key in arms.items():
         print(f"{label:<52} ROC-AUC {mean_spread(auc[key])}")
     for label, key in (("teacher (fine-tuned MiniLM, 6 layers)", "teacher"),

@@ -692,6 +692,7 @@ def stack_table(result, rows: dict) -> None:
     share of the teacher's lift above chance kept, and the widest bounds of the intervals
     against it."""
     teacher_of = result.baselines["teacher"]
+    print(f"({len(result.seeds)} seeds: mean ± half range)")
     print(f"{f'model ({result.name}, {len(result.seeds)} seeds)':<36} {'one-shot':>15} "
           f"{'recovered':>15} {'of lift':>8} {'minus teacher, intervals':>26}")
     for name, (before, after) in rows.items():
@@ -820,7 +821,8 @@ summary = {  # name -> (MB, ms, ROC-AUC per seed)
                                       sparse_latency, [auc_of(pruned_models[0.9])])}
 summary |= {name: (mb, seconds, per_seed(stack_rows[name][1]))
             for name, (mb, seconds) in measured.items()}
-lines = ["| model (ours, measured) | size MB | latency ms | ROC-AUC | seeds |",
+lines = ["| model (ours, measured) | size MB | latency ms | ROC-AUC (mean ± half range) "
+         "| seeds |",
          "|---|---:|---:|---:|---:|"]
 for name, (mb, seconds, aucs) in summary.items():
     shown = mean_spread(aucs) if len(aucs) > 1 else f"{aucs[0]:.3f}"
@@ -864,6 +866,7 @@ fig.suptitle("Real snippets (rt-compression, 3 seeds)", fontsize=9)
 fig.axes[0].set_ylabel("ROC-AUC (test snippets)")
 plt.show()
 print(f"below the plotted range: {', '.join(left_out) or 'none'}")
+print("ROC-AUC over seeds: mean ± half range")
 for name, (mb, seconds, aucs) in summary_real.items():
     shown = mean_spread(aucs) if len(aucs) > 1 else f"{aucs[0]:.3f}"
     print(f"{name:<36} {mb:6.1f} MB {seconds * 1e3:7.1f} ms  ROC-AUC {shown:>13}  "

@@ -206,9 +206,14 @@ def lift_share(auc: float, teacher_auc: float, chance: float = 0.5) -> float:
     return (auc - chance) / (teacher_auc - chance)
 
 
+#: the course's one spread over seeds, as every table that shows ``±`` names it
+SPREAD = "mean ± half range"
+
+
 def mean_spread(values: Any, digits: int = 3) -> str:
-    """``mean ± half the range`` of a few seeds' results, e.g. ``"5.154 ± 0.019"``. With
-    three seeds the half range is a plainer spread than a standard deviation."""
+    """``mean ± half the range`` of a few seeds' results, e.g. ``"5.154 ± 0.019"``: the
+    course's one spread over seeds (:data:`SPREAD`; every table that shows it says so).
+    With three seeds the half range is a plainer spread than a standard deviation."""
     values = _array(values)
     if values.size == 0:
         raise ValueError("mean_spread needs at least one value (one per seed)")

@@ -89,7 +89,8 @@ def test_verdict_returns_the_record_and_prints_its_line_and_takeaway(capsys):
     out = capsys.readouterr().out
     assert out.count("\n") == 2 and out.startswith("verdict: reproduced — the LSTM")
     assert out.splitlines()[1].startswith("In plain words: at this scale the claim holds")
-    assert "ours 5.20 ± 0.10 (3 seeds) vs RNN 6.20 ± 0.20 (3 seeds)" in out
+    assert ("ours 5.20 ± 0.10 (half range of 3 seeds) vs RNN 6.20 ± 0.20 (half range of "
+            "3 seeds)") in out
     assert "validation perplexity, lower is better" in out and "paper: comparable" in out
     assert result.verdict == "reproduced" and result.rule == "every seed"
     assert math.isclose(result.ours, 5.2) and math.isclose(result.spread, 0.1)
@@ -354,7 +355,7 @@ def test_verdicts_inside_a_table_are_shown_once_as_one_table_and_all_recorded(mo
     page = data["text/html"]
     assert page.count("<tr>") == 3 and "Two &lt;sizes&gt;" in page
     assert "<b>supported</b>" in page and "<b>inconclusive</b>" in page
-    assert "accuracy, higher is better" in page and "0.905 ± 0.005 (2 seeds)" in page
+    assert "accuracy, higher is better" in page and "0.905 ± 0.005 (half range of 2 seeds)" in page
     assert data["text/plain"].splitlines()[1:] == [a.line, b.line]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[
         nbformat.v4.new_output("display_data", data=data)])])

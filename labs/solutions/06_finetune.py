@@ -568,7 +568,8 @@ for key, name in (("minilm_finetuned", "MiniLM fine-tuned"), ("bag_of_words", "b
                   ("bilstm", "BiLSTM"), ("minilm_features", "MiniLM features + regression")):
     runs = curve_values(ref, key)[N_LABELS]
     mine = f"   your run: {yours[key]:.3f}" if key in yours else ""
-    print(f"{name:<30} reference, {len(runs)} seeds: {metrics.mean_spread(runs)}{mine}")
+    print(f"{name:<30} {len(runs)} seeds (mean ± half range): {metrics.mean_spread(runs)}"
+          f"{mine}")
 reference_verdict = verdict(
     f"MiniLM fine-tuned ranks fresh reviews better than a tuned bag of words trained on the same "
     f"{N_LABELS:,} labels", curve_values(ref, "minilm_finetuned")[N_LABELS],

@@ -579,11 +579,12 @@ aucs = check.keeps_teacher_quality(
 ref = reference.load("rt-distill")
 rows = {"teacher": "teacher", "student_distilled@120": "student",
         "student_labels_only@120": "labels-only student", "bag_of_words": "tuned bag of words"}
-print(f"{'':22s}{'rt-distill, 3 seeds':>22s}{'your run':>10s}  vs the seeds' interval")
+print(f"{'':22s}{'3 seeds, mean ± half range':>28s}{'your run':>10s}  vs the seeds' "
+      "interval")
 for key, mine in rows.items():
     span = Interval.of(ref.values(key), 0.001)  # mean ± 3 s.d. of the three seeds
     yours = (f"{aucs[mine]:>10.3f}  {span.place(aucs[mine])}" if mine in aucs else f"{'-':>10s}")
-    print(f"{mine:22s}{metrics.mean_spread(ref.values(key)):>22s}{yours}")
+    print(f"{mine:22s}{metrics.mean_spread(ref.values(key)):>28s}{yours}")
 
 # %% slideshow={"slide_type": "-"}
 kept = {key: [metrics.lift_share(v, t)

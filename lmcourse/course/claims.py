@@ -141,7 +141,8 @@ class Claim:
 
     @property
     def figure(self) -> str:
-        """Ours as printed: ``mean ± spread (n seeds)``, or ``value (1 seed)``."""
+        """Ours as printed: ``mean ± half range (half range of n seeds)``, or ``value (1
+        seed)``."""
         return _figure(self.per_seed, self.digits)
 
     @property

@@ -173,7 +173,7 @@ def _figure(values: list[float], digits: int) -> str:
     if len(values) == 1:
         return f"{format_number(values[0], digits)} (1 seed)"
     mean, spread = format_number(_mean(values), digits), format_number(_half_range(values), digits)
-    return f"{mean} ± {spread} ({len(values)} seeds)"
+    return f"{mean} ± {spread} (half range of {len(values)} seeds)"
 
 
 def _baseline_figure(values: list[float], digits: int) -> str:

@@ -34,7 +34,8 @@ def _baseline_cell(claim: Claim) -> str:
         return "—"
     shown = format_number(b["figure"], claim.digits)
     if b["spread"] is not None:
-        shown += f" ± {format_number(b['spread'], claim.digits)} ({b['seeds']} seeds)"
+        shown += (f" ± {format_number(b['spread'], claim.digits)} "
+                  f"(half range of {b['seeds']} seeds)")
     return f"{b['name']} {shown}"
 
 

@@ -12,7 +12,7 @@ import math
 import statistics
 
 from lmcourse.course.reference.result import load
-from lmcourse.metrics import mean_spread
+from lmcourse.metrics import SPREAD, mean_spread
 
 __all__ = ["bench_table", "compare", "crossing", "describe", "last_train_loss", "plateau_exit",
            "seed_values"]
@@ -27,14 +27,14 @@ def crossing(curve: list[list[float]], level: float) -> tuple[int, float] | None
 def describe(name: str, metric: str = "held_out_ppl",
              baselines: dict[str, str] | None = None) -> str:
     """What a committed reference shows, in lines printed from its file: the final metric
-    over the seeds (mean +- standard deviation) and, for each baseline, when each seed's
-    held-out curve first went below it."""
+    over the seeds (mean ± half range, the course's one spread) and, for each baseline,
+    when each seed's held-out curve first went below it."""
     result = load(name)
     finals = result.values(metric)
-    mean, spread = statistics.mean(finals), statistics.stdev(finals)
     lines = [f"reference {name} ({len(finals)} seeds x {result.minutes_per_seed:.0f} min, "
              f"{result.device_kind}; `{result.command}`): {metric} "
-             f"{mean:.2f} +- {spread:.2f} (seeds: {', '.join(f'{v:.2f}' for v in finals)})"]
+             f"{mean_spread(finals, 2)} ({SPREAD}; seeds: "
+             f"{', '.join(f'{v:.2f}' for v in finals)})"]
     lowest = [min(result.curves[s], key=lambda point: point[2]) for s in result.seeds]
     lines.append("  lowest point of each seed's held-out curve: " + ", ".join(
         f"{p[2]:.2f} at step {int(p[0])}" for p in lowest)
@@ -53,12 +53,13 @@ def describe(name: str, metric: str = "held_out_ppl",
 def compare(names: dict[str, str], metric: str = "held_out_ppl",
             baselines: dict[str, str] | None = None) -> str:
     """One table of several committed references (``{label: name}``), printed from their
-    files: parameters, training tokens/s, the final metric over the seeds (mean +- standard
-    deviation) and, for each baseline, the mean training minutes at which the seeds first
-    went below it (``-`` if some seed never did)."""
+    files: parameters, training tokens/s, the final metric over the seeds (mean ± half
+    range, named in the header) and, for each baseline, the mean training minutes at which
+    the seeds first went below it (``-`` if some seed never did)."""
     results = {label: load(name) for label, name in names.items()}
     first = next(iter(results.values()))
     header = f"{'model':<12} {'parameters':>10} {'tokens/s':>9} {metric + ' (3 seeds)':>24}"
+    header = (f"({len(first.seeds)} seeds: {SPREAD})\n" + header)
     header += "".join(f" {'below ' + label:>16}" for label in (baselines or {}).values())
     lines = [header]
     for label, result in results.items():
@@ -67,7 +68,7 @@ def compare(names: dict[str, str], metric: str = "held_out_ppl",
         params = result.metrics[seeds[0]].get("parameters", float("nan"))
         speed = statistics.mean(result.metrics[s].get("tokens_per_s", math.nan) for s in seeds)
         row = (f"{label:<12} {params:>10,} {speed:>9,.0f} "
-               f"{f'{statistics.mean(finals):.3f} +- {statistics.stdev(finals):.3f}':>24}")
+               f"{mean_spread(finals):>24}")
         for key in baselines or {}:
             hits = [crossing(result.curves[s], first.baselines[key]) for s in seeds]
             when = ("-" if None in hits
@@ -100,9 +101,9 @@ def plateau_exit(name: str, level: float = 3.3) -> list[int | None]:
 
 def bench_table(arms: dict[str, str], metrics: dict[str, str], width: int = 40) -> str:
     """One row per arm (``{label: reference name}``), one column per metric (``{key:
-    heading}``): mean +- spread (half the range) over the seeds (counts: the mean), ``-``
-    where an arm has no such metric."""
-    lines = [f"{'(reference runs, 3 seeds)':<{width}}"
+    heading}``): mean ± half range over the seeds (counts: the mean), named in the header,
+    ``-`` where an arm has no such metric."""
+    lines = [f"{'(3 seeds: ' + SPREAD + ')':<{width}}"
              + "".join(f" {heading:>17}" for heading in metrics.values())]
     for label, name in arms.items():
         row = f"{label:<{width}}"
