@@ -34,13 +34,13 @@
 # - say what a **bidirectional** LSTM sees, and what shapes it returns.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 56 s on a CPU, 1.6 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 55 s on a CPU, 1.6 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 56 s normalised to the reference machine: 91 s wall on AMD EPYC, one
-#   torch thread, calibration 0.786 s against 0.482 s.
+# - **Time on a CPU:** 55 s normalised to the reference machine: 98 s wall on AMD EPYC, one
+#   torch thread, calibration 0.868 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.6 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `1745fa8` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
 #     (1.7 MB)

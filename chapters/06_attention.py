@@ -38,13 +38,13 @@
 #   known, compare them over seeds as strings get longer, and watch attention learn to align;
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 29 s on a CPU, 846.0 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 31 s on a CPU, 842.8 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 29 s normalised to the reference machine: 64 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 31 s normalised to the reference machine: 56 s wall on AMD EPYC, one
+#   torch thread, calibration 0.868 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 846.0 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Peak memory:** 842.8 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

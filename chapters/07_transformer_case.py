@@ -36,13 +36,13 @@
 #   head that does the lookup.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 49 s on a CPU, 831.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 58 s on a CPU, 809.3 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 49 s normalised to the reference machine: 110 s wall on AMD EPYC, one
-#   torch thread, calibration 1.073 s against 0.482 s.
+# - **Time on a CPU:** 58 s normalised to the reference machine: 105 s wall on AMD EPYC, one
+#   torch thread, calibration 0.868 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 831.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 809.3 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
 # - **Files read (2):**
 #   - `reference/gpu-costs.json` (1.5 KB)
 #   - `reference/recall-sweep/result.json` (43.1 KB)

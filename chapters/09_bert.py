@@ -38,13 +38,13 @@
 # - compare fine-tuning with the feature-based approach on spoiler detection.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 75 s on a CPU, 2.1 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 79 s on a CPU, 2.2 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 75 s normalised to the reference machine: 146 s wall on AMD EPYC, one
-#   torch thread, calibration 0.934 s against 0.482 s.
+# - **Time on a CPU:** 79 s normalised to the reference machine: 142 s wall on AMD EPYC, one
+#   torch thread, calibration 0.868 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 2.1 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 2.2 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

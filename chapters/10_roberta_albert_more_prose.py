@@ -32,13 +32,13 @@
 #   papers' claims survive there.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 8.3 s on a CPU, 709.0 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 13 s on a CPU, 679.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 8.3 s normalised to the reference machine: 20 s wall on AMD EPYC, one
-#   torch thread, calibration 1.181 s against 0.482 s.
+# - **Time on a CPU:** 13 s normalised to the reference machine: 24 s wall on AMD EPYC, one
+#   torch thread, calibration 0.868 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 709.0 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `2ada370-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 679.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
 # - **Files read (20):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

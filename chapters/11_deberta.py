@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 29 s on a CPU, 591.0 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 34 s on a CPU, 585.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 29 s normalised to the reference machine: 65 s wall on AMD EPYC, one
-#   torch thread, calibration 1.073 s against 0.482 s.
+# - **Time on a CPU:** 34 s normalised to the reference machine: 61 s wall on AMD EPYC, one
+#   torch thread, calibration 0.868 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 591.0 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 585.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

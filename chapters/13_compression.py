@@ -54,13 +54,13 @@
 #   reach for.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 71 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 72 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 71 s normalised to the reference machine: 159 s wall on AMD EPYC, one
-#   torch thread, calibration 1.073 s against 0.482 s.
+# - **Time on a CPU:** 72 s normalised to the reference machine: 130 s wall on AMD EPYC, one
+#   torch thread, calibration 0.868 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `35eddbf-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
