@@ -266,7 +266,9 @@ def test_compare_and_crossover_read_every_reference(tiny):
 
     result = R.load("tiny")
     text = R.compare({"tiny": "tiny"}, metric="loss")
-    assert text.splitlines()[1].startswith("tiny")
+    lines = text.splitlines()
+    assert lines[0] == "(3 seeds: mean ± half range)"  # the table names its spread
+    assert lines[1].startswith("model") and lines[2].startswith("tiny")
     with pytest.raises(ValueError, match="parameter count"):
         x_values(result, 0, "flops")
     with pytest.raises(ValueError, match="x must be one of"):
