@@ -59,9 +59,8 @@ def compare(names: dict[str, str], metric: str = "held_out_ppl",
     results = {label: load(name) for label, name in names.items()}
     first = next(iter(results.values()))
     header = f"{'model':<12} {'parameters':>10} {'tokens/s':>9} {metric + ' (3 seeds)':>24}"
-    header = (f"({len(first.seeds)} seeds: {SPREAD})\n" + header)
     header += "".join(f" {'below ' + label:>16}" for label in (baselines or {}).values())
-    lines = [header]
+    lines = [f"({len(first.seeds)} seeds: {SPREAD})", header]
     for label, result in results.items():
         seeds = result.seeds
         finals = result.values(metric)
