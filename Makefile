@@ -160,6 +160,7 @@ bench: setup claims
 # claims.md. Fast: it reads the notebooks' outputs and executes nothing.
 claims: setup
 	$(BIN)/python -m benchmarks.claims
+	$(BIN)/python -m benchmarks.runs
 
 # The instructors' term plan: order, prerequisites, reading and running times (from the run
 # cards, normalised), 10- and 14-week schedules. Fast: reads notebooks, executes nothing;

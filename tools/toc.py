@@ -33,7 +33,7 @@ PARTS: list[tuple[str, range]] = [
 LABS = "Labs"
 #: pages (not notebooks) listed right after index.md, when they exist: the claims ledger
 #: and the changelog
-PAGES = ["claims.md", "CHANGELOG.md"]
+PAGES = ["claims.md", "runs.md", "CHANGELOG.md"]
 
 
 def chapter_number(path: Path) -> int:
