@@ -127,3 +127,30 @@ def test_a_note_whose_cell_is_gone_is_an_error(tmp_path):
     (tmp_path / "tiny.md").write_text("## after: ## Second slide\n\nsay this\n")
     deck = slides.with_speaker_notes(_tiny_notebook(), "tiny", notes_dir=tmp_path)
     assert [c.source for c in deck.cells][3] == "say this"
+
+
+def test_a_deck_leaves_the_folded_blocks_out():
+    md = nbformat.v4.new_markdown_cell
+    nb = nbformat.v4.new_notebook(cells=[
+        md("## A result\n\nWhat it shows.\n\n<details><summary>How we know</summary>\n\n"
+           "`make reference NAME=x`\n</details>"),
+        md("<details><summary>Worked answer</summary>the answer</details>")])
+    talk = slides.for_the_talk(nb)
+    assert talk.cells[0].source == "## A result\n\nWhat it shows."
+    assert talk.cells[1].metadata["slideshow"]["slide_type"] == "skip"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_a_chapter_deck_carries_its_results_tables_and_not_its_provenance(chapter):
+    """Issue 57, item 8: the deck shows the path and every results table; the provenance
+    ("How we know"), hints and worked answers stay on the page."""
+    from lmcourse.course.claims import MIME_TABLE
+
+    nb = nbformat.read(chapter, as_version=4)
+    tables = sum(MIME_TABLE in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
+    shown = [c for c in slides.for_the_talk(nb).cells
+             if c.metadata.get("slideshow", {}).get("slide_type") != "skip"]
+    assert not [c.source[:60] for c in shown if c.cell_type == "markdown"
+                and "<details>" in c.source]
+    assert sum(MIME_TABLE in o.get("data", {}) for c in shown
+               for o in c.get("outputs", [])) == tables

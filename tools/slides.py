@@ -138,6 +138,24 @@ def with_speaker_notes(nb: nbformat.NotebookNode, stem: str, notes_dir: Path = N
     return nb
 
 
+#: what a reader opens on purpose: provenance ("How we know"), hints and worked answers
+FOLDED = re.compile(r"\n?<details>.*?</details>\n?", re.S)
+
+
+def for_the_talk(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` as a deck shows it: the lesson's path and its results tables, without the
+    folded blocks of its markdown cells (provenance, hints, worked answers), which are
+    for a reader's second look, not for the room. A cell that was only a folded block
+    becomes a skipped slide."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown" or "<details>" not in cell.source:
+            continue
+        cell.source = FOLDED.sub("\n", cell.source).strip()
+        if not cell.source:
+            cell.metadata["slideshow"] = {"slide_type": "skip"}
+    return nb
+
+
 REMOTE = re.compile(
     r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:)?//""", re.I)
 
@@ -145,7 +163,7 @@ REMOTE = re.compile(
 def export(notebook: Path, out: Path, exp=None) -> Path:
     """Write ``out/<name>.slides.html`` for one notebook (vendor files must be in ``out``)."""
     exp = exp or exporter()
-    nb = with_speaker_notes(nbformat.read(notebook, as_version=4), notebook.stem)
+    nb = with_speaker_notes(for_the_talk(nbformat.read(notebook, as_version=4)), notebook.stem)
     body, _ = exp.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
     remote = REMOTE.findall(body)
     if remote:
