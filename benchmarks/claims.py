@@ -112,6 +112,8 @@ def _row(r: dict) -> str:
     metric = r.get("metric")
     if metric and r.get("higher_is_better") is not None:
         metric += ", " + ("higher" if r["higher_is_better"] else "lower") + " is better"
+    if r.get("tuning"):
+        base += f" (settings tried: {r['tuning']['baseline']}; ours {r['tuning']['ours']})"
     ours = _figure(r["ours"], r["spread"], r["seeds"], digits)
     claim = r["claim"] + (f" ({metric})" if metric else "")
     return "| " + " | ".join(_cell(x) for x in (

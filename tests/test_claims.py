@@ -133,7 +133,7 @@ def test_a_live_run_prints_its_figures_with_no_verdict(capsys):
     live = verdict("the LSTM beats the RNN", [5.0, 5.1, 5.2], baseline=("RNN", [6.0, 6.1, 6.2]),
                    higher_is_better=False, live=True, paper="Chung et al. 2014")
     assert live.verdict == "no verdict" and live.rule == "live run"
-    assert "the reference runs give the verdict" in live.line
+    assert "the full runs over seeds give the verdict" in live.line
     assert "ahead by 1.000 in this live run" in live.takeaway
     with pytest.raises(ValueError, match="not both"):
         verdict("x", 1.0, baseline=None, verdict="supported", live=True)
@@ -373,3 +373,110 @@ def test_a_table_outside_ipython_prints_its_lines_and_an_error_shows_nothing(cap
     assert capsys.readouterr().out == ""
     assert not claims.COLLECTING  # the table was closed
 
+
+
+#: verdicts that go against our side: a claim our side lost stands even when it was tuned
+#: more (the imbalance only helped the loser); one run decides nothing
+AGAINST_OURS = {"contradicted", "not reproduced", claims.NO_VERDICT}
+
+
+def tuned_more_problems(records: list[dict]) -> list[str]:
+    """Issue 56: claims decided for a side that was tuned over more settings than its
+    rival, where the ledger records both counts (``tuning``)."""
+    return [f"{r['claim']}: ours {r['tuning']['ours']} settings, baseline "
+            f"{r['tuning']['baseline']}" for r in records
+            if r.get("tuning") and r["tuning"]["baseline"] < r["tuning"]["ours"]
+            and r["verdict"] not in AGAINST_OURS]
+
+
+def test_a_claim_decided_for_the_side_tuned_more_is_found():
+    def row(verdict, ours, base):
+        return {"claim": "x", "verdict": verdict, "tuning": {"ours": ours, "baseline": base}}
+    assert tuned_more_problems([row("supported", 8, 4)])
+    assert tuned_more_problems([row("no difference", 8, 4)])
+    assert not tuned_more_problems([row("not reproduced", 8, 4), row("supported", 4, 4),
+                                    row("reproduced", 2, 36), {"claim": "y", "verdict": "x"}])
+
+
+def test_no_claim_is_decided_for_the_side_tuned_more():
+    """A baseline gets at least its model's tuning budget wherever the ledger can tell."""
+    records = json.loads(ledger.CLAIMS_JSON.read_text())
+    assert any(r.get("tuning") for r in records), "no ledger row records its tuning budget"
+    problems = tuned_more_problems(records)
+    assert not problems, f"decided for the side tuned on more settings: {problems}"
+
+
+def test_a_verdict_records_and_prints_its_tuning_budget():
+    c = claims.verdict("x beats y", [1.0, 1.1, 1.2], baseline=("y", [0.5, 0.6, 0.7]),
+                       higher_is_better=True, tuning=(2, 36), show=False)
+    assert c.tuning == {"ours": 2, "baseline": 36} and "settings tried: ours 2, y 36" in c.line
+    with pytest.raises(ValueError, match="tuning is"):
+        claims.verdict("x", [1.0], baseline=("y", 0.5), higher_is_better=True, tuning=(0, 3),
+                       show=False)
+
+
+# ---- summaries that agree with the ledger (issue 57, item 4) --------------------------------
+
+#: a verdict word as a summary states it, longest first ("not reproduced" before "reproduced")
+_WORDS = "|".join(re.escape(w) for w in sorted(ledger.WORDS, key=len, reverse=True))
+BOLD_VERDICT = re.compile(rf"\*\*({_WORDS})\*\*")
+#: a stated verdict and the ledger row it comes from: ``**supported**<!-- ledger: words of
+#: the claim -->`` (the comment is invisible to the reader; the word is what they read)
+CITED = re.compile(rf"\*\*({_WORDS})\*\*\s*<!--\s*ledger:\s*(.+?)\s*-->", re.S)
+#: how many of a notebook's decided claims its summary states, at least
+SUMMARY_CITES = 2
+
+
+def summary_of(nb: nbformat.NotebookNode) -> str:
+    """The markdown of a chapter's summary: from its ``## Summary`` heading to the next
+    second-level heading."""
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    match = re.search(r"^## Summary\b.*?(?=^## |\Z)", text, re.M | re.S)
+    return match.group(0) if match else ""
+
+
+def summary_problems(summary: str, rows: list[dict]) -> list[str]:
+    """Where a summary disagrees with its notebook's ledger ``rows``: a stated verdict that
+    is not its row's, a verdict word with no row named, a row named ambiguously, or a
+    summary that states none of the claims its notebook decided."""
+    cited = [(word, " ".join(key.split())) for word, key in CITED.findall(summary)]
+    problems = []
+    if len(BOLD_VERDICT.findall(summary)) != len(cited):
+        problems.append("a bold verdict word names no ledger row: write "
+                        "**word**<!-- ledger: words of the claim -->")
+    for word, key in cited:
+        matches = [r for r in rows if key in r["claim"]]
+        if len(matches) != 1:
+            problems.append(f"{key!r} matches {len(matches)} of the notebook's ledger rows, "
+                            "not one")
+        elif matches[0]["verdict"] != word:
+            problems.append(f"the summary says {word} where the ledger says "
+                            f"{matches[0]['verdict']}: {matches[0]['claim']}")
+    decided = [r for r in rows if r["verdict"] != claims.NO_VERDICT]
+    if len(cited) < min(SUMMARY_CITES, len(decided)):
+        problems.append(f"states {len(cited)} of the {len(decided)} claims the notebook "
+                        f"decided (at least {min(SUMMARY_CITES, len(decided))})")
+    return problems
+
+
+def test_a_summary_that_disagrees_with_the_ledger_is_found():
+    rows = [{"claim": "the LSTM beats the RNN", "verdict": "supported"},
+            {"claim": "the GRU beats the RNN", "verdict": "contradicted"}]
+    good = ("- Gates help: **supported**<!-- ledger: the LSTM beats --> for the LSTM, "
+            "**contradicted** <!-- ledger: the GRU\n beats --> for the GRU.")
+    assert summary_problems(good, rows) == []
+    assert summary_problems(good.replace("**contradicted**", "**supported**"), rows)
+    assert summary_problems("the LSTM wins (**supported**)", rows)
+    assert summary_problems("**supported**<!-- ledger: beats the RNN -->", rows)
+    assert summary_problems("Nothing is stated here.", rows)
+
+
+CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", CHAPTER_NOTEBOOKS, ids=[p.stem for p in CHAPTER_NOTEBOOKS])
+def test_a_chapters_summary_agrees_with_its_ledger_rows(path):
+    records = json.loads(ledger.CLAIMS_JSON.read_text())
+    rows = [r for r in records if r["notebook"] == path.relative_to(ROOT).as_posix()]
+    problems = summary_problems(summary_of(nbformat.read(path, as_version=4)), rows)
+    assert not problems, f"{path.name}'s summary: {problems}"

@@ -30,7 +30,7 @@ A claim of the course's own (no paper made it: "the RNN beats the tuned n-gram")
 ``supported``, ``contradicted`` or ``inconclusive`` on the same three outcomes. A figure
 from **one run** (one seed) has no spread to judge a gap against, and a **live run** of a
 notebook's minute (``live=True``) is a demonstration, not the experiment: both print their
-figures with ``no verdict``, and the reference runs give the verdict.
+figures with ``no verdict``, and the full runs over seeds give the verdict.
 
 **The rule** (``rule=``) says what "more than the seeds scatter" means:
 
@@ -130,6 +130,7 @@ class Claim:
     note: str | None
     digits: int
     line: str
+    tuning: dict | None = None
 
     def _ipython_display_(self) -> None:
         """Nothing: ``verdict`` has already displayed the line, so a verdict that ends a
@@ -173,7 +174,7 @@ class Claim:
         side = "ahead" if ahead else "behind"
         if self.rule == "live run":
             return (f"In plain words: {side} {by} in this live run, a demonstration; the "
-                    "reference runs give the verdict.")
+                    "full runs over seeds give the verdict.")
         if self.rule == "one run":
             return (f"In plain words: {side} {by} in one run, which cannot tell a real gap "
                     "from the luck of one seed.")
@@ -198,7 +199,8 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
             higher_is_better: bool | None = None, verdict: str | None = None,
             rule: str | None = None, paper: float | str | None = None,
             metric: str | None = None, note: str | None = None, digits: int = 3,
-            live: bool = False, show: bool = True) -> Claim:
+            live: bool = False, show: bool = True,
+            tuning: tuple[int, int] | None = None) -> Claim:
     """Decide, print and record one claim; returns it.
 
     claim: what should hold, stated so that it names the side that should win.
@@ -217,6 +219,9 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
         are printed with no verdict.
     metric, note: the figure's name, and a last remark printed at the end of the line.
     digits: decimals printed. show: print/display it (False: only return it).
+    tuning: ``(ours, baseline)``, how many settings each side was tuned over on the tuning
+        data, where the notebook knows: the ledger records it, and a test refuses a claim
+        decided for the side that was tuned more.
     """
     if not isinstance(claim, str) or not claim.strip():
         raise ValueError("a claim needs its statement (a non-empty string)")
@@ -232,6 +237,11 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
         raise TypeError("higher_is_better must be True, False or None")
     if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
         raise ValueError(f"digits is the number of decimals printed (0 or more), got {digits!r}")
+    if tuning is not None and (
+            not isinstance(tuning, tuple) or len(tuning) != 2 or baseline is None
+            or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in tuning)):
+        raise ValueError("tuning is (settings tried for ours, settings tried for the "
+                         f"baseline), two counts of at least 1, with a baseline; got {tuning!r}")
     if isinstance(paper, numbers.Real) and not isinstance(paper, bool):
         paper = _number(paper, "paper")
     elif paper is not None and not isinstance(paper, str):
@@ -268,6 +278,8 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
         parts.append(f"paper: {format_number(paper, digits)}" if isinstance(paper, float)
                      else f"paper: {paper}")
     parts.append(note or "")
+    if tuning is not None:
+        parts.append(f"settings tried: ours {tuning[0]}, {baseline[0]} {tuning[1]}")
     line = f"verdict: {word} — {claim.strip()}; " + "; ".join(p for p in parts if p)
 
     result = Claim(
@@ -279,7 +291,8 @@ def verdict(claim: str, ours: Any, *, baseline: tuple[str, Any] | None,
             "spread": _round(_half_range(base_values)) if len(base_values) > 1 else None,
             "seeds": len(base_values)},
         paper=paper, higher_is_better=higher_is_better, rule=rule, metric=metric, note=note,
-        digits=digits, line=line)
+        digits=digits, line=line,
+        tuning=None if tuning is None else {"ours": tuning[0], "baseline": tuning[1]})
     if show:
         _show(result)
     return result
