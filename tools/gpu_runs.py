@@ -128,10 +128,17 @@ def wheel_path() -> str:
 
 def find(name: str):
     """The reference ``name``: registered, or declared and waiting for its runs."""
-    from lmcourse.course.reference import bench_arms, lm_scale, prose_scale, registry
+    from lmcourse.course.reference import (
+        bench_arms,
+        lm_scale,
+        prose_scale,
+        recall_converge,
+        registry,
+    )
 
     pending = {**lm_scale.SCALE_REFS, **bench_arms.WIKI_BENCH_REFS,
-               **bench_arms.PROSE_BENCH_REFS, **prose_scale.SCALE_REFS}
+               **bench_arms.PROSE_BENCH_REFS, **prose_scale.SCALE_REFS,
+               **recall_converge.CONVERGE_REFS}
     if name in registry.REFERENCES:
         return registry.REFERENCES[name]
     if name in pending:
@@ -149,6 +156,8 @@ FIRST = {"issue55": ("bench-mlm", "bench-deberta")}
 LEE_PLAN = ("issue56-lee", ("lm-char-transformer", "bilm-lee", "lm-char-rnn", "lm-char-gru",
                             "lm-char-lstm"))
 SCALE_PLAN = "issue55-scale"
+#: issue 56 item 1: recall's recurrent rivals to convergence, and the transformer beside them
+RECALL_PLAN = "issue56-recall"
 # a run stops this many seconds before the lease's deadline, to score and keep its weights
 SCORING_MARGIN_S = 75.0
 
@@ -164,9 +173,13 @@ def plan_jobs(name: str) -> list[str]:
         return [f"{ref.name}:{seed}" for ref in SCALE_REFS.values() for seed in ref.seeds]
     if name == LEE_PLAN[0]:
         return [f"{ref}:{seed}" for ref in LEE_PLAN[1] for seed in (0, 1, 2)]
+    if name == RECALL_PLAN:
+        from lmcourse.course.reference.recall_converge import CONVERGE_REFS
+
+        return [f"{ref}:{seed}" for ref in CONVERGE_REFS for seed in (0, 1, 2)]
     if name not in FIRST:
         raise SystemExit(f"no plan named {name!r}: one of "
-                         f"{sorted([*FIRST, SCALE_PLAN, LEE_PLAN[0]])}")
+                         f"{sorted([*FIRST, SCALE_PLAN, LEE_PLAN[0], RECALL_PLAN])}")
     landed = [arm.removeprefix(WIKI) for arm in WIKI_LANDED]
     arms = [*FIRST[name], *(arm for arm in landed if arm not in FIRST[name])]
     return [f"{PROSE}{arm}:{seed}" for arm in arms for seed in (0, 1, 2)]

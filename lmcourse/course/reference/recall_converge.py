@@ -1,0 +1,120 @@
+"""References ``recall-converge-*``: associative recall's recurrent rivals trained to
+convergence (issue 56, item 1). Declared here and run on a GPU (``tools.gpu_runs plan
+issue56-recall``); none is registered until its three seeds have landed.
+
+``recall-sweep`` gives a transformer, an LSTM and a GRU of the same size the same 1,000
+steps: a claim about **sample efficiency**. This asks the other question, what each can
+**learn**: the LSTM and the GRU, at the size-matched width and at twice it, train for ten
+times the transformer's steps (10,000) at 4 and 8 pairs, and their held-out query accuracy
+is read every 500 steps, so the curve shows where it stops improving. The transformer
+trains the same 10,000 steps, for the figure that draws all three against steps.
+
+Each run's learning rate is chosen, per seed, model and size, from a four-point grid by the
+accuracy on **validation** sequences drawn from their own generator, never on the test
+sequences the verdicts read; a chosen rate at the grid's edge is recorded as such (a test
+of the committed runs refuses it). The baseline is ``recall-sweep``'s lookup-free guess: a
+value drawn from the ones shown in the sequence.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from lmcourse.course.reference.recall_sweep import baselines as shown_value_baselines
+from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
+from lmcourse.models.recall import recall_accuracy, recall_batch, recall_model, train_recall
+
+LR_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
+#: (model, width): the size-matched widths of recall-sweep (about 120K parameters) and twice
+#: them (about four times the parameters)
+SIZES = {"lstm-80": ("lstm", 80), "lstm-160": ("lstm", 160), "gru-90": ("gru", 90),
+         "gru-180": ("gru", 180), "transformer-64": ("transformer", 64)}
+RECIPE = {
+    "curve_x": "training steps (the curve: held-out query accuracy at 4 pairs, chosen rate)",
+    "pairs": [4, 8], "steps": 10_000, "eval_every": 500, "batch": 64, "eval_size": 512,
+    "validation_size": 512, "num_keys": 64, "num_values": 64, "max_len": 96, "layers": 2,
+    "lr_grid": list(LR_GRID),
+    "optimizer": "adam, gradient norm clipped at 1; the loss only at the query positions",
+}
+LABELS = {"lstm": "LSTM", "gru": "GRU", "transformer": "transformer"}
+VALIDATION_SEED = 20_000  # + pairs: the validation sequences' generator (test: 10_000 + pairs)
+
+
+def validation_accuracy(model: torch.nn.Module, pairs: int, recipe: dict,
+                        device: torch.device | str = "cpu") -> float:
+    """Query accuracy on ``recipe["validation_size"]`` sequences of the validation
+    generator: what a learning rate is chosen by."""
+    batch = recall_batch(recipe["validation_size"], pairs, num_keys=recipe["num_keys"],
+                         num_values=recipe["num_values"],
+                         generator=torch.Generator().manual_seed(VALIDATION_SEED + pairs))
+    model.eval()
+    with torch.no_grad():
+        out = model(batch.tokens.to(device))
+    model.train()
+    logits = out[0] if isinstance(out, tuple) else out
+    return recall_accuracy(logits.cpu(), batch.targets)
+
+
+def _train(kind: str, width: int, recipe: dict, seed: int, device: torch.device,
+           progress: bool = True, stop_after: int | None = None) -> SeedRun:
+    from lmcourse import progress_bar
+
+    steps = stop_after or recipe["steps"]
+    metrics: dict[str, float] = {}
+    curve, first_losses, start = [], [], time.perf_counter()
+    jobs = [(p, lr) for p in recipe["pairs"] for lr in recipe["lr_grid"]]
+    for pairs, lr in progress_bar(jobs, progress, desc=f"recall-converge {kind} seed {seed}"):
+        model = recall_model(kind, width, recipe["num_keys"] + recipe["num_values"],
+                             recipe["max_len"], layers=recipe["layers"], seed=seed)
+        run = train_recall(model, pairs, steps, seed, lr=lr, batch_size=recipe["batch"],
+                           eval_every=min(recipe["eval_every"], steps),
+                           eval_size=recipe["eval_size"], num_keys=recipe["num_keys"],
+                           num_values=recipe["num_values"], device=device)
+        if stop_after is not None:
+            return SeedRun([], run.losses, {})
+        first_losses = first_losses or run.losses
+        key = f"@{pairs}:lr{lr:g}"
+        metrics[f"validation{key}"] = round(validation_accuracy(run.model, pairs, recipe,
+                                                                device), 4)
+        metrics[f"test{key}"] = run.accuracy
+        metrics[f"best_test{key}"] = max(a for _, a in run.curve)
+        # [step, training seconds (pro rata), held-out accuracy] every eval_every steps
+        metrics[f"curve{key}"] = [[step, round(run.seconds * step / steps, 1), acc]
+                                  for step, acc in run.curve]
+        metrics["parameters"] = run.parameters
+    for pairs in recipe["pairs"]:
+        chosen = max(recipe["lr_grid"],
+                     key=lambda lr, p=pairs: metrics[f"validation@{p}:lr{lr:g}"])
+        metrics[f"lr@{pairs}"] = chosen
+        metrics[f"chosen_at_edge@{pairs}"] = float(chosen in (recipe["lr_grid"][0],
+                                                              recipe["lr_grid"][-1]))
+        metrics[f"accuracy@{pairs}"] = metrics[f"test@{pairs}:lr{chosen:g}"]
+    first = recipe["pairs"][0]
+    curve = metrics[f"curve@{first}:lr{metrics[f'lr@{first}']:g}"]
+    metrics["train_seconds"] = round(time.perf_counter() - start, 1)
+    return SeedRun(curve, first_losses, metrics)
+
+
+def _reference(name: str) -> Reference:
+    kind, width = SIZES[name]
+
+    def train(recipe: dict, seed: int, device: torch.device, progress: bool = True,
+              stop_after: int | None = None) -> SeedRun:
+        return _train(kind, width, recipe, seed, device, progress, stop_after)
+
+    return Reference(
+        name=f"recall-converge-{name}",
+        title=f"associative recall to convergence: {LABELS[kind]} of width {width}, 10,000 "
+              "steps, learning rate chosen on validation sequences",
+        recipe={**RECIPE, "model": kind, "width": width}, train=train,
+        evaluate=no_weights(f"recall-converge-{name}"), baselines=shown_value_baselines,
+        seconds_per_seed=1800.0, keep_weights=(), first_steps=10,
+        notes=["the learning rate of every pair count is chosen per seed on 512 validation "
+               "sequences of their own generator; the test sequences are recall-sweep's",
+               "ten times the transformer's 1,000 steps of recall-sweep (issue 56, item 1)"])
+
+
+#: declared, waiting for a GPU: ``python -m tools.gpu_runs plan issue56-recall``
+CONVERGE_REFS = {f"recall-converge-{name}": _reference(name) for name in SIZES}

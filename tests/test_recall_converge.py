@@ -1,0 +1,42 @@
+"""Recall's recurrent rivals to convergence (issue 56, item 1): the declared runs, checked on
+a CPU at a tiny size before a GPU runs them."""
+
+from __future__ import annotations
+
+import torch
+
+from lmcourse.course.reference import recall_converge as rc
+
+
+def test_every_size_is_declared_with_an_interior_grid_and_ten_times_the_steps():
+    from lmcourse.course.reference.recall_sweep import RECIPE as SWEEP
+
+    assert set(rc.CONVERGE_REFS) == {f"recall-converge-{n}" for n in rc.SIZES}
+    assert rc.RECIPE["steps"] >= 10 * SWEEP["steps"]
+    for kind in ("lstm", "gru"):
+        widths = sorted(w for k, w in rc.SIZES.values() if k == kind)
+        assert len(widths) == 2 and widths[1] == 2 * widths[0] == 2 * SWEEP[kind]["width"]
+        assert min(rc.LR_GRID) < SWEEP[kind]["lr"] < max(rc.LR_GRID), (
+            "recall-sweep's rate must sit inside the grid")
+
+
+def test_a_tiny_run_chooses_its_rate_on_validation_and_says_when_it_is_at_the_edge():
+    recipe = {**rc.RECIPE, "pairs": [2], "steps": 20, "eval_every": 10, "eval_size": 16,
+              "validation_size": 16, "lr_grid": [1e-3, 3e-3, 1e-2], "batch": 8}
+    ref = rc.CONVERGE_REFS["recall-converge-lstm-80"]
+    run = ref.train({**ref.recipe, **recipe}, seed=0, device=torch.device("cpu"),
+                    progress=False)
+    m = run.metrics
+    chosen = m["lr@2"]
+    assert chosen == max(recipe["lr_grid"], key=lambda lr: m[f"validation@2:lr{lr:g}"])
+    assert m["accuracy@2"] == m[f"test@2:lr{chosen:g}"]
+    assert m["chosen_at_edge@2"] == float(chosen != 3e-3)
+    assert [p[0] for p in run.curve] == [10, 20] and all(len(p) == 3 for p in run.curve)
+    assert len(run.train_loss) == 20
+
+
+def test_the_gpu_plan_lists_every_seed_of_every_size():
+    from tools import gpu_runs
+
+    jobs = gpu_runs.plan_jobs(gpu_runs.RECALL_PLAN)
+    assert len(jobs) == 3 * len(rc.SIZES) and all(gpu_runs.find(j.split(":")[0]) for j in jobs)
