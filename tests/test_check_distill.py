@@ -332,7 +332,7 @@ def test_keeps_teacher_quality_against_the_bag_of_words_and_a_control(rows, caps
     check.keeps_teacher_quality(good, teacher, rows,
                                 {"bag of words": scorer(rows, 0.7, seed=3),
                                  "labels only": scorer(rows, 0.6, seed=4)},
-                                bag_of_words="bag of words", control="labels only")
+                                bag_of_words="bag of words", control="labels only", record=True)
     out = capsys.readouterr().out
     assert out.count("95% paired bootstrap interval") == 2 and "not behind the bag of words" in out
     fails_with(check.keeps_teacher_quality, scorer(rows, 0.9, seed=2), teacher, rows,

@@ -456,7 +456,7 @@ def test_beats_baseline_beyond_the_bootstrap_interval(splits, capsys):
     oracle = _oracle(train, val, test)
     bow = bag_of_words_baseline(train)
     check.beats_baseline(oracle, val, test, {"bag of words": bow}, target="bag of words",
-                         beyond_interval=True)
+                         beyond_interval=True, record=True)
     out = capsys.readouterr().out
     assert "paired bootstrap" in out and "verdict: supported" in out and "✅" in out
     fails_with(check.beats_baseline, bow, val, test, {"bag of words": bow},
@@ -464,12 +464,12 @@ def test_beats_baseline_beyond_the_bootstrap_interval(splits, capsys):
 
 
 def test_beats_baseline_can_decide_without_recording_a_claim(splits, capsys):
-    """Lab 06 reads its verdict from the reference's seeds: the check itself records none."""
+    """Lab 06 reads its verdict from chapter 09's seeds: by default the check records none."""
     train, val, test = splits
     oracle = _oracle(train, val, test)
     bow = bag_of_words_baseline(train)
     check.beats_baseline(oracle, val, test, {"bag of words": bow}, target="bag of words",
-                         beyond_interval=True, positives="fresh reviews", record=False)
+                         beyond_interval=True, positives="fresh reviews")
     out = capsys.readouterr().out
     assert "✅" in out and "95% bootstrap interval" in out and "verdict:" not in out
     fails_with(check.beats_baseline, lambda texts: 1 - oracle(texts), val, test,

@@ -345,18 +345,21 @@ def test_harness_talk_is_found_outside_folded_blocks_only():
 
 
 def test_the_lessons_keep_the_harness_folded():
-    """Issue 57: at most ten harness mentions in all the chapters' visible prose."""
+    """Issue 57: at most ten harness mentions in all that the chapters show a student: the
+    prose outside folded blocks and what the code cells print."""
     found = {}
     for path in CHAPTERS:
         nb = nbformat.read(path, as_version=4)
         hits = [h for c in nb.cells if c.cell_type == "markdown" for h in harness_talk(c.source)]
+        hits += [h for c in nb.cells if c.cell_type == "code"
+                 for h in HARNESS_TALK.findall(_output_text(c))]
         if hits:
             found[path.name] = hits
     total = sum(map(len, found.values()))
     assert total <= HARNESS_TALK_ALLOWED, (
-        f"{total} harness mentions in the chapters' visible prose (at most "
+        f"{total} harness mentions in what the chapters show (at most "
         f"{HARNESS_TALK_ALLOWED}); move them into the chapter's folded *How we know* "
-        f"block: {found}")
+        f"block, or out of what the cells print: {found}")
 
 
 LABS = [p for p in NOTEBOOKS if p.parent.name == "solutions"]
@@ -380,6 +383,65 @@ def test_a_labs_stated_time_is_its_run_cards(path):
     assert not found, f"{path.name}: its opening types a run time {found}; point to the run card"
     assert "run card" in " ".join(opening.split()), (
         f"{path.name}: its opening should point to its run card")
+
+
+#: the course's switches and words that a lab's student cells must not show (issue 57, item 7)
+LAB_SWITCHES = re.compile(r"record=False|NBVAL_CHECK_OUTPUT|\bledger\b|make teacher", re.I)
+
+
+def lab_student_problems(nb: nbformat.NotebookNode) -> list[str]:
+    """What in a lab's student copy speaks to the maintainer instead of the student: the
+    harness's switches, harness talk outside folded blocks, or a first code cell that does
+    not open the lesson."""
+    found = [f"cell {i}: {m!r}" for i, c in enumerate(nb.cells)
+             for m in LAB_SWITCHES.findall(" ".join(c.source.split()))]
+    found += [f"cell {i}: {m!r}" for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
+              for m in harness_talk(c.source)]
+    first = next((c.source for c in nb.cells if c.cell_type == "code"), "")
+    found += [f"first code cell: {p}" for p in opening_cell_problems(first)]
+    return found
+
+
+def test_a_lab_cell_that_speaks_to_the_maintainer_is_found():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("run `make\nteacher` first; the ledger records it"),
+        nbformat.v4.new_code_cell("from lmcourse.course import reference\ncheck(x, record=False)")])
+    problems = " ".join(lab_student_problems(nb))
+    for word in ("make teacher", "ledger", "record=False", "lmcourse.course"):
+        assert word in problems, word
+    assert not lab_student_problems(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import torch")]))
+
+
+@pytest.mark.parametrize("path", LABS, ids=[p.stem for p in LABS])
+def test_a_labs_student_cells_speak_to_the_student(path):
+    """Issue 57, item 7: what a student opens carries no harness switch, no ledger and no
+    harness talk in its visible prose, and its first code cell opens the lesson."""
+    problems = lab_student_problems(nbformat.read(nbtools.student_path(path), as_version=4))
+    assert not problems, f"{nbtools.student_path(path).name}: {problems}"
+
+
+def _verdicts(cell) -> list[str]:
+    from lmcourse.course.claims import MIME, MIME_TABLE
+
+    found = []
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        rows = ([data[MIME]] if MIME in data else []) + list(data.get(MIME_TABLE, []))
+        found += [row.get("verdict", "") for row in rows]
+    return found
+
+
+@pytest.mark.parametrize("path", LABS, ids=[p.stem for p in LABS])
+def test_a_passed_check_is_not_followed_by_a_verdict_against_it(path):
+    """Issue 57, item 7: a student who just read ✅ must not read, in that cell or the next,
+    a verdict that the claim failed (the one-run figures print no verdict)."""
+    code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    pairs = zip(code, code[1:] + [{}], strict=True)
+    bad = [f"code cell {i + 1}: {v}" for i, (c, after) in enumerate(pairs)
+           if "✅" in _output_text(c)
+           for v in _verdicts(c) + _verdicts(after) if v in ("contradicted", "not reproduced")]
+    assert not bad, f"{path.name}: {bad}"
 
 
 CHAPTER_WORDS = 4000

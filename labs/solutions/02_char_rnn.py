@@ -67,9 +67,6 @@ import torch.nn.functional as F
 
 import lmcourse
 from lmcourse.checks import char_rnn as check
-from lmcourse.course import reference
-from lmcourse.course.claims import verdict
-from lmcourse.course.reference.figures import plot_reference
 from lmcourse.data import Vocab, document_split, lm_batches, load_corpus
 from lmcourse.train import clip_gradients
 
@@ -376,6 +373,8 @@ ax.set_ylabel("validation perplexity (lower is better)")
 ax.set_title("Your RNN beside Kneser–Ney n-gram models on the same split")
 ax.legend()
 plt.show()
+from lmcourse.course.claims import verdict
+
 verdict("your RNN beats the tuned Kneser-Ney n-gram", val_ppl,
         baseline=(f"tuned KN ({ngram_ppl['tuned_setting']})", ngram_ppl["tuned"]),
         higher_is_better=False, metric="validation perplexity", digits=2)
@@ -398,21 +397,24 @@ print(f"training perplexity three epochs before the end {math.exp(sum(before) / 
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Still falling or flat, a 128-unit RNN trained for a minute is far from what the same kind
-# of network reaches with a real budget. Where would it go? Chapter 02's **reference run**
-# (`reference/lm-char-rnn`, `make reference NAME=lm-char-rnn`) trained a larger tanh RNN
-# (two layers of 768 units, dropout, a learning-rate schedule) on this same split, 2,000
-# steps of 32 × 128 characters, three seeds. The plot draws its held-out curves against
-# training time with your model's point (your training seconds, your validation
-# perplexity) and the n-gram lines, all on this split, the tuned n-gram among them.
+# of network reaches with a real budget. Where would it go? For chapter 02 the course
+# trained a larger tanh RNN (two layers of 768 units, dropout, a learning-rate schedule) on
+# this same split, 2,000 steps of 32 × 128 characters, three seeds. The plot draws its
+# held-out curves against training time with your model's point (your training seconds, your
+# validation perplexity) and the n-gram lines, all on this split, the tuned n-gram among
+# them.
 #
 # **The scale it takes.** The table below answers the question the target raises: does
 # a real budget get the RNN below the tuned n-gram? Read its last column. On this text the
 # answer is no for every network the course trains (chapter 3b shows the LSTM and GRU
-# references as well); what changes the answer is more text, and chapter 3b's data-scaling
-# reference runs measure how much. On a GPU, try a larger `hidden_size` and more epochs,
-# and see how far toward the reference curve you get.
+# networks as well); what changes the answer is more text, and chapter 7c's data-scaling
+# race measures how much. On a GPU, try a larger `hidden_size` and more epochs, and see
+# how far toward the larger RNN's curve you get.
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course import reference
+from lmcourse.course.reference.figures import plot_reference
+
 ref = reference.load("lm-char-rnn")
 fig, ax = plt.subplots(figsize=(7, 3.8))
 plot_reference(ax, ref, live=[[len(losses), seconds, val_ppl]], x="seconds",

@@ -82,8 +82,6 @@ import lmcourse
 from lmcourse import metrics
 from lmcourse.checks import spoilers as check
 from lmcourse.data import Vocab, tokenize
-from lmcourse.data.goodreads import load_reviews, sample_path, sentences, split_reviews, summary
-from lmcourse.models.baselines import tuned_bag_of_words_baseline
 
 lmcourse.seed_everything(0)
 torch.set_num_threads(1)  # small matrices: one CPU thread wastes less time waiting
@@ -98,8 +96,9 @@ device = lmcourse.device()
 # `load_reviews` reads it (plain or gzipped) and stops at the first malformed line with the
 # file name, the line number and what is wrong.
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_CHECK_OUTPUT
+# %% slideshow={"slide_type": "-"} tags=["nbval-check-output"]
+from lmcourse.data.goodreads import load_reviews, sample_path, sentences, split_reviews, summary
+
 reviews = load_reviews(sample_path())
 stats = summary(reviews)
 print(reviews)
@@ -118,8 +117,7 @@ print(f"mean position of spoiler sentences in a review (0 = first, 1 = last): "
 # ("I screamed.") that give nothing away by themselves: the tags are noisy, as
 # self-reported tags are.
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_CHECK_OUTPUT
+# %% slideshow={"slide_type": "-"} tags=["nbval-check-output"]
 example = next(r for r in reviews if r.has_spoiler and 6 <= len(r.sentences) <= 10)
 print(f"book {example.book_id}, {example.rating} stars, {example.timestamp}")
 for label, text in example.sentences:
@@ -134,8 +132,7 @@ for label, text in example.sentences:
 # review id, so the split is the same on every machine and does not move when the file
 # grows. We then flatten each part into `(sentence, label, review_id)` triples.
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_CHECK_OUTPUT
+# %% slideshow={"slide_type": "-"} tags=["nbval-check-output"]
 parts = split_reviews(reviews, by="review_id")
 train, val, test = (sentences(p) for p in parts)
 for name, data in (("train", train), ("validation", val), ("test", test)):
@@ -155,8 +152,7 @@ print(f"always answering 'no spoiler' is right on {majority_accuracy:.1%} of the
 # frequency. Words seen once in training become `<unk>` (id 0): the model has to cope with
 # unseen names at test time anyway. We reserve one more id, `<pad>`, for padding.
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_CHECK_OUTPUT
+# %% slideshow={"slide_type": "-"} tags=["nbval-check-output"]
 vocab = Vocab((w for text, _, _ in train for w in tokenize(text)), min_freq=2,
               reserved=["<pad>"])
 PAD = vocab.stoi["<pad>"]
@@ -493,8 +489,7 @@ check.roc_auc(roc_auc)
 # %% slideshow={"slide_type": "-"}
 lmcourse.show(check.keyword_scores)
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_CHECK_OUTPUT
+# %% slideshow={"slide_type": "-"} tags=["nbval-check-output"]
 test_texts = [t for t, _, _ in test]
 test_y = torch.tensor([label for _, label, _ in test])
 keyword = check.keyword_scores(test_texts)
@@ -510,6 +505,8 @@ for t, _ in [h for h in hits if not h[1]][:3]:
     print("   ", t)
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.models.baselines import tuned_bag_of_words_baseline
+
 lmcourse.show(tuned_bag_of_words_baseline)
 
 # %% slideshow={"slide_type": "-"}

@@ -38,18 +38,17 @@
 # **and 2,048 more that nobody labelled**, which the teacher labels for it (a *transfer
 # set*, as DistilBERT and TinyBERT use). You then measure what the student keeps (ROC-AUC
 # on every test snippet, beside the teacher and a bag of words tuned on the same labels;
-# the same student trained on the labels alone comes from chapter 12's reference run) and
+# the same student trained on the labels alone comes from chapter 12's three seeds) and
 # what it saves (parameters, time per batch), beside DistilBERT's figures.
 #
 # **What to expect.** The last check passes when your distilled student keeps at least
 # three quarters of the teacher's lift above chance (ROC-AUC − 0.5) on the test snippets and
 # is not behind the bag of words beyond
 # the 95% bootstrap interval of their difference. Your run is one seed; the section "One
-# run, and the verdict" sets it beside chapter 12's reference run `rt-distill`, which
-# repeats this very design over three seeds. The lab runs in a minute or two on a laptop
+# run, and the verdict" sets it beside chapter 12's run of this very design over three
+# seeds. The lab runs in a minute or two on a laptop
 # CPU once the teacher is trained (its run card, the folded line below, gives the time it
-# measured); the very first run also trains the teacher, about a minute more (`make
-# teacher` does it beforehand).
+# measured); the very first run also trains the teacher, about a minute more.
 #
 # After each exercise, run the check cell below it. It compares your function with the
 # course's reference (`lmcourse.models.distill`) on fixed inputs, including logits of
@@ -91,8 +90,6 @@ from tqdm.auto import tqdm
 import lmcourse
 from lmcourse import finetune, metrics
 from lmcourse.checks import distill as check
-from lmcourse.course import reference
-from lmcourse.course.claims import verdict
 from lmcourse.course.reference.rt_curve import RT_RECIPE, rt_task
 from lmcourse.course.reference.rt_teacher import rt_bag_of_words, rt_labelled, rt_teacher
 from lmcourse.course.reference.transfer_curve import minilm_files
@@ -108,7 +105,7 @@ device = lmcourse.device()
 #
 # `rt_teacher` is lab 06's model in one call: all-MiniLM-L6-v2 fine-tuned (frozen
 # embeddings, a linear head on `[CLS]`, AdamW with warm-up, balanced batches) on 256
-# labelled training snippets, drawn as chapter 09's reference run draws them for its seed
+# labelled training snippets, drawn as chapter 09's learning curve draws them for its seed
 # 0. It is trained once and kept, so this cell loads it in a second or two (the first
 # time, it says that it trains the teacher, about a minute on a CPU).
 #
@@ -363,8 +360,7 @@ check.combined_loss(combined_loss)
 # drawn the same way). The last column, $\lVert\nabla L_d\rVert \cdot T^2$, should level
 # off as $T$ grows if the gradient falls like $1/T^2$.
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_CHECK_OUTPUT
+# %% slideshow={"slide_type": "-"} tags=["nbval-check-output"]
 g = torch.Generator().manual_seed(0)
 s0 = torch.randn(16, 5, generator=g, dtype=torch.float64)
 t0 = torch.randn(16, 5, generator=g, dtype=torch.float64)
@@ -534,8 +530,8 @@ plt.show()
 # (a 3-layer transformer that a model with one weight per word beats is not worth its
 # cost). Distillation must also beat a **control**: the same student, from the same start,
 # trained for the same steps on the 256 labelled snippets alone. Training it here would
-# double this lab's time, so the next section reads it from the reference run (exercise 1
-# of "Going further" trains it).
+# double this lab's time, so the next section reads it from chapter 12's three seeds
+# (exercise 1 of "Going further" trains it).
 
 # %% slideshow={"slide_type": "-"}
 bag_of_words = rt_bag_of_words()
@@ -560,22 +556,24 @@ aucs = check.keeps_teacher_quality(
     student_predict, teacher_predict, list(zip(eval_texts, eval_labels, strict=True)),
     baselines={"student before distillation": lambda texts: [before[t] for t in texts],
                "tuned bag of words": bag_of_words},
-    losses=losses, bag_of_words="tuned bag of words", positives="fresh reviews", units="snippets",
-    record=False)
+    losses=losses, bag_of_words="tuned bag of words", positives="fresh reviews", units="snippets")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## One run, and the verdict
 #
 # Your run is one seed: one draw of the batches and of the dropout. The bootstrap intervals
 # above say how much the *test set* could move a difference, not how much another *seed*
-# could. Chapter 12's reference run `rt-distill` repeats this lab's design (the same
+# could. Chapter 12 repeats this lab's design (the same
 # teacher recipe, 256 labels and 2,048 transfer snippets, a 3-layer student from every
 # other layer, 120 steps) over three seeds, each drawing its own labels, and names a winner
 # only when the seeds agree. Its figures, with your run beside them and where your run falls
 # against the interval the three seeds span (mean ± 3 standard deviations), and the verdicts
-# the course's ledger records:
+# they support:
 
 # %% slideshow={"slide_type": "-"}
+from lmcourse.course import reference
+from lmcourse.course.claims import verdict
+
 ref = reference.load("rt-distill")
 rows = {"teacher": "teacher", "student_distilled@120": "student",
         "student_labels_only@120": "labels-only student", "bag_of_words": "tuned bag of words"}

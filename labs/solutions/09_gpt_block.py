@@ -65,7 +65,6 @@ from torch import nn
 
 import lmcourse
 from lmcourse.checks import gpt_block as check
-from lmcourse.course import reference
 from lmcourse.models.recall import IGNORE, recall_batch
 from lmcourse.viz import plot_attention
 
@@ -321,6 +320,8 @@ check.recall_loss(recall_loss)
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 pairs, steps = 8, lmcourse.budget(cpu=800, gpu=1500)
+from lmcourse.course import reference
+
 sweep = reference.load("recall-sweep")
 reference_accuracy = {kind: [sweep.metrics[s][f"{kind}@{pairs}"] for s in sweep.seeds]
                       for kind in ("transformer", "lstm")}
@@ -373,7 +374,7 @@ plt.show()
 #
 # - Remove the position embeddings (add nothing instead of $P[t]$) and train again: how far
 #   does the accuracy get, and why does a causal model still learn *something* about order?
-# - Train with 16 and 32 pairs (`pairs = 16`). Chapter 7c's reference run found 1,000 steps
+# - Train with 16 and 32 pairs (`pairs = 16`). Chapter 7c found 1,000 steps
 #   enough for 16 pairs and too few for 32: how many steps does your model need at 32?
 # - Replace your `attention` arithmetic by `torch.nn.functional.scaled_dot_product_attention`
 #   with `is_causal=True` and time a training step at $T = 96$ and $T = 384$. Why can't the

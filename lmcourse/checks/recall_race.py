@@ -47,9 +47,9 @@ def train_both(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch.
 def reference_note(accuracy: float, reference: dict[str, Sequence[float]]) -> str:
     """The reference run's seeds beside the student's figure; when the figure lies outside
     the interval the reference transformer's seeds span (:class:`Interval`), how far."""
-    note = "; the reference run, " + ", ".join(
+    note = "; chapter 7c's runs, " + ", ".join(
         f"{k} {statistics.fmean(v):.3f} ({len(v)} seeds)" for k, v in reference.items())
     seeds = list(reference.get("transformer", ()))
-    outside = (Interval.of(seeds, 0.001, f"the reference transformer's {len(seeds)} seeds")
+    outside = (Interval.of(seeds, 0.001, f"chapter 7c's transformer, {len(seeds)} seeds")
                .outside(accuracy, "Your GPT's accuracy") if len(seeds) >= 2 else "")
     return note + (f". {outside}" if outside else "")
