@@ -40,7 +40,7 @@ MOVED = ROOT / "benchmarks" / "moved.md"
 TITLE = "What this course reproduces, and what it finds"
 #: the fields of claims.json, in this order (DESIGN.md, "Claims ledger", then the details)
 FIELDS = ("notebook", "claim", "paper", "ours", "spread", "seeds", "baseline", "verdict",
-          "per_seed", "metric", "higher_is_better", "rule", "note", "digits")
+          "per_seed", "metric", "higher_is_better", "rule", "note", "digits", "tuning")
 
 
 def collect(paths: list[Path] | None = None) -> list[dict]:

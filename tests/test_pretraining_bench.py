@@ -3,6 +3,8 @@ chapter says so, and the static masker that the static-vs-dynamic comparison res
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -262,3 +264,28 @@ def test_a_development_run_builds_the_shape_it_is_given():
                                       "intermediate_size": 512, "num_hidden_layers": 3})
     assert own.bert.config.hidden_size == 64 and len(own.bert.encoder.layer) == 2
     assert wider.bert.config.hidden_size == 128 and len(wider.bert.encoder.layer) == 3
+
+
+def test_the_large_batch_runs_at_its_own_tuned_rate():
+    """Issue 56, item 5: the large batch's rate is the best of its own grid on the
+    development masks, inside it, tried over as many rates as the small batch's; the grids
+    are the ones the printed notes name."""
+    import re
+
+    grid = sorted(pb.BATCH_LR_DEV)
+    best = min(grid, key=lambda lr: pb.BATCH_LR_DEV[lr][0])
+    assert grid[0] < best < grid[-1], "the chosen rate sits at the edge of its grid"
+    assert pb.ARMS["bench-batch-256"][1]["lr"] == pytest.approx(best)
+    assert pb.ARMS["bench-batch-256-sqrt"][1]["lr"] == pytest.approx(grid[0], rel=0.01)
+    assert len(grid) >= len(pb.LR_GRID)
+    named = re.search(r"x = ([^:]+):", pb.LR_TUNING).group(1).split(" / ")
+    assert [float(x) for x in named] == list(pb.LR_GRID)
+    assert all(f"{round(100 * w)}%" in pb.BATCH_TUNING for w in pb.WARMUP_GRID)
+    assert f"{best:.1e}" in pb.BATCH_LR_TUNING and "chosen" in pb.BATCH_LR_TUNING
+
+
+def test_the_wiki_bench_names_as_many_settings_as_it_says_it_tried():
+    """The ledger's tuning budget of the wiki bench's masked LM (issue 56) is the number of
+    width and rate settings its tuning note reports."""
+    cpu_part = pb.WIKI_TUNING.split("the fill-in n-gram")[0]
+    assert len(re.findall(r"\bat (?:lr )?\de-\d", cpu_part)) == pb.WIKI_SETTINGS_TRIED
