@@ -33,13 +33,13 @@
 #   digit-reversal task beside the GRU with attention, and draw its cross-attention.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 75 s on a CPU, 1.5 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 87 s on a CPU, 1.5 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 75 s normalised to the reference machine: 136 s wall on AMD EPYC, one
-#   torch thread, calibration 0.868 s against 0.482 s.
+# - **Time on a CPU:** 87 s normalised to the reference machine: 163 s wall on AMD EPYC, one
+#   torch thread, calibration 0.905 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.5 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/lm-char-gru/result.json` (82.7 KB)
@@ -352,7 +352,7 @@ ref_final = {label: [r.metrics[s]["held_out_ppl"] for s in r.seeds]
 ref_sizes = [r.metrics[0]["parameters"] for r in refs.values()]
 print(f"parameters: {min(ref_sizes) / 1e6:.2f} to {max(ref_sizes) / 1e6:.2f} M "
       f"(about {np.mean(ref_sizes) / 1e6:.1f} M each)")
-with verdict_table("Reference runs at equal parameters and tokens (held-out perplexity)"):
+with verdict_table("The full budget at equal parameters and tokens (held-out perplexity)"):
     verdict("transformer vs LSTM at equal compute: trained to the reference budget (equal "
             "parameters and tokens), the transformer reaches a lower held-out perplexity than the "
             "LSTM", ref_final["transformer"], baseline=("LSTM", ref_final["LSTM"]),
@@ -363,7 +363,7 @@ with verdict_table("Reference runs at equal parameters and tokens (held-out perp
     kn6 = refs[best_ref].baselines["kn6"]
     print(f"below the 6-gram with the textbook discount (a rung, {kn6:.3f}): " + ", ".join(
         f"{k} {sum(v < kn6 for v in ppl)} of {len(ppl)} seeds" for k, ppl in ref_final.items()))
-    verdict(f"the best reference network ({best_ref}) reaches a lower held-out perplexity than "
+    verdict(f"the best fully trained network ({best_ref}) reaches a lower held-out perplexity than "
             "Kneser-Ney tuned on the tuning split", ref_final[best_ref],
             baseline=recorded_kn_baseline(refs[best_ref].baselines),
             higher_is_better=False, metric="held-out perplexity", digits=3)
@@ -379,10 +379,10 @@ with verdict_table("Reference runs at equal parameters and tokens (held-out perp
 # - **No network reaches the tuned Kneser–Ney model** on this text (the last verdict): with
 #   its order chosen on the tuning split it reads long histories, and a third of a million
 #   characters of news repeat enough whole phrases for counting to win at this scale.
-#   Chapter 3b's data-scaling runs repeat the race on up to eight
-#   times more text, Wikipedia prose, with this transformer's architecture, the LSTM and
-#   the GRU at equal parameters and equal tokens: its figure shows where each network
-#   overtakes the tuned n-gram, and whether the transformer's gap closes as data grows.
+#   Chapter 7c repeats the race on up to eight times more text, Wikipedia prose, with this
+#   transformer's architecture, the LSTM and the GRU at equal parameters and equal tokens:
+#   its figure shows where each network overtakes the tuned n-gram, and whether the
+#   transformer's gap closes as data grows.
 # - **At equal compute the LSTM beats the transformer here**, and the right panel shows it
 #   is not only a matter of speed: after the first hundred steps (where the transformer
 #   starts a little faster), the LSTM's curve is the lower one at every amount of compute.
@@ -780,7 +780,7 @@ print(f"{'copy the source':<18}" + "".join(f"{rev.baselines[f'copy@{L}']:>20.3f}
                                           for L in rev.recipe["lengths"]))
 verdict(f"at equal size and equal steps, the transformer encoder-decoder writes more "
         f"length-{longest} reversals exactly right than the GRU with attention "
-        "(reference run, 1,000 steps)",
+        "(1,000 steps)",
         [rev.metrics[s][f"transformer@{longest}"] for s in rev.seeds],
         baseline=("GRU + attention", [rev.metrics[s][f"gru@{longest}"] for s in rev.seeds]),
         higher_is_better=True, rule="spreads", metric="held-out sequence accuracy", digits=3)
@@ -803,7 +803,10 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 #   seeds, names a winner only when the spreads separate, and prints the n-gram baselines.
 #   Trained to a real budget (the full runs, 1.9 M parameters, 8 M characters), the
 #   LSTM passes the Kneser–Ney 6-gram and beats the transformer at equal compute on this
-#   third of a million characters; the transformer passes the 5-gram, not the 6-gram.
+#   third of a million characters
+#   (transformer ahead: **contradicted**<!-- ledger: transformer vs LSTM at equal compute -->);
+#   the transformer passes the 5-gram, not the 6-gram, and no network passes the tuned
+#   n-gram (**contradicted**<!-- ledger: the best fully trained network -->).
 # - Equal steps and equal seconds can rank models differently. What made transformers take
 #   over is throughput on parallel hardware: on a CPU a small transformer processes fewer
 #   tokens per second than a fused recurrent kernel, and attention's cost grows with the
@@ -812,7 +815,9 @@ verdict(f"at equal size and equal steps, the transformer encoder-decoder writes 
 #   optionally restricted to the top $k$ and renormalised.
 # - The encoder–decoder transformer built from our layers learns chapter 06's reversal
 #   task as well as a GRU encoder–decoder with attention of the same size: over three seeds
-#   and 1,000 steps neither wins (the three-seed run above). Its cross-attention, averaged
+#   and 1,000 steps neither wins
+#   (**inconclusive**<!-- ledger: writes more length-10 reversals exactly right -->). Its
+#   cross-attention, averaged
 #   over heads, can be read against the true alignment like the GRU's additive attention.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
