@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from lmcourse.course.reference.result import ReferenceResult, reference_dir
+from lmcourse.course.reference.result import ReferenceResult, committed, run_of
 from lmcourse.course.runcard import CARDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,17 +33,14 @@ def readers(cards: dict | None = None) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for notebook, card in cards.items():
         for read, _size in card.get("reads", []):
-            parts = Path(read).parts
-            if len(parts) == 3 and parts[0] == "reference" and parts[2] == "result.json":
-                found.setdefault(parts[1], []).append(notebook)
+            if run_of(read):
+                found.setdefault(run_of(read), []).append(notebook)
     return found
 
 
 def results(root: Path | None = None) -> list[ReferenceResult]:
     """Every committed reference run, by name."""
-    root = reference_dir() if root is None else root
-    return [ReferenceResult.from_json(json.loads(path.read_text()))
-            for path in sorted(root.glob("*/result.json"))]
+    return committed(root)
 
 
 def _notebook_link(notebook: str) -> str:

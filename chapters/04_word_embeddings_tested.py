@@ -470,8 +470,10 @@ for name, (source, acc, size) in paper.items():
 #   cosine is the distribution of random word pairs in the same embedding, not 0.
 # - **Evaluation** on WordSim-353, SimLex-999 and the analogy questions must report coverage.
 #   On 300 thousand words, similarity correlations are real but analogy accuracy is far
-#   below the papers'; which family wins here is printed by the run, with seed spreads, and
-#   is a small-corpus result. The rank of the right answer shows how far off the analogy
+#   below the papers'. PPMI + SVD scores highest on WordSim-353
+#   (**supported**<!-- ledger: on WordSim-353, PPMI + SVD -->), but not beyond the seeds on
+#   SimLex-999 (**inconclusive**<!-- ledger: on SimLex-999, PPMI + SVD -->): a small-corpus
+#   result. The rank of the right answer shows how far off the analogy
 #   guesses are.
 # - Our skip-gram's **agreement with gensim** is printed beside gensim's agreement with
 #   itself under another seed, and its time beside gensim's compiled loop.

@@ -39,13 +39,13 @@
 # - compare our model's size with the original ELMo's (93.6M parameters).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 62 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 73 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 62 s normalised to the reference machine: 112 s wall on AMD EPYC, one
-#   torch thread, calibration 0.868 s against 0.482 s.
+# - **Time on a CPU:** 73 s normalised to the reference machine: 137 s wall on AMD EPYC, one
+#   torch thread, calibration 0.905 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.9 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
 # - **Files read (5):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/bilm-lee/result.json` (88.6 KB)
@@ -465,7 +465,7 @@ print(f"forward vs backward (biLM): {final[0]:.1f} vs {final[1]:.1f}; "
 # %% slideshow={"slide_type": "-"}
 ref = reference.load("bilm-lee")
 live = reference.live_run("bilm-lee", BILM_LEE.first_steps, device=torch.device("cpu"))
-print(f"reference run: {ref.wall_s / 60:.0f} min for {len(ref.seeds)} seeds on a "
+print(f"the full runs: {ref.wall_s / 60:.0f} min for {len(ref.seeds)} seeds on a "
       f"{ref.device_kind}")
 print(f"recipe: {ref.recipe['epochs']} epochs, dropout {ref.recipe['dropout']}, "
       f"{ref.recipe['weight_average']}")
@@ -1023,15 +1023,21 @@ print(f"like for like, ELMo is {total / ours:.0f}x our model ({93.6e6 / ours:.0f
 #   $\gamma\sum_j \mathrm{softmax}(s)_j h_{k,j}$; a mix trained on a task does not always
 #   reach its best single layer.
 # - On 54 000 words of news, trained to the reference budget over three seeds, the biLM's
-#   forward LM beats the tuned Kneser-Ney n-gram on every seed (126.6 against 130.6) and its
-#   backward LM ties with it (129.8 against 130.3). The margin is small, and it shows only
-#   on a split where no held-out article repeats a training one. ELMo's biLM pays because it
-#   reads a billion words.
+#   forward LM beats the tuned Kneser-Ney n-gram on every seed (126.6 against 130.6,
+#   **supported**<!-- ledger: its forward LM reaches a lower validation perplexity -->) and
+#   its backward LM ties with it (129.8 against 130.3,
+#   **inconclusive**<!-- ledger: its backward LM reaches a lower validation perplexity -->).
+#   The margin is small, and shows only on a split where no held-out article repeats a
+#   training one. ELMo's biLM pays because it reads a billion words.
 # - What the layers hold that counts cannot, read on the half that has not seen the label's
 #   words: the backward half tells the two senses of "bank" apart better than the static
-#   layer on every seed (0.79 against 0.66); for "fire" it does no better than the majority
-#   sense. Probes of the neighbours' word classes find each half knowing the side it has
-#   read: the forward half the previous word, the backward half the next one.
+#   layer on every seed (0.79 against 0.66,
+#   **reproduced**<!-- ledger: tells the senses of 'bank' apart -->); for "fire" it does no
+#   better than the majority sense
+#   (**no difference**<!-- ledger: tells the senses of 'fire' apart -->). Probes of the
+#   neighbours' word classes find each half knowing the side it has read
+#   (**supported**<!-- ledger: the forward half of layer 1 -->,
+#   **supported**<!-- ledger: the backward half of layer 1 -->).
 # - Chapter 06 replaces the recurrence by attention, and BERT (chapter 09) makes every
 #   layer see both sides at once.
 

@@ -34,13 +34,13 @@
 #   result beside word-matching baselines.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 49 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 46 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 49 s normalised to the reference machine: 89 s wall on AMD EPYC, one
-#   torch thread, calibration 0.868 s against 0.482 s.
+# - **Time on a CPU:** 46 s normalised to the reference machine: 86 s wall on AMD EPYC, one
+#   torch thread, calibration 0.905 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.9 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -393,7 +393,10 @@ print(f"SQuAD, head (c): {squad.question} -> {answer!r} (gold {squad.answer!r}; 
 # - Answers are character spans and tags belong to words; the tokenizer's offsets and the
 #   first-piece rule carry them to pieces and back.
 # - On tasks whose test names never occur in training, fine-tuned MiniLM answers and tags
-#   from context far beyond word matching, and is ahead, less clearly, on sentence pairs.
+#   (**reproduced**<!-- ledger: fine-tuned MiniLM (qa) beats -->) and tags
+#   (**reproduced**<!-- ledger: fine-tuned MiniLM (tags) beats -->) from context far beyond
+#   word matching, and is ahead, by less, on sentence pairs
+#   (**reproduced**<!-- ledger: give away the same fact -->).
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## Exercises

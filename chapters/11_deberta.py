@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 34 s on a CPU, 585.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 38 s on a CPU, 587.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 34 s normalised to the reference machine: 61 s wall on AMD EPYC, one
-#   torch thread, calibration 0.868 s against 0.482 s.
+# - **Time on a CPU:** 38 s normalised to the reference machine: 71 s wall on AMD EPYC, one
+#   torch thread, calibration 0.905 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 585.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `c767d4f-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 587.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
@@ -837,13 +837,19 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 #   the output distribution (symmetric KL), so that $\epsilon$ has the same meaning for every
 #   token and model size.
 # - **On real prose** (the Wikipedia excerpt, 4,000 CPU steps, three seeds) DeBERTa reaches
-#   a lower held-out MLM loss than BERT at equal parameters on every seed, yet it still
-#   fills fewer blanks than the tuned fill-in n-gram (contradicted): the scale is too small
-#   for either encoder to pass counting. Seed by seed, removing the EMD or C2P raises the
-#   loss on all three paired seeds and removing P2C does not.
+#   a lower held-out MLM loss than BERT at equal parameters on every seed
+#   (**reproduced**<!-- ledger: on real prose DeBERTa reaches a lower held-out MLM loss -->),
+#   yet it still fills fewer blanks than the tuned fill-in n-gram
+#   (**contradicted**<!-- ledger: on real prose DeBERTa fills blanks better -->): the scale is
+#   too small for either encoder to pass counting. Seed by seed, removing the EMD
+#   (**reproduced**<!-- ledger: (c) (b) - EMD, real prose -->) or C2P
+#   (**reproduced**<!-- ledger: (d) (b) - C2P, real prose -->) raises the loss on all three
+#   paired seeds and removing P2C does not
+#   (**no difference**<!-- ledger: (e) (b) - P2C, real prose -->).
 # - **At a GPU's size** (4 layers of width 256 in chapter 08's 8,000-piece vocabulary,
-#   chapter 9c's BERT), DeBERTa fills more held-out blanks than BERT on every paired seed,
-#   although neither schedule had ended.
+#   chapter 9c's BERT), DeBERTa fills more held-out blanks than BERT on every paired seed
+#   (**reproduced**<!-- ledger: at 4 x 256 in the pre-training vocabulary -->), although
+#   neither schedule had ended.
 # - **On the generated-review bench**, where every model passes the strongest
 #   context-free guess, the same holds: DeBERTa ahead of BERT on every seed, EMD and C2P
 #   each needed, P2C not measurably. The paper's gains were measured at a scale thousands

@@ -393,3 +393,39 @@ def test_no_request_left_127_0_0_1(browser, site_url):
     page.close()
     assert browser.hosts, "the browser made no requests at all"
     assert not browser.remote_hosts(), f"requests left 127.0.0.1: {browser.remote_hosts()}"
+
+
+def _text(page: str) -> str:
+    """A page's text as letters and digits only (tags dropped, entities read), so that a
+    phrase matches however the page spaces and punctuates it."""
+    from html import unescape
+
+    return re.sub(r"\W+", "", unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+#: a chapter's folded provenance block, as its markdown writes it
+HOW_WE_KNOW = re.compile(r"<details><summary>How we know[^<]*</summary>\s*(.*?)</details>", re.S)
+
+
+def test_how_we_know_blocks_are_folded_on_chapter_pages():
+    """Issue 57, item 8: the provenance a chapter folds stays folded on its page."""
+    _need_site()
+    checked = 0
+    for (href, source) in _pages():
+        if not source.startswith("chapters/"):
+            continue
+        nb = nbformat.read(ROOT / source, as_version=4)
+        bodies = [m.group(1) for c in nb.cells if c.cell_type == "markdown"
+                  for m in HOW_WE_KNOW.finditer(c.source)]
+        html = (SITE / href.strip("/") / "index.html").read_text()
+        outside = re.sub(r"<details\b.*?</details>", "", html, flags=re.S)
+        for body in bodies:
+            words = re.sub(r"[`*_\[\]()]", "", body).split()[:4]
+            if not words:
+                continue
+            phrase = " ".join(words)
+            assert _text(phrase) in _text(html), f"{href}: {phrase!r} is not on the page"
+            assert _text(phrase) not in _text(outside), (
+                f"{href}: the How we know block starting {phrase!r} is shown unfolded")
+            checked += 1
+    assert checked, "no How we know block was found on any chapter page"

@@ -138,7 +138,8 @@ def _reason(rule: str, outcome: str, ours: list[float], base: list[float] | None
     if rule == "one run":
         return "one run: no spread to judge the gap against"
     if rule == "live run":
-        return "a live run of the notebook's minute: the reference runs give the verdict"
+        return ("this notebook's minute of training, a demonstration: the full runs over "
+                "seeds give the verdict")
     if rule in ("stated", "paired bootstrap") or base is None:
         return ""
     if rule == "paired seeds":

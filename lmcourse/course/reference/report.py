@@ -31,8 +31,8 @@ def describe(name: str, metric: str = "held_out_ppl",
     when each seed's held-out curve first went below it."""
     result = load(name)
     finals = result.values(metric)
-    lines = [f"reference {name} ({len(finals)} seeds x {result.minutes_per_seed:.0f} min, "
-             f"{result.device_kind}; `{result.command}`): {metric} "
+    lines = [f"{name} ({len(finals)} seeds x {result.minutes_per_seed:.0f} min, "
+             f"{result.device_kind}): {metric} "
              f"{mean_spread(finals, 2)} ({SPREAD}; seeds: "
              f"{', '.join(f'{v:.2f}' for v in finals)})"]
     lowest = [min(result.curves[s], key=lambda point: point[2]) for s in result.seeds]

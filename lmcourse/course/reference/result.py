@@ -25,8 +25,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["ReferenceResult", "load", "load_weights", "reference_dir", "result_path",
-           "write_atomic"]
+__all__ = ["ReferenceResult", "committed", "load", "load_weights", "reference_dir", "result_path",
+           "run_of", "write_atomic"]
 
 ROOT = Path(__file__).resolve().parents[3]
 Curve = list[list[float]]  # [step, training seconds, held-out metric]
@@ -39,6 +39,22 @@ def reference_dir() -> Path:
 
 def result_path(name: str) -> Path:
     return reference_dir() / name / "result.json"
+
+
+def committed(root: Path | None = None) -> list[ReferenceResult]:
+    """Every committed reference run under ``root`` (default :func:`reference_dir`), by name."""
+    root = reference_dir() if root is None else root
+    return [ReferenceResult.from_json(json.loads(path.read_text()))
+            for path in sorted(root.glob("*/result.json"))]
+
+
+def run_of(path: str) -> str | None:
+    """The run whose result file ``path`` is, given relative to the course as a run card
+    records what a notebook read (``reference/<name>/result.json``); None for any other."""
+    parts = Path(path).parts
+    if len(parts) == 3 and parts[0] == "reference" and parts[2] == "result.json":
+        return parts[1]
+    return None
 
 
 def write_atomic(path: Path, write: Callable[[str], None]) -> None:

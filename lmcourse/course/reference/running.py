@@ -182,8 +182,8 @@ def live_run(name: str, steps: int, device: torch.device | None = None) -> SeedR
     worst = max(abs(a - b) / abs(b) for a, b in zip(run.train_loss, committed, strict=False))
     total = ref.recipe.get("steps")
     of = f" of {total:,}" if isinstance(total, int) else ""
-    print(f"live run of {name}: the first {len(run.train_loss)}{of} steps of its seed 0, "
-          f"trained here in {seconds:.1f} s")
+    print(f"trained here: the opening of {name} (seed 0), {len(run.train_loss):,}{of} steps, "
+          f"in {seconds:.1f} s")
     note(f"live run of {name} on {device}: its first {len(committed)} losses vs the committed "
          f"ones, largest relative difference {worst:.1e} (tolerance {ref.tolerance:g})")
     if not worst <= ref.tolerance:
