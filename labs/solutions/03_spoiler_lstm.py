@@ -57,13 +57,13 @@
 # still are. Fill in the places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 23 s on a CPU, 448.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 30 s on a CPU, 449.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 23 s normalised to the reference machine: 42 s wall on AMD EPYC, one
-#   torch thread, calibration 0.878 s against 0.482 s.
+# - **Time on a CPU:** 30 s normalised to the reference machine: 56 s wall on AMD EPYC, one
+#   torch thread, calibration 0.905 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 448.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7d15352-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 449.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
 # - **Files read (1):**
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
 #
