@@ -1014,7 +1014,7 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 #   to all of them
 #   (**supported**<!-- ledger: MiniLM fine-tuned ranks fresh reviews better than a tuned bag of
 #   words trained on the same 9,295 -->);
-#   frozen MiniLM vectors are behind it with all of them
+#   frozen MiniLM vectors fall behind the bag of words with all of them
 #   (**contradicted**<!-- ledger: MiniLM features + logistic regression ranks fresh reviews better
 #   than a tuned bag of words trained on the same 9,295 -->).
 #   On the generated reviews no size separates them
