@@ -27,6 +27,8 @@ from pathlib import Path
 
 import nbformat
 
+from tools.prose_numbers import DETAILS as FOLDED  # what a reader opens on purpose
+
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "site" / "reveal"
 MODULES = HERE / "node_modules"
@@ -138,8 +140,6 @@ def with_speaker_notes(nb: nbformat.NotebookNode, stem: str, notes_dir: Path = N
     return nb
 
 
-#: what a reader opens on purpose: provenance ("How we know"), hints and worked answers
-FOLDED = re.compile(r"\n?<details>.*?</details>\n?", re.S)
 
 
 def for_the_talk(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -150,7 +150,7 @@ def for_the_talk(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell in nb.cells:
         if cell.cell_type != "markdown" or "<details>" not in cell.source:
             continue
-        cell.source = FOLDED.sub("\n", cell.source).strip()
+        cell.source = re.sub(r"\n{3,}", "\n\n", FOLDED.sub("\n", cell.source)).strip()
         if not cell.source:
             cell.metadata["slideshow"] = {"slide_type": "skip"}
     return nb

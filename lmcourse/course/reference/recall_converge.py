@@ -24,7 +24,13 @@ import torch
 
 from lmcourse.course.reference.recall_sweep import baselines as shown_value_baselines
 from lmcourse.course.reference.recipe import Reference, SeedRun, no_weights
-from lmcourse.models.recall import recall_accuracy, recall_batch, recall_model, train_recall
+from lmcourse.models.recall import (
+    _logits,
+    recall_accuracy,
+    recall_batch,
+    recall_model,
+    train_recall,
+)
 
 LR_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
 #: (model, width): the size-matched widths of recall-sweep (about 120K parameters) and twice
@@ -51,9 +57,8 @@ def validation_accuracy(model: torch.nn.Module, pairs: int, recipe: dict,
                          generator=torch.Generator().manual_seed(VALIDATION_SEED + pairs))
     model.eval()
     with torch.no_grad():
-        out = model(batch.tokens.to(device))
+        logits = _logits(model, batch.tokens.to(device))
     model.train()
-    logits = out[0] if isinstance(out, tuple) else out
     return recall_accuracy(logits.cpu(), batch.targets)
 
 
