@@ -113,12 +113,12 @@ notebooks: setup teacher
 # the artifacts notebooks only read, computed once before they run in parallel
 # (lmcourse.course.artifacts; `python -m lmcourse.course.artifacts --list` names them, with
 # estimates): lab 06's recipe fine-tuned on every label, which chapters 12-13 and lab 07
-# start from, and chapter 04's GloVe trained until its loss is flat (about 3 min in all on a
-# 2-core CPU). They go to the user's cache folder, the one a
+# start from, and chapter 04's GloVe trained until its loss is flat, $(JOBS) at a time, each
+# in its own process (about 3 min in all on a 2-core CPU). They go to the user's cache folder, the one a
 # notebook opened in Jupyter reads; LMCOURSE_CACHE=/abs/path make test (as CI may do) keeps
 # this target, the tests and the notebooks on a cache of its own.
 teacher: setup
-	TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 $(BIN)/python -m lmcourse.course.artifacts
+	TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 $(BIN)/python -m lmcourse.course.artifacts --jobs $(JOBS)
 
 # Reference runs (lmcourse.course.reference): a comparison run once to its real budget over
 # seeds 0-2 and committed under reference/<name>/. `make reference` runs them all (see

@@ -304,3 +304,30 @@ def test_the_teacher_artifact_also_caches_its_test_scores_which_equal_a_fresh_sc
     with torch.no_grad():
         next(model.parameters()).add_(1.0)  # another teacher: its own scores, not the cached ones
     assert not torch.equal(teacher.teacher_test_scores(data, model), fresh)
+
+
+def test_jobs_start_the_longest_first_print_each_childs_lines_whole_and_name_a_failure(
+        tmp_path, capsys):
+    """``--jobs 2``: two children at a time, longest estimate first; a child's lines come out
+    together; a child that fails is named after the others have finished."""
+    made = [artifacts.Artifact(name, "what", estimate, None, None, None) for name, estimate in
+            [("short", "about 5 s on a 2-core CPU"), ("seeds", "about 30 s per seed"),
+             ("long", "about 80 s"), ("broken", "about 1 s")]]
+    started = tmp_path / "started"
+
+    def command(artifact, check):
+        code = (f"import time; open({str(started)!r}, 'a').write({artifact.name!r} + '\\n'); "
+                f"print('{artifact.name} one'); time.sleep(0.3); print('{artifact.name} two'); "
+                f"raise SystemExit({int(artifact.name == 'broken')})")
+        return [sys.executable, "-c", code]
+
+    with pytest.raises(SystemExit, match=r"artifacts that failed: \['broken'\]"):
+        artifacts._build_in_processes(made, jobs=2, check=False, command=command)
+    order = started.read_text().split()  # 90 s and 80 s at once, then 5 s, then 1 s
+    assert set(order[:2]) == {"seeds", "long"} and order[2:] == ["short", "broken"]
+    out = capsys.readouterr().out.splitlines()
+    for name in ("short", "seeds", "long", "broken"):
+        assert out[out.index(f"{name} one") + 1] == f"{name} two"
+    with pytest.raises(SystemExit):
+        artifacts.main(["--jobs", "0"])
+    assert "--jobs must be at least 1" in capsys.readouterr().err

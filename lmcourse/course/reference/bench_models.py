@@ -4,6 +4,7 @@ arm changes)."""
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import torch
@@ -62,8 +63,16 @@ def deberta_intermediate(corpus: str = "reviews", shape: tuple[tuple[str, int], 
 
     config = bench_config(corpus, **bert_shape)
     target = count(config)
-    widths = range(config.intermediate_size // 4, config.intermediate_size + 1)
-    return min(widths, key=lambda i: abs(count(i) - target))
+    low, high = config.intermediate_size // 4, config.intermediate_size
+    # the count is affine in the width, count(i) = base + per_unit * i (each layer's
+    # feed-forward holds 2 D i + i + D), so the closest width is the solution rounded;
+    # checked at the far end, and the scan of every width stands in if it ever is not
+    base, per_unit = count(low), count(low + 1) - count(low)
+    if per_unit <= 0 or count(high) != base + per_unit * (high - low):
+        return min(range(low, high + 1), key=lambda i: abs(count(i) - target))
+    best = low + (target - base) / per_unit
+    candidates = sorted({min(max(w, low), high) for w in (math.floor(best), math.ceil(best))})
+    return min(candidates, key=lambda i: abs(count(i) - target))  # a tie: the narrower
 
 
 def build_model(name: str, recipe: dict | None = None) -> torch.nn.Module:
