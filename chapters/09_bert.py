@@ -38,13 +38,13 @@
 # - compare fine-tuning with the feature-based approach on real film reviews.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 86 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 68 s on a CPU, 2.1 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 86 s normalised to the reference machine: 159 s wall on AMD EPYC, one
-#   torch thread, calibration 0.888 s against 0.482 s.
+# - **Time on a CPU:** 68 s normalised to the reference machine: 72 s wall on AMD EPYC, one
+#   torch thread, calibration 0.508 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 2.1 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

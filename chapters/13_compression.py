@@ -54,22 +54,22 @@
 #   reach for.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 81 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 67 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 81 s normalised to the reference machine: 153 s wall on AMD EPYC, one
-#   torch thread, calibration 0.905 s against 0.482 s.
+# - **Time on a CPU:** 67 s normalised to the reference machine: 70 s wall on AMD EPYC, one
+#   torch thread, calibration 0.508 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `81a1f3e-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 1.9 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
 #   - `MiniLM/model/tokenizer_config.json` (350 B)
-#   - `course cache/distillation-pool-d87005456194c61d.safetensors` (26.5 KB)
+#   - `course cache/distillation-pool-e8ffe43dbc5ad220.safetensors` (26.5 KB)
 #   - `course cache/spoiler-teacher-88c6958e46333d86.safetensors` (90.9 MB)
-#   - `course cache/teacher-test-scores-b5076932bfdac1c2.safetensors` (9.5 KB)
+#   - `course cache/teacher-test-scores-f15bea107898f26e.safetensors` (9.5 KB)
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
 #   - `reference/compression-stack/result.json` (44.3 KB)
 #   - `reference/rt-compression/result.json` (44.6 KB)

@@ -47,13 +47,13 @@
 # `True` = attention **allowed**. Fill in the places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 4.8 s on a CPU, 366.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 4.3 s on a CPU, 367.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 4.8 s normalised to the reference machine: 10 s wall on AMD EPYC, one
-#   torch thread, calibration 1.053 s against 0.482 s.
+# - **Time on a CPU:** 4.3 s normalised to the reference machine: 4.5 s wall on AMD EPYC, one
+#   torch thread, calibration 0.508 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 366.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-27, commit `7368ab0` (nbval, as `make test` runs it).
+# - **Peak memory:** 367.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.
