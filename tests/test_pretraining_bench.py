@@ -289,3 +289,73 @@ def test_the_wiki_bench_names_as_many_settings_as_it_says_it_tried():
     width and rate settings its tuning note reports."""
     cpu_part = pb.WIKI_TUNING.split("the fill-in n-gram")[0]
     assert len(re.findall(r"\bat (?:lr )?\de-\d", cpu_part)) == pb.WIKI_SETTINGS_TRIED
+
+
+# ---- the blanks an arm trains for: whole words and spans (issues 55 and 56) ------------------
+
+def _words_and_choices(kind: str):
+    from lmcourse.course.reference.pretraining_eval import _data
+
+    ids = pb.bench("reviews").eval_batch["input_ids"]
+    c = _data("reviews").corpus
+    continues = torch.tensor([p.startswith("##") for p in c.pieces])[ids]
+    special = torch.isin(ids, torch.tensor(sorted(c.special_ids)))
+    masked, labels = pb.held_out_blanks("reviews", kind)
+    return ids, continues, special, masked, labels
+
+
+@pytest.mark.parametrize("kind", sorted(pb.BLANK_KINDS))
+def test_held_out_blanks_hide_whole_words_of_the_same_held_out_pairs(kind):
+    ids, continues, special, masked, labels = _words_and_choices(kind)
+    chosen = labels != -100
+    assert masked.shape == ids.shape and torch.equal(labels[chosen], ids[chosen])
+    assert not (chosen & special).any() and torch.equal(masked[~chosen], ids[~chosen])
+    # a word is hidden whole: a ## piece is chosen exactly when the piece before it is
+    inside = continues[:, 1:]
+    assert torch.equal(chosen[:, 1:][inside], chosen[:, :-1][inside])
+    assert 0.10 < chosen.sum() / (~special).sum() < 0.20
+    again = pb.held_out_blanks("reviews", kind)
+    assert torch.equal(again[1], labels)  # drawn once: every arm meets the same blanks
+
+
+def test_span_blanks_run_longer_than_whole_word_blanks():
+    def mean_run_in_words(kind):
+        _, continues, _, _, labels = _words_and_choices(kind)
+        chosen = labels != -100
+        starts = chosen & ~continues  # the first piece of each hidden word
+        runs = chosen.clone()
+        runs[:, 1:] &= ~chosen[:, :-1]  # the first piece of each run of hidden pieces
+        return float(starts.sum() / runs.sum())
+
+    assert mean_run_in_words("span") > 1.3 * mean_run_in_words("whole_word")
+
+
+class _Oracle(torch.nn.Module):
+    """Knows the held-out pairs: puts all its weight on the hidden piece (or, ``copy``, on
+    the piece it is shown)."""
+
+    def __init__(self, original: torch.Tensor, vocab: int, copy: bool = False):
+        super().__init__()
+        self.original, self.vocab, self.copy, self.row = original, vocab, copy, 0
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, ids, token_type_ids, attention_mask, predict):
+        rows = self.original[self.row:self.row + len(ids)]
+        self.row = (self.row + len(ids)) % len(self.original)
+        answer = (ids if self.copy else rows)[predict]
+        logits = torch.full((len(answer), self.vocab), -30.0)
+        logits[torch.arange(len(answer)), answer] = 30.0
+        return logits, torch.zeros(len(ids), 2)
+
+
+def test_blank_scores_read_each_kind_of_blank():
+    from lmcourse.course.reference.pretraining_eval import _data
+
+    b, vocab = pb.bench("reviews"), len(_data("reviews").corpus)
+    perfect = pb.blank_scores(_Oracle(b.eval_batch["input_ids"], vocab), "reviews")
+    assert set(perfect) == {f"{k}_{m}" for k in pb.BLANK_KINDS for m in ("accuracy", "mlm_loss")}
+    assert all(perfect[f"{k}_accuracy"] == 1.0 and perfect[f"{k}_mlm_loss"] < 1e-6
+               for k in pb.BLANK_KINDS)
+    # copying the input is right only where 80/10/10 left the piece unchanged (about 10%)
+    copying = pb.blank_scores(_Oracle(b.eval_batch["input_ids"], vocab, copy=True), "reviews")
+    assert all(0.04 < copying[f"{k}_accuracy"] < 0.2 for k in pb.BLANK_KINDS)

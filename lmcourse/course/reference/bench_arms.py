@@ -65,11 +65,14 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     train_pairs,
 )
 from lmcourse.course.reference.pretraining_eval import (  # noqa: F401 - the chapters read pb.*
+    BLANK_KINDS,
     WIKI_CORPORA,
     _data,
     bench,
+    blank_scores,
     dev_batch,
     encoder_of,
+    held_out_blanks,
     inputs_as_seen,
     probe_auc,
     probe_data,
@@ -106,7 +109,7 @@ def _scores(name: str, model) -> dict[str, float]:
     b, s, corpus = bench(corpus_of(name)), _settings(name), corpus_of(name)
     out = evaluate_pretraining(model, b.eval_batch, b.eval_ids, b.eval_labels)
     metrics = {"masked_accuracy": round(out["masked accuracy"], 4),
-               "mlm_loss": round(out["MLM loss"], 4)}
+               "mlm_loss": round(out["MLM loss"], 4), **blank_scores(model, corpus)}
     if s["objective"] == "MLM + NSP":
         metrics["nsp_accuracy"] = round(out["NSP accuracy"], 4)
     if s["objective"] == "MLM + SOP":
@@ -309,7 +312,8 @@ def bench_baselines(name: str) -> dict[str, float]:
         bow = tune_bag_of_words([t for t, _, _ in fit_rows], labels[fit],
                                 [r.text for r in tuning],
                                 torch.tensor([r.label for r in tuning]))(test_texts)
-    out = {**masked_guesses(name), "bag_of_words_auc": round(roc_auc(labels[~fit], bow), 4)}
+    out = {**masked_guesses(name), "bag_of_words_auc": round(roc_auc(labels[~fit], bow), 4),
+           **fill_in_on_blanks(tuple(map(tuple, arm_sentences(name))), corpus)}
     if corpus in WIKI_CORPORA:
         out.update(fill_in_ngram(tuple(map(tuple, arm_sentences(name))), corpus))
         objective = _settings(name)["objective"]
@@ -345,18 +349,43 @@ def order_blind_pairs(task: str, corpus: str = "wiki") -> dict[str, float]:
 
 
 @cache
+def _tuned_fill_in(sentences: tuple[tuple[int, ...], ...], corpus: str):
+    """The fill-in n-gram fitted on ``sentences``, its order and discount chosen on the
+    development masks (single pieces, as the networks' settings were): ``(model, tried)``."""
+    from lmcourse.models.fill_in_ngram import tune_fill_in
+
+    c = _data(corpus).corpus
+    _, dev_ids, dev_labels = dev_batch(corpus)
+    return tune_fill_in(sentences, (dev_ids, dev_labels), vocab_size=len(c),
+                        special_ids=c.special_ids, sep_id=c.sep_id, pad_id=c.pad_id,
+                        workers=os.cpu_count() or 1)
+
+
+@cache
+def fill_in_on_blanks(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki"
+                      ) -> dict[str, float]:
+    """The same tuned fill-in n-gram on each kind of held-out blank (whole words, spans:
+    :data:`BLANK_KINDS`); a masked neighbour is unknown to it, so a span's inner pieces
+    are guessed from the span's edges alone, as a network must."""
+    from lmcourse.models.fill_in_ngram import DISCOUNTS
+
+    model, _ = _tuned_fill_in(sentences, corpus)
+    return {"fill_in_ngram_order": model.order,
+            "fill_in_ngram_discount": DISCOUNTS.index(model.discount),
+            **{f"fill_in_ngram_{kind}": round(model.accuracy(*held_out_blanks(corpus, kind)), 4)
+               for kind in BLANK_KINDS}}
+
+
+@cache
 def fill_in_ngram(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki"
                   ) -> dict[str, float]:
     """The Wikipedia arms' strongest count-based rival: a Kneser-Ney model that fills each
     blank from both sides (:mod:`lmcourse.models.fill_in_ngram`), its order and discount
     chosen on the development masks (tuning articles), scored on the held-out ones."""
-    from lmcourse.models.fill_in_ngram import DISCOUNTS, tune_fill_in
+    from lmcourse.models.fill_in_ngram import DISCOUNTS
 
-    c, b = _data(corpus).corpus, bench(corpus)
-    _, dev_ids, dev_labels = dev_batch(corpus)
-    model, tried = tune_fill_in(sentences, (dev_ids, dev_labels),
-                                vocab_size=len(c), special_ids=c.special_ids, sep_id=c.sep_id,
-                                pad_id=c.pad_id, workers=os.cpu_count() or 1)
+    model, tried = _tuned_fill_in(sentences, corpus)
+    b = bench(corpus)
     return {"fill_in_ngram": round(model.accuracy(b.eval_ids, b.eval_labels), 4),
             "fill_in_ngram_order": model.order,
             "fill_in_ngram_discount": DISCOUNTS.index(model.discount),

@@ -97,6 +97,54 @@ def _dev_batch(corpus: str):
     return _masked_once(corpus, pairs, 321)
 
 
+#: the blanks besides single pieces that every arm is scored on (issues 55 and 56): every
+#: piece of a chosen word masked (whole-word masking), and SpanBERT's spans of whole words
+BLANK_KINDS = {"whole_word": "whole-word blanks (every piece of a word, 15% of the words)",
+               "span": "span blanks (SpanBERT's: Geometric(0.2) whole words, at most 10)"}
+
+
+def _blanks(corpus: str, kind: str, batch: dict[str, torch.Tensor], seed: int
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``batch``'s pairs masked once by ``kind`` (:data:`BLANK_KINDS`): ``(ids, labels)``.
+    Words are a piece and its ``##`` continuations; 80/10/10 is decided per word or span,
+    as the training maskers do."""
+    from lmcourse.masking import mask_spans, mask_whole_words
+
+    c = _data(corpus).corpus
+    ids = batch["input_ids"]
+    continues = torch.tensor([piece.startswith("##") for piece in c.pieces])[ids]
+    generator = torch.Generator().manual_seed(seed)
+    if kind == "whole_word":
+        return mask_whole_words(ids, continues, c.mask_id, len(c), c.special_ids,
+                                generator=generator)
+    if kind == "span":
+        return mask_spans(ids, c.mask_id, len(c), c.special_ids, generator=generator,
+                          is_continuation=continues)
+    raise ValueError(f"unknown blank kind {kind!r}: one of {sorted(BLANK_KINDS)}")
+
+
+@cache
+def _held_out_blanks(corpus: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The bench's held-out pairs (the same 1,000 as its single-piece masks) masked by
+    ``kind`` with seed 123: every arm, and the fill-in n-gram, is scored on these."""
+    return _blanks(corpus, kind, bench(corpus).eval_batch, 123)
+
+
+def blank_scores(model: torch.nn.Module, corpus: str) -> dict[str, float]:
+    """Masked accuracy and MLM loss of ``model`` on each kind of held-out blank
+    (``whole_word_accuracy``, ``span_mlm_loss``, ...): the blanks an arm trains for may not
+    be single pieces (SpanBERT's are spans), so each arm is also read on those."""
+    from lmcourse.models.pretraining import evaluate_pretraining
+
+    out = {}
+    for kind in BLANK_KINDS:
+        ids, labels = held_out_blanks(corpus, kind)
+        scored = evaluate_pretraining(model, bench(corpus).eval_batch, ids, labels)
+        out[f"{kind}_accuracy"] = round(scored["masked accuracy"], 4)
+        out[f"{kind}_mlm_loss"] = round(scored["MLM loss"], 4)
+    return out
+
+
 def _probe_rows(corpus: str, split: str = "test") -> tuple[list, list]:
     """``(text, label, group)`` rows the probe is fitted on and scored on (``split``:
     ``"test"``, or for ``"wiki"`` the Rotten Tomatoes ``"tuning"`` snippets, for choosing a
@@ -171,8 +219,8 @@ def _keyed(cached):
     return call
 
 
-bench, sop_eval_batch, dev_batch, probe_data = (
-    _keyed(f) for f in (_bench, _sop_eval_batch, _dev_batch, _probe_data))
+bench, sop_eval_batch, dev_batch, probe_data, held_out_blanks = (
+    _keyed(f) for f in (_bench, _sop_eval_batch, _dev_batch, _probe_data, _held_out_blanks))
 
 
 def encoder_of(model: torch.nn.Module) -> torch.nn.Module:
