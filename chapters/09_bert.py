@@ -38,13 +38,13 @@
 # - compare fine-tuning with the feature-based approach on real film reviews.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 68 s on a CPU, 2.1 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 67 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 68 s normalised to the reference machine: 72 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 67 s normalised to the reference machine: 69 s wall on AMD EPYC, one
+#   torch thread, calibration 0.496 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 2.1 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 2.0 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `19b038b-dirty` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -1351,9 +1351,9 @@ print(f"ratio of compute: {flops_bert / flops_tiny:.1e}")
 #
 # The committed references `bench-mlm` and `bench-nsp` are this experiment: the same recipe
 # but for the objective (the code checks that nothing else differs), 4,000 steps, three
-# seeds each. Masked accuracy is 0.8985 without NSP and 0.8958 with it, and the seeds
-# overlap (0.8957-0.9006 against 0.8886-0.9064): no difference, and the held-out MLM loss
-# agrees (0.5161 against 0.5184). The NSP head itself stays at chance on held-out pairs
+# seeds each. Masked accuracy is 0.8997 without NSP and 0.8958 with it, and the seeds
+# overlap (0.8935-0.903 against 0.8886-0.9064): no difference, and the held-out MLM loss
+# agrees (0.5154 against 0.5184). The NSP head itself stays at chance on held-out pairs
 # (0.5, 0.518, 0.481), so on this one-topic corpus it has little to teach the encoder.
 # Mechanically, `nsp=False` drops the NSP term (its recorded loss is 0) and the NSP head
 # gets no gradient, so AdamW never moves it; with `nsp=True` it moves. Chapter 10 reads the

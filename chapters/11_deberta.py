@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 24 s on a CPU, 599.4 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 24 s on a CPU, 597.9 MB of memory; GPU: not measured yet</summary>
 #
 # - **Time on a CPU:** 24 s normalised to the reference machine: 25 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+#   torch thread, calibration 0.501 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 599.4 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 597.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `19b038b-dirty` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
@@ -61,7 +61,7 @@
 #   - `reference/bench-deberta-no-p2c/result.json` (159.2 KB)
 #   - `reference/bench-deberta/result.json` (159.3 KB)
 #   - `reference/bench-deberta/seed0.safetensors` (570.5 KB)
-#   - `reference/bench-mlm/result.json` (160.5 KB)
+#   - `reference/bench-mlm/result.json` (161.4 KB)
 #   - `reference/prose-scale-deberta/result.json` (156.9 KB)
 #   - `reference/prose-scale-mlm/result.json` (185.3 KB)
 #   - `reference/wiki-bench-deberta-no-c2p/result.json` (160.1 KB)

@@ -288,10 +288,11 @@ def masked_guesses(name: str) -> dict[str, float]:
 
 @cache
 def bench_baselines(name: str) -> dict[str, float]:
-    """The context-free guesses (:func:`masked_guesses`) and the probe's bag of words on
-    the same rows: on the reviews the course's spoiler baseline tuned on the validation
-    reviews; for the Wikipedia arms one tuned on the Rotten Tomatoes tuning split
-    (:func:`lmcourse.models.tuned_bag_of_words.tune_bag_of_words`)."""
+    """The context-free guesses (:func:`masked_guesses`), the fill-in n-gram on single
+    pieces, whole words and spans (:func:`fill_in_ngram`, :func:`fill_in_on_blanks`), and
+    the probe's bag of words on the same rows: on the reviews the course's spoiler baseline
+    tuned on the validation reviews; for the Wikipedia arms one tuned on the Rotten
+    Tomatoes tuning split (:func:`lmcourse.models.tuned_bag_of_words.tune_bag_of_words`)."""
     from lmcourse.metrics import roc_auc
     from lmcourse.models.baselines import tuned_bag_of_words_baseline
 
@@ -312,10 +313,10 @@ def bench_baselines(name: str) -> dict[str, float]:
         bow = tune_bag_of_words([t for t, _, _ in fit_rows], labels[fit],
                                 [r.text for r in tuning],
                                 torch.tensor([r.label for r in tuning]))(test_texts)
+    sentences = tuple(map(tuple, arm_sentences(name)))
     out = {**masked_guesses(name), "bag_of_words_auc": round(roc_auc(labels[~fit], bow), 4),
-           **fill_in_on_blanks(tuple(map(tuple, arm_sentences(name))), corpus)}
+           **fill_in_ngram(sentences, corpus), **fill_in_on_blanks(sentences, corpus)}
     if corpus in WIKI_CORPORA:
-        out.update(fill_in_ngram(tuple(map(tuple, arm_sentences(name))), corpus))
         objective = _settings(name)["objective"]
         if objective in ("MLM + NSP", "MLM + SOP"):
             out.update(order_blind_pairs(objective[-3:], corpus))
@@ -379,9 +380,10 @@ def fill_in_on_blanks(sentences: tuple[tuple[int, ...], ...], corpus: str = "wik
 @cache
 def fill_in_ngram(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki"
                   ) -> dict[str, float]:
-    """The Wikipedia arms' strongest count-based rival: a Kneser-Ney model that fills each
+    """The bench's strongest count-based rival: a Kneser-Ney model that fills each
     blank from both sides (:mod:`lmcourse.models.fill_in_ngram`), its order and discount
-    chosen on the development masks (tuning articles), scored on the held-out ones."""
+    chosen on the development masks (:func:`dev_batch`: held-out pairs the scores never
+    read, or the tuning articles), scored on the held-out ones."""
     from lmcourse.models.fill_in_ngram import DISCOUNTS
 
     model, tried = _tuned_fill_in(sentences, corpus)
