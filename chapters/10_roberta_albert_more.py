@@ -339,7 +339,8 @@ plt.show()
 # pairs (the fifth verdict: its seeds straddle the bigram). The curves show the moment:
 # the one-mask curve stops falling, and turns upward, once memorising starts. The two
 # recipes that were really used pass that bigram on every seed, and the stronger fill-in
-# n-gram counted on the same pairs (0.859) too (the first four verdicts). **Ten masks** per pair, the remedy in BERT's own code, close most of the gap,
+# n-gram counted on the same pairs (0.859) too (the first four verdicts). **Ten masks** per
+# pair, the remedy in BERT's own code, close most of the gap,
 # but not all of it: dynamic masking still ends a few hundredths of a nat lower on every
 # seed (the last verdict but one). So the bench reproduces RoBERTa's finding in its own
 # form: a static mask hurts to the degree that it is repeated, and BERT's duplication had
