@@ -37,13 +37,13 @@
 # In lab 01 you then write the engine's missing pieces yourself.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 4.7 s on a CPU, 479.7 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 4.8 s on a CPU, 487.8 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 4.7 s normalised to the reference machine: 5.0 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 4.8 s normalised to the reference machine: 4.9 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 479.7 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 487.8 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -34,13 +34,13 @@
 #   gensim's agreement with itself, and the time each took.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 8.7 s on a CPU, 714.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 9.3 s on a CPU, 834.5 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 8.7 s normalised to the reference machine: 9.2 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 9.3 s normalised to the reference machine: 9.5 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 714.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 834.5 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (9):**
 #   - `course cache/glove-3a61012af2db3b1d.safetensors` (6.5 MB)
 #   - `course cache/glove-6a29dee8a5509e31.safetensors` (6.5 MB)

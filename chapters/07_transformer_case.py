@@ -38,13 +38,13 @@
 #   each network overtakes counting.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 48 s on a CPU, 822.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 47 s on a CPU, 830.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 48 s normalised to the reference machine: 50 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 47 s normalised to the reference machine: 48 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 822.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 830.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (17):**
 #   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
 #     (1.7 MB)

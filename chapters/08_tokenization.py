@@ -37,13 +37,13 @@
 #   Face on a whole corpus;
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 13 s on a CPU, 593.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 15 s on a CPU, 594.3 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 13 s normalised to the reference machine: 14 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 15 s normalised to the reference machine: 15 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 593.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 594.3 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (10):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

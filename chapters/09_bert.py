@@ -38,13 +38,13 @@
 # - compare fine-tuning with the feature-based approach on real film reviews.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 67 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 69 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 67 s normalised to the reference machine: 69 s wall on AMD EPYC, one
-#   torch thread, calibration 0.496 s against 0.482 s.
+# - **Time on a CPU:** 69 s normalised to the reference machine: 70 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `19b038b-dirty` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

@@ -34,13 +34,13 @@
 #   result beside word-matching baselines.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 45 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 47 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 45 s normalised to the reference machine: 48 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 47 s normalised to the reference machine: 48 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 1.9 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

@@ -37,13 +37,13 @@
 # real prose.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 11 s on a CPU, 614.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 11 s on a CPU, 623.4 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 11 s normalised to the reference machine: 12 s wall on AMD EPYC, one
-#   torch thread, calibration 0.492 s against 0.482 s.
+# - **Time on a CPU:** 11 s normalised to the reference machine: 11 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 614.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `692b451-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 623.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (31):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 24 s on a CPU, 597.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 24 s on a CPU, 600.8 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 24 s normalised to the reference machine: 25 s wall on AMD EPYC, one
-#   torch thread, calibration 0.501 s against 0.482 s.
+# - **Time on a CPU:** 24 s normalised to the reference machine: 24 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 597.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `19b038b-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 600.8 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

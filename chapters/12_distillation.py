@@ -41,13 +41,13 @@
 #   and compare the ratios with the papers' 40% / 60% / 97%.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 83 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 80 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 83 s normalised to the reference machine: 88 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 80 s normalised to the reference machine: 82 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 1.9 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 2.0 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (14):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

@@ -40,13 +40,13 @@
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 2.2 s on a CPU, 319.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 2.2 s on a CPU, 319.7 MB of memory; GPU: not measured yet</summary>
 #
 # - **Time on a CPU:** 2.2 s normalised to the reference machine: 2.3 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 319.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 319.7 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

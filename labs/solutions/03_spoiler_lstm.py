@@ -57,13 +57,13 @@
 # still are. Fill in the places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 21 s on a CPU, 449.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 18 s on a CPU, 451.4 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 21 s normalised to the reference machine: 22 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 18 s normalised to the reference machine: 19 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 449.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 451.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (1):**
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
 #

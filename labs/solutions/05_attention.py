@@ -47,13 +47,13 @@
 # `True` = attention **allowed**. Fill in the places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 4.3 s on a CPU, 367.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 3.1 s on a CPU, 367.4 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 4.3 s normalised to the reference machine: 4.5 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 3.1 s normalised to the reference machine: 3.2 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 367.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 367.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -54,13 +54,13 @@
 # the second if you still are. Fill in the places that say `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 64 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 65 s on a CPU, 1.3 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 64 s normalised to the reference machine: 68 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 65 s normalised to the reference machine: 66 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 1.2 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 1.3 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (7):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

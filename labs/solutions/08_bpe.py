@@ -48,13 +48,13 @@
 # `raise NotImplementedError`.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 9.4 s on a CPU, 383.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 9.9 s on a CPU, 384.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 9.4 s normalised to the reference machine: 9.9 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+# - **Time on a CPU:** 9.9 s normalised to the reference machine: 10 s wall on AMD EPYC, one
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 383.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 384.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (1):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #

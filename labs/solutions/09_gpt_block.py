@@ -43,13 +43,13 @@
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 27 s on a CPU, 508.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 27 s on a CPU, 502.2 MB of memory; GPU: not measured yet</summary>
 #
 # - **Time on a CPU:** 27 s normalised to the reference machine: 28 s wall on AMD EPYC, one
-#   torch thread, calibration 0.508 s against 0.482 s.
+#   torch thread, calibration 0.494 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 508.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `c2deeed` (nbval, as `make test` runs it).
+# - **Peak memory:** 502.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
 # - **Files read (1):**
 #   - `reference/recall-sweep/result.json` (43.1 KB)
 #
