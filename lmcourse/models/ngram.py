@@ -166,7 +166,11 @@ class NGramLM:
         if not self.raw:
             raise RuntimeError("this NGramLM has not been fitted yet; call .fit(train_ids) "
                                "before asking it for probabilities.")
-        ctx = tuple(_as_ids(context, self.vocab_size, "context").tolist())
+        if isinstance(context, (list, tuple)) and all(
+                type(t) is int and 0 <= t < self.vocab_size for t in context):
+            ctx = tuple(context)  # the common case, checked without a round trip to numpy
+        else:
+            ctx = tuple(_as_ids(context, self.vocab_size, "context").tolist())
         return ctx[max(0, len(ctx) - self.order + 1):]
 
     def _levels(self, h: tuple[int, ...]) -> list[tuple[Table, Discounts, tuple[int, ...]]]:
