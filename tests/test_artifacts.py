@@ -16,7 +16,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from lmcourse.course import artifacts, cache
+from lmcourse.course import artifact_jobs, artifacts, cache
 from lmcourse.course.keys import digest, recipe_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -322,7 +322,7 @@ def test_jobs_start_the_longest_first_print_each_childs_lines_whole_and_name_a_f
         return [sys.executable, "-c", code]
 
     with pytest.raises(SystemExit, match=r"artifacts that failed: \['broken'\]"):
-        artifacts._build_in_processes(made, jobs=2, check=False, command=command)
+        artifact_jobs.build_in_processes(made, jobs=2, check=False, command=command)
     order = started.read_text().split()  # 90 s and 80 s at once, then the others
     assert set(order[:2]) == {"seeds", "long"} and set(order[2:]) == {"short", "broken"}
     out = capsys.readouterr().out.splitlines()

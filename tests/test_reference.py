@@ -328,7 +328,7 @@ def test_committed_bilm_lee_baselines_are_what_the_code_computes():
 
 
 def _fill_in_at_the_committed_setting(baselines: dict):
-    """A stand-in for ``bench_arms._tuned_fill_in`` that fits only the setting the committed
+    """A stand-in for ``bench_fill_in._tuned_fill_in`` that fits only the setting the committed
     tuning chose and reports the committed development scores: the held-out figures are
     recomputed from the counts, the search itself (eight settings, minutes of Python) is not
     rerun here. That the choice is the best development score is checked beside it."""
@@ -356,12 +356,12 @@ def test_committed_masked_lm_baselines_are_the_tuned_ones_the_code_computes(name
     """The masked-token floor, the fill-in n-gram on every kind of blank and the probe's bag
     of words in the committed results are what today's tuned baselines give (a baseline made
     fairer is refreshed, not left stale)."""
-    from lmcourse.course.reference import REFERENCES, load
+    from lmcourse.course.reference import REFERENCES, bench_fill_in, load
     from lmcourse.course.reference import bench_arms as pb
     from lmcourse.models.masked_lm_bench import SMOOTHING
     ref, result = REFERENCES[name], load(name)
     if "fill_in_ngram_order" in result.baselines:
-        monkeypatch.setattr(pb, "_tuned_fill_in",
+        monkeypatch.setattr(bench_fill_in, "_tuned_fill_in",
                             _fill_in_at_the_committed_setting(result.baselines))
     for cached in (pb.bench_baselines, pb.fill_in_ngram, pb.fill_in_on_blanks):
         cached.cache_clear()

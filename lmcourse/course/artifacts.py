@@ -26,11 +26,6 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
-import os
-import re
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,6 +36,7 @@ import torch
 
 import lmcourse
 from lmcourse.course import teacher
+from lmcourse.course.artifact_jobs import build_in_processes
 from lmcourse.course.cache import cache_dir, cached_tensors, keeps_rng
 from lmcourse.course.harness import note
 from lmcourse.course.keys import digest
@@ -368,50 +364,6 @@ ARTIFACTS: dict[str, Artifact] = {a.name: a for a in (
 )}
 
 
-def _estimated_seconds(artifact: Artifact) -> float:
-    """The seconds an artifact's estimate names ("about 30 s per seed": three seeds), so
-    the longest start first; 0 when it names none."""
-    found = re.search(r"(\d+) s( per seed)?", artifact.estimate)
-    return float(found[1]) * (3 if found[2] else 1) if found else 0.0
-
-
-def _child_command(artifact: Artifact, check: bool) -> list[str]:
-    return [sys.executable, "-m", "lmcourse.course.artifacts", *(["--check"] if check else []),
-            artifact.name]
-
-
-def _build_in_processes(chosen: Sequence[Artifact], jobs: int, check: bool,
-                        command: Callable[[Artifact, bool], list[str]] = _child_command) -> None:
-    """Compute the artifacts ``jobs`` at a time, each in a child process of this module
-    with its share of the cores (small models gain less from a second thread than from a
-    second process); each child's lines are printed whole when it ends. The cache's writes
-    are atomic, so two children never leave a half-written entry."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    threads = max(1, (cores or 1) // jobs)
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-    waiting, running, failed = sorted(chosen, key=_estimated_seconds, reverse=True), {}, []
-    while waiting or running:
-        while waiting and len(running) < jobs:
-            a = waiting.pop(0)
-            log = tempfile.TemporaryFile(mode="w+")  # not a pipe: a long log cannot block it
-            running[a.name] = (subprocess.Popen(command(a, check), env=env, stdout=log,
-                                                stderr=subprocess.STDOUT, text=True), log)
-        time.sleep(0.2)
-        for name, (child, log) in list(running.items()):
-            if child.poll() is None:
-                continue
-            del running[name]
-            log.seek(0)
-            lines = [line for line in log.read().splitlines() if "artifacts ready in" not in line]
-            log.close()
-            print("\n".join(lines), flush=True)
-            if child.returncode:
-                failed.append(name)
-    if failed:
-        raise SystemExit(f"artifacts that failed: {failed} (their output is above; "
-                         "`python -m lmcourse.course.artifacts NAME` computes one alone)")
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """``make teacher``: compute (or find) every artifact, or those named, and time them."""
     parser = argparse.ArgumentParser(prog="python -m lmcourse.course.artifacts",
@@ -437,7 +389,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     start = time.perf_counter()
     if args.jobs > 1 and len(chosen) > 1:
-        _build_in_processes(chosen, args.jobs, args.check)
+        build_in_processes(chosen, args.jobs, args.check)
     else:
         for a in chosen:
             began = time.perf_counter()

@@ -15,12 +15,16 @@ to 128 pieces (issue 55).
 
 from __future__ import annotations
 
-import os
 import re
 from functools import cache
 
 import torch
 
+from lmcourse.course.reference.bench_fill_in import (  # noqa: F401 - the chapters read pb.*
+    fill_in_label,
+    fill_in_ngram,
+    fill_in_on_blanks,
+)
 from lmcourse.course.reference.bench_models import (  # noqa: F401 - the chapters read pb.*
     _deberta,
     _generator_config,
@@ -347,61 +351,6 @@ def order_blind_pairs(task: str, corpus: str = "wiki") -> dict[str, float]:
     return {key: round(bag_of_words_pair_accuracy(train, held, len(data.corpus), steps=best),
                        4), f"{key}_steps": best,
             **{f"{key}_dev@{steps}": acc for steps, acc in tried.items()}}
-
-
-@cache
-def _tuned_fill_in(sentences: tuple[tuple[int, ...], ...], corpus: str):
-    """The fill-in n-gram fitted on ``sentences``, its order and discount chosen on the
-    development masks (single pieces, as the networks' settings were): ``(model, tried)``."""
-    from lmcourse.models.fill_in_ngram import tune_fill_in
-
-    c = _data(corpus).corpus
-    _, dev_ids, dev_labels = dev_batch(corpus)
-    return tune_fill_in(sentences, (dev_ids, dev_labels), vocab_size=len(c),
-                        special_ids=c.special_ids, sep_id=c.sep_id, pad_id=c.pad_id,
-                        workers=os.cpu_count() or 1)
-
-
-@cache
-def fill_in_on_blanks(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki"
-                      ) -> dict[str, float]:
-    """The same tuned fill-in n-gram on each kind of held-out blank (whole words, spans:
-    :data:`BLANK_KINDS`); a masked neighbour is unknown to it, so a span's inner pieces
-    are guessed from the span's edges alone, as a network must."""
-    from lmcourse.models.fill_in_ngram import DISCOUNTS
-
-    model, _ = _tuned_fill_in(sentences, corpus)
-    return {"fill_in_ngram_order": model.order,
-            "fill_in_ngram_discount": DISCOUNTS.index(model.discount),
-            **{f"fill_in_ngram_{kind}": round(model.accuracy(*held_out_blanks(corpus, kind)), 4)
-               for kind in BLANK_KINDS}}
-
-
-@cache
-def fill_in_ngram(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki"
-                  ) -> dict[str, float]:
-    """The bench's strongest count-based rival: a Kneser-Ney model that fills each
-    blank from both sides (:mod:`lmcourse.models.fill_in_ngram`), its order and discount
-    chosen on the development masks (:func:`dev_batch`: held-out pairs the scores never
-    read, or the tuning articles), scored on the held-out ones."""
-    from lmcourse.models.fill_in_ngram import DISCOUNTS
-
-    model, tried = _tuned_fill_in(sentences, corpus)
-    b = bench(corpus)
-    return {"fill_in_ngram": round(model.accuracy(b.eval_ids, b.eval_labels), 4),
-            "fill_in_ngram_order": model.order,
-            "fill_in_ngram_discount": DISCOUNTS.index(model.discount),
-            **{f"fill_in_ngram_dev@{o}/{d}": round(acc, 4) for o, d, acc in tried}}
-
-
-def fill_in_label(baselines: dict[str, float], name: str = "tuned fill-in n-gram") -> str:
-    """The fill-in n-gram's name for a table or a verdict, with the settings its
-    development masks chose (as :func:`fill_in_ngram` records them)."""
-    from lmcourse.models.fill_in_ngram import DISCOUNTS
-
-    discount = DISCOUNTS[int(baselines["fill_in_ngram_discount"])]
-    setting = "modified Kneser-Ney" if discount == "modified" else f"D = {discount:g}"
-    return f"{name} (order {int(baselines['fill_in_ngram_order'])}, {setting})"
 
 
 def load_arm(name: str, state: dict[str, torch.Tensor]) -> torch.nn.Module:
