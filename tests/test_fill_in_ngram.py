@@ -86,3 +86,32 @@ def test_the_fill_in_baselines_name_says_which_settings_were_chosen():
         label = fill_in_label({"fill_in_ngram_order": 4, "fill_in_ngram_discount": index})
         setting = "modified Kneser-Ney" if discount == "modified" else f"D = {discount:g}"
         assert label == f"tuned fill-in n-gram (order 4, {setting})"
+
+
+def test_settings_scored_in_processes_do_not_hang_after_the_parent_used_its_threads():
+    """Forked workers once waited for ever in their first parallel torch op when the parent
+    had run multi-threaded torch before (a tiny BERT's baselines hung `make reference`); the
+    same search, in a fresh interpreter, must finish and agree with one process."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import torch
+        from tests.test_fill_in_ngram import _masked, _sentences
+        from lmcourse.models.fill_in_ngram import tune_fill_in
+        torch.set_num_threads(2)
+        a = torch.randn(1500, 1500)
+        (a @ a).sum()  # the parent's thread pool has run
+        ids, labels = _masked(_sentences(60, 3))
+        ids, labels = ids.repeat(400, 1), labels.repeat(400, 1)  # past one thread's grain
+        labels[60:] = -100  # the first copy is scored
+        args = dict(vocab_size={VOCAB}, special_ids={SPECIALS}, sep_id={SEP}, pad_id={PAD},
+                    orders=(2, 3), discounts=(0.75,))
+        one = tune_fill_in(_sentences(600, 0), (ids, labels), **args)[1]
+        two = tune_fill_in(_sentences(600, 0), (ids, labels), workers=2, **args)[1]
+        assert one == two, (one, two)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], timeout=120, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

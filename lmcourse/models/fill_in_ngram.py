@@ -122,7 +122,8 @@ def tune_fill_in(sentences: Sequence[Sequence[int]], dev: tuple[torch.Tensor, to
         _SHARED["job"] = (sentences, dev, args)  # forked workers inherit it, unpickled
         context = multiprocessing.get_context("fork")
         try:
-            with ProcessPoolExecutor(min(workers, len(settings)), mp_context=context) as pool:
+            with ProcessPoolExecutor(min(workers, len(settings)), mp_context=context,
+                                     initializer=_one_thread) as pool:
                 scores = list(pool.map(_score_setting, settings))
         finally:
             _SHARED.clear()
@@ -134,6 +135,12 @@ def tune_fill_in(sentences: Sequence[Sequence[int]], dev: tuple[torch.Tensor, to
 
 
 _SHARED: dict = {}
+
+
+def _one_thread() -> None:
+    """A forked worker runs torch on one thread: a parallel region entered after the parent's
+    thread pool has run would wait for threads the fork did not copy, for ever."""
+    torch.set_num_threads(1)
 
 
 def _score_setting(setting: tuple[int, float | str]) -> float:
