@@ -218,6 +218,7 @@ verdict("every bench model that trained without diverging predicts masked tokens
         "than the tuned fill-in n-gram (the weakest shown)", accuracy[weakest],
         baseline=(pb.fill_in_label(guesses), guesses["fill_in_ngram"]),
         higher_is_better=True, metric="held-out masked-token accuracy",
+        tuning=pb.REVIEWS_FILL_IN_BUDGET,
         note=f"weakest: {weakest}; {len(beats_fill_in)} of {len(stable)} recipes beat it on "
              "every seed")
 
@@ -303,7 +304,8 @@ with verdict_table("Static against dynamic masking (bench, 40 epochs)"):
         verdict(f"{label} over 40 epochs predicts masked tokens better than a fill-in n-gram "
                 "counted on the same 3,200 pairs", seed_values(name, "masked_accuracy"),
                 baseline=(small_fill_in, small["fill_in_ngram"]),
-                higher_is_better=True, metric="held-out masked-token accuracy")
+                higher_is_better=True, metric="held-out masked-token accuracy",
+                tuning=pb.REVIEWS_FILL_IN_BUDGET)
     verdict("one static mask per pair, seen 40 times, is memorised: a two-sided bigram fitted on "
             "the same 3,200 pairs fills held-out blanks better (the demonstration)",
             small["bigram_both"], baseline=("1 static mask per pair",

@@ -267,7 +267,8 @@ with verdict_table("Span blanks: the three recipes and the fill-in n-gram"):
     verdict("span masking with the boundary objective fills span blanks better than the "
             "fill-in n-gram", seed_values("bench-span-sbo", "span_accuracy"),
             baseline=(pb.fill_in_label(rivals), rivals["fill_in_ngram_span"]),
-            higher_is_better=True, metric="held-out span-blank accuracy")
+            higher_is_better=True, metric="held-out span-blank accuracy",
+            tuning=pb.REVIEWS_FILL_IN_BUDGET)
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Each recipe is best at its own question. On span blanks span masking wins on every seed

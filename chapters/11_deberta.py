@@ -498,7 +498,8 @@ print(f"the strongest count-based rival, {pb.fill_in_label(fill_in)}: "
 verdict("every model of the experiment predicts masked tokens better than the tuned fill-in "
         "n-gram (the weakest shown)", seed_values(variants[weakest], "masked_accuracy"),
         baseline=(pb.fill_in_label(fill_in), fill_in["fill_in_ngram"]), higher_is_better=True,
-        metric="held-out masked-token accuracy", note=f"weakest: {weakest}")
+        metric="held-out masked-token accuracy", note=f"weakest: {weakest}",
+        tuning=pb.REVIEWS_FILL_IN_BUDGET)
 
 # %% slideshow={"slide_type": "-"}
 from lmcourse.course.reference.figures import plot_crossover

@@ -344,7 +344,7 @@ def _fill_in_at_the_committed_setting(baselines: dict):
             tried.append((int(o), d if d == "modified" else float(d), score))
     assert baselines[f"fill_in_ngram_dev@{order}/{discount}"] == max(t[2] for t in tried)
 
-    def tuned(sentences, corpus):
+    def tuned(sentences, corpus, masks=None):
         c = _data(corpus).corpus
         model = FillIn(order, discount, len(c), c.special_ids, c.sep_id, c.pad_id)
         return model.fit(sentences), tried

@@ -54,6 +54,7 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     PROSE,
     PROSE_TUNING,
     QUARTER_PAIRS,
+    REVIEWS_FILL_IN_BUDGET,
     SMALL_PAIRS,
     SPAN_MASKING,
     WARMUP_GRID,

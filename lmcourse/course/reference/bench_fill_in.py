@@ -6,7 +6,10 @@ development masks and scored on every kind of held-out blank: single pieces
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import cache
+
+import torch
 
 from lmcourse.course.reference.pretraining_eval import (
     BLANK_KINDS,
@@ -16,15 +19,27 @@ from lmcourse.course.reference.pretraining_eval import (
     held_out_blanks,
 )
 
+Masks = tuple[tuple[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+def bench_masks(corpus: str) -> Masks:
+    """The bench's ``(development, held-out)`` single-piece masks, each ``(ids, labels)``:
+    :func:`dev_batch` chooses a setting, the held-out pairs score it."""
+    _, dev_ids, dev_labels = dev_batch(corpus)
+    b = bench(corpus)
+    return (dev_ids, dev_labels), (b.eval_ids, b.eval_labels)
+
 
 @cache
-def _tuned_fill_in(sentences: tuple[tuple[int, ...], ...], corpus: str):
+def _tuned_fill_in(sentences: tuple[tuple[int, ...], ...], corpus: str,
+                   masks: Callable[[], Masks] | None = None):
     """The fill-in n-gram fitted on ``sentences``, its order and discount chosen on the
-    development masks (single pieces, as the networks' settings were): ``(model, tried)``."""
+    development masks (single pieces, as the networks' settings were; ``masks()`` gives
+    another model's own, default the bench's): ``(model, tried)``."""
     from lmcourse.models.fill_in_ngram import tune_fill_in
 
     c = _data(corpus).corpus
-    _, dev_ids, dev_labels = dev_batch(corpus)
+    (dev_ids, dev_labels), _ = masks() if masks is not None else bench_masks(corpus)
     return tune_fill_in(sentences, (dev_ids, dev_labels), vocab_size=len(c),
                         special_ids=c.special_ids, sep_id=c.sep_id, pad_id=c.pad_id,
                         workers=os.cpu_count() or 1)
@@ -42,17 +57,18 @@ def fill_in_on_blanks(sentences: tuple[tuple[int, ...], ...], corpus: str = "wik
 
 
 @cache
-def fill_in_ngram(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki"
-                  ) -> dict[str, float]:
+def fill_in_ngram(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki",
+                  masks: Callable[[], Masks] | None = None) -> dict[str, float]:
     """The bench's strongest count-based rival: a Kneser-Ney model that fills each
     blank from both sides (:mod:`lmcourse.models.fill_in_ngram`), its order and discount
     chosen on the development masks (:func:`dev_batch`: held-out pairs the scores never
-    read, or the tuning articles), scored on the held-out ones."""
+    read, or the tuning articles), scored on the held-out ones; ``masks`` gives another
+    model's development and held-out masks instead (:func:`bench_masks`' shape)."""
     from lmcourse.models.fill_in_ngram import DISCOUNTS
 
-    model, tried = _tuned_fill_in(sentences, corpus)
-    b = bench(corpus)
-    return {"fill_in_ngram": round(model.accuracy(b.eval_ids, b.eval_labels), 4),
+    model, tried = _tuned_fill_in(sentences, corpus, masks)
+    _, held_out = masks() if masks is not None else bench_masks(corpus)
+    return {"fill_in_ngram": round(model.accuracy(*held_out), 4),
             "fill_in_ngram_order": model.order,
             "fill_in_ngram_discount": DISCOUNTS.index(model.discount),
             **{f"fill_in_ngram_dev@{o}/{d}": round(acc, 4) for o, d, acc in tried}}

@@ -156,6 +156,9 @@ WIKI_SETTINGS_TRIED = 5  # the widths and rates WIKI_TUNING tried on a CPU (a te
 #: the ledger's tuning budgets of the wiki masked LM against its fill-in n-gram rival: (the
 #: settings WIKI_TUNING tried, every order and discount tune_fill_in scores)
 FILL_IN_BUDGET = (WIKI_SETTINGS_TRIED, len(FILL_IN_ORDERS) * len(FILL_IN_DISCOUNTS))
+#: the same budgets on the generated reviews: the bench's rate was chosen among LR_GRID's four
+#: on the development masks for every arm there, the fill-in n-gram among its eight settings
+REVIEWS_FILL_IN_BUDGET = (len(LR_GRID), len(FILL_IN_ORDERS) * len(FILL_IN_DISCOUNTS))
 WIKI_TUNING = ("development masks, seed 0, 4,000 steps, masked accuracy: 2 x 64 at lr 1e-3 "
                "0.277, at 3e-3 0.282; 2 x 128 at lr 1e-3 0.334, at 3e-3 0.205; 2 x 256 (4 "
                "heads) at lr 1e-3 0.217; the fill-in n-gram tuned over orders up to 4 then "

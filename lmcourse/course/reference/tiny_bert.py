@@ -16,6 +16,8 @@ import torch
 from lmcourse.course.reference.pretraining_eval import CORPUS, reviews
 from lmcourse.course.reference.recipe import Reference, SeedRun
 from lmcourse.models.compress import count_params
+from lmcourse.models.fill_in_ngram import DISCOUNTS as FILL_IN_DISCOUNTS
+from lmcourse.models.fill_in_ngram import ORDERS as FILL_IN_ORDERS
 from lmcourse.models.pretraining import load_tiny_bert, tiny_bert
 
 TINY_BERT = {
@@ -46,6 +48,30 @@ def tiny_bert_eval_batch():
     return batch, ids, labels
 
 
+#: the ledger's tuning budgets of the tiny BERT against the fill-in n-gram: its recipe was
+#: run as written (one setting), the n-gram chose among every order and discount it scores
+TINY_BERT_FILL_IN_BUDGET = (1, len(FILL_IN_ORDERS) * len(FILL_IN_DISCOUNTS))
+#: the test pairs the tiny BERT's rivals choose their settings on: after the 2,500 it is
+#: scored on, so no setting is chosen on a scored blank
+DEV_PAIRS = (2500, 3500)
+
+
+@cache
+def tiny_bert_masks():
+    """``(development, held-out)`` single-piece masks of the tiny BERT, each ``(ids,
+    labels)``: test pairs 2,500-3,499 masked once with seed 321 choose a rival's setting,
+    the scored pairs (:func:`tiny_bert_eval_batch`) score it."""
+    from lmcourse.masking import mask_tokens
+    from lmcourse.models.pretraining import collate_pairs, nsp_pairs
+
+    c = reviews().corpus
+    first, end = DEV_PAIRS
+    pairs = nsp_pairs(reviews().test.documents, seed=1)[first:end]
+    batch = collate_pairs(pairs, c.cls_id, c.sep_id, c.pad_id, TINY_BERT["max_len"])
+    dev = mask_tokens(batch["input_ids"], c.mask_id, len(c), c.special_ids,
+                      generator=torch.Generator().manual_seed(321))
+    _, ids, labels = tiny_bert_eval_batch()
+    return dev, (ids, labels)
 
 
 def tiny_bert_model():
@@ -112,6 +138,10 @@ def evaluate_tiny_bert(recipe: dict, state: dict[str, torch.Tensor]) -> tuple[st
 
 @cache
 def tiny_bert_baselines(recipe: dict | None = None) -> dict[str, float]:
+    """The guesses the tiny BERT is printed beside, fitted on its training sentences: the
+    unigram and bigrams (add-k chosen on held-out training sentences) and the tuned fill-in
+    n-gram (order and discount chosen on :func:`tiny_bert_masks`' development pairs)."""
+    from lmcourse.course.reference.bench_fill_in import fill_in_ngram
     from lmcourse.models.masked_lm_bench import choose_smoothing, masked_token_baselines
 
     _, ids, labels = tiny_bert_eval_batch()
@@ -119,7 +149,8 @@ def tiny_bert_baselines(recipe: dict | None = None) -> dict[str, float]:
     k, _ = choose_smoothing(sentences, special_ids)  # on held-out training sentences
     g = masked_token_baselines(sentences, ids, labels, special_ids, smoothing=k)
     return {"unigram": round(g["unigram"], 4), "bigram_left": round(g["bigram (left)"], 4),
-            "bigram_both": round(g["bigram (both sides)"], 4), "bigram_both_k": k}
+            "bigram_both": round(g["bigram (both sides)"], 4), "bigram_both_k": k,
+            **fill_in_ngram(tuple(map(tuple, sentences)), "reviews", tiny_bert_masks)}
 
 
 
