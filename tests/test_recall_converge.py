@@ -3,6 +3,7 @@ a CPU at a tiny size before a GPU runs them."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from lmcourse.course.reference import recall_converge as rc
@@ -40,3 +41,30 @@ def test_the_gpu_plan_lists_every_seed_of_every_size():
 
     jobs = gpu_runs.plan_jobs(gpu_runs.RECALL_PLAN)
     assert len(jobs) == 3 * len(rc.SIZES) and all(gpu_runs.find(j.split(":")[0]) for j in jobs)
+
+
+def _validation(scores: dict[float, float], pairs: int = 4) -> dict:
+    chosen = max(scores, key=scores.get)
+    return {**{f"validation@{pairs}:lr{lr:g}": a for lr, a in scores.items()},
+            f"lr@{pairs}": chosen}
+
+
+def test_an_edge_choice_stands_only_when_a_rate_inside_the_grid_ties_it():
+    grid = dict.fromkeys(rc.LR_GRID, 0.27)
+    assert rc.interior_rate_as_good(_validation({**grid, 1e-3: 0.28}), 4)  # 0.01 < 2 s.e.
+    assert not rc.interior_rate_as_good(_validation({**grid, 1e-3: 0.40}), 4)
+    assert rc.interior_rate_as_good(_validation({**grid, 1e-2: 0.90}), 4)  # inside: fine
+
+
+@pytest.mark.parametrize("name", sorted(rc.CONVERGE_REFS))
+def test_a_committed_rate_at_the_grids_edge_won_only_by_noise(name):
+    from lmcourse.course.reference import REFERENCES, load
+
+    if name not in REFERENCES:
+        pytest.skip(f"{name} is not registered yet (its seeds have not all landed)")
+    result = load(name)
+    for seed, metrics in result.metrics.items():
+        for pairs in result.recipe["pairs"]:
+            assert rc.interior_rate_as_good(metrics, pairs, result.recipe), (
+                f"{name} seed {seed}, {pairs} pairs: the rate chosen at the grid's edge "
+                f"({metrics[f'lr@{pairs}']:g}) beat every rate inside it: widen the grid")

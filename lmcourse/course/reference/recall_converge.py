@@ -11,8 +11,10 @@ trains the same 10,000 steps, for the figure that draws all three against steps.
 
 Each run's learning rate is chosen, per seed, model and size, from a four-point grid by the
 accuracy on **validation** sequences drawn from their own generator, never on the test
-sequences the verdicts read; a chosen rate at the grid's edge is recorded as such (a test
-of the committed runs refuses it). The baseline is ``recall-sweep``'s lookup-free guess: a
+sequences the verdicts read; a chosen rate at the grid's edge is recorded as such, and a
+test of the committed runs refuses it unless a rate inside the grid scored as well within
+sampling noise (:func:`interior_rate_as_good`: then the edge won by noise among equals and says
+nothing about the grid's reach). The baseline is ``recall-sweep``'s lookup-free guess: a
 value drawn from the ones shown in the sequence.
 """
 
@@ -100,6 +102,34 @@ def _train(kind: str, width: int, recipe: dict, seed: int, device: torch.device,
     curve = metrics[f"curve@{first}:lr{metrics[f'lr@{first}']:g}"]
     metrics["train_seconds"] = round(time.perf_counter() - start, 1)
     return SeedRun(curve, first_losses, metrics)
+
+
+def chosen_curve(metrics: dict, pairs: int) -> list[list[float]]:
+    """One seed's held-out curve at ``pairs`` pairs, ``[step, seconds, accuracy]`` every
+    ``eval_every`` steps, at the learning rate its validation sequences chose."""
+    return metrics[f"curve@{pairs}:lr{metrics[f'lr@{pairs}']:g}"]
+
+
+def window_accuracy(curve: list[list[float]], first: int, last: int) -> float:
+    """Mean held-out accuracy over the curve's points with ``first <= step <= last``: a
+    level read over several evaluations rather than one noisy point."""
+    points = [acc for step, _, acc in curve if first <= step <= last]
+    if not points:
+        raise ValueError(f"no evaluation between steps {first} and {last}")
+    return sum(points) / len(points)
+
+
+def interior_rate_as_good(metrics: dict, pairs: int, recipe: dict = RECIPE,
+                          z: float = 2.0) -> bool:
+    """Whether a rate inside the grid scored within ``z`` standard errors of the chosen one on
+    the validation sequences, ``best - a_inner <= z * sqrt(a (1 - a) / n)`` with ``n`` the
+    validation queries (trivially true when the chosen rate is inside): then a choice at the
+    grid's edge is noise among equals, not a sign that a better rate lies beyond it."""
+    grid = recipe["lr_grid"]
+    chosen = metrics[f"validation@{pairs}:lr{metrics[f'lr@{pairs}']:g}"]
+    inner = max(metrics[f"validation@{pairs}:lr{lr:g}"] for lr in grid[1:-1])
+    queries = recipe["validation_size"] * pairs
+    return chosen - inner <= z * (chosen * (1 - chosen) / queries) ** 0.5
 
 
 def _reference(name: str) -> Reference:
