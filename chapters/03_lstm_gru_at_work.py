@@ -168,6 +168,8 @@ for cell, model in models.items():
     secs = np.mean([histories[cell, s].seconds for s in seeds])
     print(f"{cell.upper():<12} {n_params:>10,} {mean_spread(val_ppl[cell], 2):>19} "
           f"{speed:>9,.0f} {secs:>9.1f}")
+print(f"the LSTM has {count_params(models['lstm']) / count_params(models['rnn']):.1f} times "
+      "the RNN's parameters")
 
 # %% slideshow={"slide_type": "-"}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -305,6 +307,8 @@ print(reference.compare(cells, baselines={"kn5": "5-gram KN", "kn6": "6-gram KN"
                                           "modified_kn_tuned": "tuned KN"}))
 final = {label: [r.metrics[s]["held_out_ppl"] for s in r.seeds]
          for label, r in refs.items()}
+
+# %% slideshow={"slide_type": "-"}
 with verdict_table("Three seeds at the full budget: gated cells against the RNN and the "
                    "n-grams (held-out perplexity)"):
     for gated in ("LSTM", "GRU"):
