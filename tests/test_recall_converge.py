@@ -50,10 +50,10 @@ def _validation(scores: dict[float, float], pairs: int = 4) -> dict:
 
 
 def test_an_edge_choice_stands_only_when_a_rate_inside_the_grid_ties_it():
-    grid = dict.fromkeys(rc.LR_GRID, 0.27)
-    assert rc.interior_rate_as_good(_validation({**grid, 1e-3: 0.28}), 4)  # 0.01 < 2 s.e.
-    assert not rc.interior_rate_as_good(_validation({**grid, 1e-3: 0.40}), 4)
-    assert rc.interior_rate_as_good(_validation({**grid, 1e-2: 0.90}), 4)  # inside: fine
+    grid, edge, inside = dict.fromkeys(rc.LR_GRID, 0.27), rc.LR_GRID[0], rc.LR_GRID[2]
+    assert rc.interior_rate_as_good(_validation({**grid, edge: 0.28}), 4)  # 0.01 < 2 s.e.
+    assert not rc.interior_rate_as_good(_validation({**grid, edge: 0.40}), 4)
+    assert rc.interior_rate_as_good(_validation({**grid, inside: 0.90}), 4)
 
 
 @pytest.mark.parametrize("name", sorted(rc.CONVERGE_REFS))
@@ -68,3 +68,36 @@ def test_a_committed_rate_at_the_grids_edge_won_only_by_noise(name):
             assert rc.interior_rate_as_good(metrics, pairs, result.recipe), (
                 f"{name} seed {seed}, {pairs} pairs: the rate chosen at the grid's edge "
                 f"({metrics[f'lr@{pairs}']:g}) beat every rate inside it: widen the grid")
+
+
+def test_a_seed_of_a_narrower_grid_extended_equals_the_whole_grid(tmp_path, monkeypatch):
+    """extend_seed trains only the rates the grid gained and chooses again: the same
+    metrics, first losses and choice as training the whole grid at once."""
+    import json
+
+    from lmcourse.course.reference.running import save_finished_seed
+
+    monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path))
+    name = "recall-converge-lstm-80"
+    ref = rc.CONVERGE_REFS[name]
+    tiny = {"pairs": [2], "steps": 20, "eval_every": 10, "eval_size": 16,
+            "validation_size": 16, "batch": 8}
+    whole = {**ref.recipe, **tiny, "lr_grid": [3e-4, 1e-3, 1e-2]}
+    narrow = {**whole, "lr_grid": [1e-3, 1e-2]}
+    cpu = torch.device("cpu")
+    monkeypatch.setattr(ref, "recipe", narrow)
+    save_finished_seed(ref, 0, ref.train(narrow, 0, cpu, progress=False), 1.0, cpu)
+    monkeypatch.setattr(ref, "recipe", whole)
+    assert rc.extend_seed(name, 0) == [3e-4]
+    extended = json.loads((tmp_path / name / "seeds" / "seed0.json").read_text())
+    direct = ref.train(whole, 0, cpu, progress=False)
+
+    def accuracies(metrics):
+        return {k: [p[2] for p in v] if k.startswith("curve") else v
+                for k, v in metrics.items() if k != "train_seconds"}
+    assert extended["recipe"]["lr_grid"] == whole["lr_grid"]
+    assert accuracies(extended["metrics"]) == accuracies(direct.metrics)
+    assert extended["train_loss"] == pytest.approx(direct.train_loss, abs=1e-6)
+    monkeypatch.setattr(ref, "recipe", {**whole, "steps": 30})
+    with pytest.raises(ValueError, match="another recipe"):
+        rc.extend_seed(name, 0)

@@ -9,7 +9,7 @@ times the transformer's steps (10,000) at 4 and 8 pairs, and their held-out quer
 is read every 500 steps, so the curve shows where it stops improving. The transformer
 trains the same 10,000 steps, for the figure that draws all three against steps.
 
-Each run's learning rate is chosen, per seed, model and size, from a four-point grid by the
+Each run's learning rate is chosen, per seed, model and size, from a five-point grid by the
 accuracy on **validation** sequences drawn from their own generator, never on the test
 sequences the verdicts read; a chosen rate at the grid's edge is recorded as such, and a
 test of the committed runs refuses it unless a rate inside the grid scored as well within
@@ -34,7 +34,7 @@ from lmcourse.models.recall import (
     train_recall,
 )
 
-LR_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
+LR_GRID = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 #: (model, width): the size-matched widths of recall-sweep (about 120K parameters) and twice
 #: them (about four times the parameters)
 SIZES = {"lstm-80": ("lstm", 80), "lstm-160": ("lstm", 160), "gru-90": ("gru", 90),
@@ -64,44 +64,91 @@ def validation_accuracy(model: torch.nn.Module, pairs: int, recipe: dict,
     return recall_accuracy(logits.cpu(), batch.targets)
 
 
+def _train_rate(kind: str, width: int, recipe: dict, seed: int, device: torch.device,
+                pairs: int, lr: float, steps: int):
+    """One ``(pairs, rate)`` run of a seed: the model and the batches depend on the seed
+    alone, so each run is independent of the grid's other rates."""
+    model = recall_model(kind, width, recipe["num_keys"] + recipe["num_values"],
+                         recipe["max_len"], layers=recipe["layers"], seed=seed)
+    return train_recall(model, pairs, steps, seed, lr=lr, batch_size=recipe["batch"],
+                        eval_every=min(recipe["eval_every"], steps),
+                        eval_size=recipe["eval_size"], num_keys=recipe["num_keys"],
+                        num_values=recipe["num_values"], device=device)
+
+
+def _rate_metrics(run, pairs: int, lr: float, recipe: dict, device: torch.device) -> dict:
+    key, steps = f"@{pairs}:lr{lr:g}", recipe["steps"]
+    return {f"validation{key}": round(validation_accuracy(run.model, pairs, recipe, device), 4),
+            f"test{key}": run.accuracy, f"best_test{key}": max(a for _, a in run.curve),
+            # [step, training seconds (pro rata), held-out accuracy] every eval_every steps
+            f"curve{key}": [[step, round(run.seconds * step / steps, 1), acc]
+                            for step, acc in run.curve],
+            "parameters": run.parameters}
+
+
+def _choose(metrics: dict, recipe: dict) -> list[list[float]]:
+    """Each pair count's rate by validation accuracy (``lr@P``, whether it is at the grid's
+    edge, its test accuracy); returns the curve at the first pair count's chosen rate."""
+    grid = recipe["lr_grid"]
+    for pairs in recipe["pairs"]:
+        chosen = max(grid, key=lambda lr, p=pairs: metrics[f"validation@{p}:lr{lr:g}"])
+        metrics[f"lr@{pairs}"] = chosen
+        metrics[f"chosen_at_edge@{pairs}"] = float(chosen in (grid[0], grid[-1]))
+        metrics[f"accuracy@{pairs}"] = metrics[f"test@{pairs}:lr{chosen:g}"]
+    return chosen_curve(metrics, recipe["pairs"][0])
+
+
 def _train(kind: str, width: int, recipe: dict, seed: int, device: torch.device,
            progress: bool = True, stop_after: int | None = None) -> SeedRun:
     from lmcourse import progress_bar
 
-    steps = stop_after or recipe["steps"]
     metrics: dict[str, float] = {}
-    curve, first_losses, start = [], [], time.perf_counter()
+    first_losses, start = [], time.perf_counter()
     jobs = [(p, lr) for p in recipe["pairs"] for lr in recipe["lr_grid"]]
     for pairs, lr in progress_bar(jobs, progress, desc=f"recall-converge {kind} seed {seed}"):
-        model = recall_model(kind, width, recipe["num_keys"] + recipe["num_values"],
-                             recipe["max_len"], layers=recipe["layers"], seed=seed)
-        run = train_recall(model, pairs, steps, seed, lr=lr, batch_size=recipe["batch"],
-                           eval_every=min(recipe["eval_every"], steps),
-                           eval_size=recipe["eval_size"], num_keys=recipe["num_keys"],
-                           num_values=recipe["num_values"], device=device)
+        run = _train_rate(kind, width, recipe, seed, device, pairs, lr,
+                          stop_after or recipe["steps"])
         if stop_after is not None:
             return SeedRun([], run.losses, {})
         first_losses = first_losses or run.losses
-        key = f"@{pairs}:lr{lr:g}"
-        metrics[f"validation{key}"] = round(validation_accuracy(run.model, pairs, recipe,
-                                                                device), 4)
-        metrics[f"test{key}"] = run.accuracy
-        metrics[f"best_test{key}"] = max(a for _, a in run.curve)
-        # [step, training seconds (pro rata), held-out accuracy] every eval_every steps
-        metrics[f"curve{key}"] = [[step, round(run.seconds * step / steps, 1), acc]
-                                  for step, acc in run.curve]
-        metrics["parameters"] = run.parameters
-    for pairs in recipe["pairs"]:
-        chosen = max(recipe["lr_grid"],
-                     key=lambda lr, p=pairs: metrics[f"validation@{p}:lr{lr:g}"])
-        metrics[f"lr@{pairs}"] = chosen
-        metrics[f"chosen_at_edge@{pairs}"] = float(chosen in (recipe["lr_grid"][0],
-                                                              recipe["lr_grid"][-1]))
-        metrics[f"accuracy@{pairs}"] = metrics[f"test@{pairs}:lr{chosen:g}"]
-    first = recipe["pairs"][0]
-    curve = metrics[f"curve@{first}:lr{metrics[f'lr@{first}']:g}"]
+        metrics.update(_rate_metrics(run, pairs, lr, recipe, device))
+    curve = _choose(metrics, recipe)
     metrics["train_seconds"] = round(time.perf_counter() - start, 1)
     return SeedRun(curve, first_losses, metrics)
+
+
+def extend_seed(name: str, seed: int, device: torch.device | str = "cpu") -> list[float]:
+    """Give a finished seed that was trained on a narrower grid (kept in
+    ``reference/<name>/seeds/``) the rates the grid has gained since, and keep it again under
+    today's recipe: each ``(pairs, rate)`` run is independent of the others, so training only
+    the new rates and choosing again gives what the whole grid gives. Returns the rates
+    trained."""
+    import json
+
+    from lmcourse.course.reference.result import reference_dir
+    from lmcourse.course.reference.running import _canonical, save_finished_seed
+
+    ref, device = CONVERGE_REFS[name], torch.device(device)
+    record = json.loads((reference_dir() / name / "seeds" / f"seed{seed}.json").read_text())
+    old, recipe = record["recipe"], ref.recipe
+    new_rates = [lr for lr in recipe["lr_grid"] if lr not in old["lr_grid"]]
+    if {**old, "lr_grid": None} != {**_canonical(recipe), "lr_grid": None} or any(
+            lr not in recipe["lr_grid"] for lr in old["lr_grid"]):
+        raise ValueError(f"{name} seed {seed} was trained on another recipe than a narrower "
+                         "grid of today's: train it again instead")
+    metrics, first_losses = dict(record["metrics"]), record["train_loss"]
+    tick, kind, width = time.perf_counter(), ref.recipe["model"], ref.recipe["width"]
+    for pairs in recipe["pairs"]:
+        for lr in new_rates:
+            run = _train_rate(kind, width, recipe, seed, device, pairs, lr, recipe["steps"])
+            metrics.update(_rate_metrics(run, pairs, lr, recipe, device))
+            if (pairs, lr) == (recipe["pairs"][0], recipe["lr_grid"][0]):
+                first_losses = run.losses  # the replay trains the grid's first run
+    curve = _choose(metrics, recipe)
+    seconds = record["seconds"] + time.perf_counter() - tick
+    metrics["train_seconds"] = round(seconds, 1)
+    save_finished_seed(ref, seed, SeedRun(curve, first_losses, metrics), seconds, device)
+    return new_rates
 
 
 def chosen_curve(metrics: dict, pairs: int) -> list[list[float]]:
