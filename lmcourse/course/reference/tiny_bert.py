@@ -34,18 +34,25 @@ TINY_BERT = {
 
 
 
-@cache
-def tiny_bert_eval_batch():
+def _masked_test_pairs(first: int, end: int, seed: int):
+    """Test pairs ``first`` to ``end - 1`` at the recipe's length, masked once with
+    ``seed``: ``(batch, ids, labels)``."""
     from lmcourse.masking import mask_tokens
     from lmcourse.models.pretraining import collate_pairs, nsp_pairs
 
     data = reviews()
     c = data.corpus
-    pairs = nsp_pairs(data.test.documents, seed=1)[:TINY_BERT["eval_pairs"]]
+    pairs = nsp_pairs(data.test.documents, seed=1)[first:end]
     batch = collate_pairs(pairs, c.cls_id, c.sep_id, c.pad_id, TINY_BERT["max_len"])
     ids, labels = mask_tokens(batch["input_ids"], c.mask_id, len(c), c.special_ids,
-                              generator=torch.Generator().manual_seed(123))
+                              generator=torch.Generator().manual_seed(seed))
     return batch, ids, labels
+
+
+@cache
+def tiny_bert_eval_batch():
+    """The scored pairs: the first ``eval_pairs`` test pairs, masked once (seed 123)."""
+    return _masked_test_pairs(0, TINY_BERT["eval_pairs"], 123)
 
 
 #: the ledger's tuning budgets of the tiny BERT against the fill-in n-gram: its recipe was
@@ -61,17 +68,9 @@ def tiny_bert_masks():
     """``(development, held-out)`` single-piece masks of the tiny BERT, each ``(ids,
     labels)``: test pairs 2,500-3,499 masked once with seed 321 choose a rival's setting,
     the scored pairs (:func:`tiny_bert_eval_batch`) score it."""
-    from lmcourse.masking import mask_tokens
-    from lmcourse.models.pretraining import collate_pairs, nsp_pairs
-
-    c = reviews().corpus
-    first, end = DEV_PAIRS
-    pairs = nsp_pairs(reviews().test.documents, seed=1)[first:end]
-    batch = collate_pairs(pairs, c.cls_id, c.sep_id, c.pad_id, TINY_BERT["max_len"])
-    dev = mask_tokens(batch["input_ids"], c.mask_id, len(c), c.special_ids,
-                      generator=torch.Generator().manual_seed(321))
+    _, dev_ids, dev_labels = _masked_test_pairs(*DEV_PAIRS, 321)
     _, ids, labels = tiny_bert_eval_batch()
-    return dev, (ids, labels)
+    return (dev_ids, dev_labels), (ids, labels)
 
 
 def tiny_bert_model():
