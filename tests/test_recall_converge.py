@@ -71,10 +71,11 @@ def test_a_committed_rate_at_the_grids_edge_won_only_by_noise(name):
 
 
 def test_a_seed_of_a_narrower_grid_extended_equals_the_whole_grid(tmp_path, monkeypatch):
-    """extend_seed trains only the rates the grid gained and chooses again: the same
+    """grid_extension.extend_seed trains only the rates the grid gained and chooses again: the same
     metrics, first losses and choice as training the whole grid at once."""
     import json
 
+    from lmcourse.course.reference.grid_extension import extend_seed
     from lmcourse.course.reference.running import save_finished_seed
 
     monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path))
@@ -88,7 +89,7 @@ def test_a_seed_of_a_narrower_grid_extended_equals_the_whole_grid(tmp_path, monk
     monkeypatch.setattr(ref, "recipe", narrow)
     save_finished_seed(ref, 0, ref.train(narrow, 0, cpu, progress=False), 1.0, cpu)
     monkeypatch.setattr(ref, "recipe", whole)
-    assert rc.extend_seed(name, 0) == [3e-4]
+    assert extend_seed(name, 0) == [3e-4]
     extended = json.loads((tmp_path / name / "seeds" / "seed0.json").read_text())
     direct = ref.train(whole, 0, cpu, progress=False)
 
@@ -100,4 +101,4 @@ def test_a_seed_of_a_narrower_grid_extended_equals_the_whole_grid(tmp_path, monk
     assert extended["train_loss"] == pytest.approx(direct.train_loss, abs=1e-6)
     monkeypatch.setattr(ref, "recipe", {**whole, "steps": 30})
     with pytest.raises(ValueError, match="another recipe"):
-        rc.extend_seed(name, 0)
+        extend_seed(name, 0)

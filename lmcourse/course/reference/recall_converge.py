@@ -1,6 +1,7 @@
 """References ``recall-converge-*``: associative recall's recurrent rivals trained to
-convergence (issue 56, item 1). Declared here and run on a GPU (``tools.gpu_runs plan
-issue56-recall``); none is registered until its three seeds have landed.
+convergence (issue 56, item 1). Declared here and trained seed by seed, on a GPU or a CPU
+(``tools.gpu_runs plan issue56-recall``); a size is registered once its three seeds have
+landed (:data:`LANDED`).
 
 ``recall-sweep`` gives a transformer, an LSTM and a GRU of the same size the same 1,000
 steps: a claim about **sample efficiency**. This asks the other question, what each can
@@ -65,7 +66,7 @@ def validation_accuracy(model: torch.nn.Module, pairs: int, recipe: dict,
     return recall_accuracy(logits.cpu(), batch.targets)
 
 
-def _train_rate(kind: str, width: int, recipe: dict, seed: int, device: torch.device,
+def train_rate(kind: str, width: int, recipe: dict, seed: int, device: torch.device,
                 pairs: int, lr: float, steps: int):
     """One ``(pairs, rate)`` run of a seed: the model and the batches depend on the seed
     alone, so each run is independent of the grid's other rates."""
@@ -77,7 +78,9 @@ def _train_rate(kind: str, width: int, recipe: dict, seed: int, device: torch.de
                         num_values=recipe["num_values"], device=device)
 
 
-def _rate_metrics(run, pairs: int, lr: float, recipe: dict, device: torch.device) -> dict:
+def rate_metrics(run, pairs: int, lr: float, recipe: dict, device: torch.device) -> dict:
+    """What one ``(pairs, rate)`` run records: validation and test accuracy, the best test
+    accuracy on its curve, the curve itself and the model's size."""
     key, steps = f"@{pairs}:lr{lr:g}", recipe["steps"]
     return {f"validation{key}": round(validation_accuracy(run.model, pairs, recipe, device), 4),
             f"test{key}": run.accuracy, f"best_test{key}": max(a for _, a in run.curve),
@@ -87,7 +90,7 @@ def _rate_metrics(run, pairs: int, lr: float, recipe: dict, device: torch.device
             "parameters": run.parameters}
 
 
-def _choose(metrics: dict, recipe: dict) -> list[list[float]]:
+def choose_rates(metrics: dict, recipe: dict) -> list[list[float]]:
     """Each pair count's rate by validation accuracy (``lr@P``, whether it is at the grid's
     edge, its test accuracy); returns the curve at the first pair count's chosen rate."""
     grid = recipe["lr_grid"]
@@ -108,49 +111,15 @@ def _train(kind: str, width: int, recipe: dict, seed: int, device: torch.device,
     first_losses, start = [], time.perf_counter()
     jobs = [(p, lr) for p in recipe["pairs"] for lr in recipe["lr_grid"]]
     for pairs, lr in progress_bar(jobs, progress, desc=f"recall-converge {kind} seed {seed}"):
-        run = _train_rate(kind, width, recipe, seed, device, pairs, lr,
+        run = train_rate(kind, width, recipe, seed, device, pairs, lr,
                           stop_after or recipe["steps"])
         if stop_after is not None:
             return SeedRun([], run.losses, {})
         first_losses = first_losses or run.losses
-        metrics.update(_rate_metrics(run, pairs, lr, recipe, device))
-    curve = _choose(metrics, recipe)
+        metrics.update(rate_metrics(run, pairs, lr, recipe, device))
+    curve = choose_rates(metrics, recipe)
     metrics["train_seconds"] = round(time.perf_counter() - start, 1)
     return SeedRun(curve, first_losses, metrics)
-
-
-def extend_seed(name: str, seed: int, device: torch.device | str = "cpu") -> list[float]:
-    """Give a finished seed that was trained on a narrower grid (kept in
-    ``reference/<name>/seeds/``) the rates the grid has gained since, and keep it again under
-    today's recipe: each ``(pairs, rate)`` run is independent of the others, so training only
-    the new rates and choosing again gives what the whole grid gives. Returns the rates
-    trained."""
-    import json
-
-    from lmcourse.course.reference.result import reference_dir
-    from lmcourse.course.reference.running import _canonical, save_finished_seed
-
-    ref, device = CONVERGE_REFS[name], torch.device(device)
-    record = json.loads((reference_dir() / name / "seeds" / f"seed{seed}.json").read_text())
-    old, recipe = record["recipe"], ref.recipe
-    new_rates = [lr for lr in recipe["lr_grid"] if lr not in old["lr_grid"]]
-    if {**old, "lr_grid": None} != {**_canonical(recipe), "lr_grid": None} or any(
-            lr not in recipe["lr_grid"] for lr in old["lr_grid"]):
-        raise ValueError(f"{name} seed {seed} was trained on another recipe than a narrower "
-                         "grid of today's: train it again instead")
-    metrics, first_losses = dict(record["metrics"]), record["train_loss"]
-    tick, kind, width = time.perf_counter(), ref.recipe["model"], ref.recipe["width"]
-    for pairs in recipe["pairs"]:
-        for lr in new_rates:
-            run = _train_rate(kind, width, recipe, seed, device, pairs, lr, recipe["steps"])
-            metrics.update(_rate_metrics(run, pairs, lr, recipe, device))
-            if (pairs, lr) == (recipe["pairs"][0], recipe["lr_grid"][0]):
-                first_losses = run.losses  # the replay trains the grid's first run
-    curve = _choose(metrics, recipe)
-    seconds = record["seconds"] + time.perf_counter() - tick
-    metrics["train_seconds"] = round(seconds, 1)
-    save_finished_seed(ref, seed, SeedRun(curve, first_losses, metrics), seconds, device)
-    return new_rates
 
 
 def chosen_curve(metrics: dict, pairs: int) -> list[list[float]]:
@@ -202,7 +171,8 @@ def _reference(name: str) -> Reference:
     return Reference(
         name=f"recall-converge-{name}",
         title=f"associative recall to convergence: {LABELS[kind]} of width {width}, 10,000 "
-              "steps, learning rate chosen on validation sequences",
+              + ("steps, at recall-sweep's learning rate" if kind == "transformer"
+                 else "steps, learning rate chosen on validation sequences"),
         recipe=_recipe(kind, width), train=train,
         evaluate=no_weights(f"recall-converge-{name}"), baselines=shown_value_baselines,
         seconds_per_seed=1800.0, keep_weights=(), first_steps=10,
@@ -211,5 +181,8 @@ def _reference(name: str) -> Reference:
                "ten times the transformer's 1,000 steps of recall-sweep (issue 56, item 1)"])
 
 
-#: declared, waiting for a GPU: ``python -m tools.gpu_runs plan issue56-recall``
+#: declared; each is registered once its three seeds have landed (``python -m
+#: tools.gpu_runs plan issue56-recall`` lists what is still to train, on a GPU or a CPU)
 CONVERGE_REFS = {f"recall-converge-{name}": _reference(name) for name in SIZES}
+#: the sizes whose three seeds have landed: registered, and read by chapter 07c
+LANDED = ("lstm-80", "lstm-160", "transformer-64")

@@ -17,6 +17,7 @@ from lmcourse.course.reference import (
     lm_char,
     lm_scale,
     prose_scale,
+    recall_converge,
     recall_sweep,
     reversal_sweep,
     rt_compression,
@@ -50,6 +51,9 @@ _ALL: list[Reference] = [
         "lm-scale-lstm-full-converged"]),
     # the transformer's case: associative recall at equal size
     recall_sweep.RECALL_SWEEP,
+    # ... and the LSTM trained ten times as long (each size as its seeds land; the rest are
+    # declared in recall_converge.CONVERGE_REFS)
+    *(recall_converge.CONVERGE_REFS[f"recall-converge-{n}"] for n in recall_converge.LANDED),
     # ... and the encoder-decoders on digit reversal at equal size
     reversal_sweep.REVERSAL_SWEEP,
     # the biLM on the Lee words against word n-grams
