@@ -38,14 +38,14 @@
 #   each network overtakes counting.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 47 s on a CPU, 830.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 44 s on a CPU, 823.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 47 s normalised to the reference machine: 48 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 44 s normalised to the reference machine: 44 s wall on AMD EPYC, one
+#   torch thread, calibration 0.486 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 830.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
-# - **Files read (17):**
+# - **Peak memory:** 823.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `0db6697` (nbval, as `make test` runs it).
+# - **Files read (20):**
 #   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
 #     (1.7 MB)
 #   - `gensim test data/lee_background.cor` (360.1 KB)
@@ -63,6 +63,9 @@
 #   - `reference/lm-scale-transformer-300k/result.json` (28.1 KB)
 #   - `reference/lm-scale-transformer-600k/result.json` (64.1 KB)
 #   - `reference/lm-scale-transformer-full/result.json` (198.4 KB)
+#   - `reference/recall-converge-lstm-160/result.json` (423.5 KB)
+#   - `reference/recall-converge-lstm-80/result.json` (423.0 KB)
+#   - `reference/recall-converge-transformer-64/result.json` (380.4 KB)
 #   - `reference/recall-sweep/result.json` (43.1 KB)
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -38,13 +38,13 @@
 # - compare fine-tuning with the feature-based approach on real film reviews.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 69 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 67 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 69 s normalised to the reference machine: 70 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 67 s normalised to the reference machine: 68 s wall on AMD EPYC, one
+#   torch thread, calibration 0.486 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-28, commit `0db6697` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -55,7 +55,7 @@
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
 #   - `reference/rt-curve/result.json` (19.8 KB)
 #   - `reference/spoiler-curve/result.json` (22.4 KB)
-#   - `reference/tiny-bert/result.json` (119.8 KB)
+#   - `reference/tiny-bert/result.json` (120.2 KB)
 #   - `reference/tiny-bert/seed0.safetensors` (1.4 MB)
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

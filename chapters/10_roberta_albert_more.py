@@ -37,13 +37,13 @@
 # real prose.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 11 s on a CPU, 623.4 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 10 s on a CPU, 599.6 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 11 s normalised to the reference machine: 11 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 10 s normalised to the reference machine: 10 s wall on AMD EPYC, one
+#   torch thread, calibration 0.486 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 623.4 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 599.6 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `0db6697` (nbval, as `make test` runs it).
 # - **Files read (31):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -32,13 +32,13 @@
 #   papers' claims survive there.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 8.8 s on a CPU, 677.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 8.1 s on a CPU, 669.6 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 8.8 s normalised to the reference machine: 9.0 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 8.1 s normalised to the reference machine: 8.2 s wall on AMD EPYC, one
+#   torch thread, calibration 0.486 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 677.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 669.6 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `0db6697` (nbval, as `make test` runs it).
 # - **Files read (20):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

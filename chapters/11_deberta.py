@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 22 s on a CPU, 599.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 22 s on a CPU, 604.5 MB of memory; GPU: not measured yet</summary>
 #
 # - **Time on a CPU:** 22 s normalised to the reference machine: 22 s wall on AMD EPYC, one
-#   torch thread, calibration 0.466 s against 0.482 s.
+#   torch thread, calibration 0.486 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 599.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `5a6bffe-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 604.5 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `0db6697` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
