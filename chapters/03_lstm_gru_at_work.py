@@ -250,8 +250,9 @@ with verdict_table("Gated cells, the plain RNN and the n-grams (validation perpl
 # connection (Zaremba et al., 2014), **three seeds** each. The LSTM's settings were chosen
 # on a *tuning split* cut from the end of the training text, never on the held-out text the
 # verdicts read, and before the seven repeated articles were removed from the text; they
-# were kept when the runs were repeated without them, while the n-gram was tuned again. The GRU and the tanh RNN took them untried: the comparison is tuned for the
-# LSTM, which can only flatter the gated cells.
+# were kept when the runs were repeated without them, while the n-gram was tuned again.
+# The GRU and the tanh RNN took them untried: the comparison is tuned for the LSTM, which
+# can only flatter the gated cells.
 #
 # The cell below starts the LSTM's seed 0 on your machine for a few seconds: the beginning
 # of the curve that the full run continues in the figure.

@@ -952,8 +952,9 @@ with verdict_table("The same on the generated spoiler sentences (test ROC-AUC)")
 # The **generated** reviews tell another story (the second and third panels). Their
 # template words give the spoilers away, so the bag of words is strong with a few dozen
 # labels, and fine-tuned MiniLM is ahead on average but within the scatter of three seeds
-# at every size; only on held-out phrasings is it ahead on every seed. That is why every verdict about transfer in this course is read on the real
-# snippets: a synthetic task can hide the effect it was built to show.
+# at every size; only on held-out phrasings is it ahead on every seed. That is why every
+# verdict about transfer in this course is read on the real snippets: a synthetic task can
+# hide the effect it was built to show.
 #
 # MiniLM learned its English from billions of words. What the pre-training this course can
 # afford buys on the same snippets, a BERT of our own pre-trained on Wikipedia, is chapter
