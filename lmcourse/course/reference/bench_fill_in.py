@@ -30,6 +30,10 @@ def bench_masks(corpus: str) -> Masks:
     return (dev_ids, dev_labels), (b.eval_ids, b.eval_labels)
 
 
+def _masks(corpus: str, masks: Callable[[], Masks] | None) -> Masks:
+    return masks() if masks is not None else bench_masks(corpus)
+
+
 @cache
 def _tuned_fill_in(sentences: tuple[tuple[int, ...], ...], corpus: str,
                    masks: Callable[[], Masks] | None = None):
@@ -39,7 +43,7 @@ def _tuned_fill_in(sentences: tuple[tuple[int, ...], ...], corpus: str,
     from lmcourse.models.fill_in_ngram import tune_fill_in
 
     c = _data(corpus).corpus
-    (dev_ids, dev_labels), _ = masks() if masks is not None else bench_masks(corpus)
+    (dev_ids, dev_labels), _ = _masks(corpus, masks)
     return tune_fill_in(sentences, (dev_ids, dev_labels), vocab_size=len(c),
                         special_ids=c.special_ids, sep_id=c.sep_id, pad_id=c.pad_id,
                         workers=os.cpu_count() or 1)
@@ -67,7 +71,7 @@ def fill_in_ngram(sentences: tuple[tuple[int, ...], ...], corpus: str = "wiki",
     from lmcourse.models.fill_in_ngram import DISCOUNTS
 
     model, tried = _tuned_fill_in(sentences, corpus, masks)
-    _, held_out = masks() if masks is not None else bench_masks(corpus)
+    _, held_out = _masks(corpus, masks)
     return {"fill_in_ngram": round(model.accuracy(*held_out), 4),
             "fill_in_ngram_order": model.order,
             "fill_in_ngram_discount": DISCOUNTS.index(model.discount),
