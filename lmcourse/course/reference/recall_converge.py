@@ -185,4 +185,4 @@ def _reference(name: str) -> Reference:
 #: tools.gpu_runs plan issue56-recall`` lists what is still to train, on a GPU or a CPU)
 CONVERGE_REFS = {f"recall-converge-{name}": _reference(name) for name in SIZES}
 #: the sizes whose three seeds have landed: registered, and read by chapter 07c
-LANDED = ("lstm-80", "lstm-160", "transformer-64")
+LANDED = ("lstm-80", "lstm-160", "gru-90", "gru-180", "transformer-64")
