@@ -507,13 +507,14 @@ with verdict_table("Ten times the steps (3 seeds, paired where the seeds are sha
 # time and width, an LSTM does learn to pack key–value bindings into its state.
 #
 # The GRU does not, at either width: both stay at the guess for all 10,000 steps, on
-# every seed and at every rate, and their accuracy at the end is where it was halfway (the
+# every seed at its chosen rate, and their accuracy at the end is where it was halfway (the
 # GRU verdicts are inconclusive because the differences are a few queries in a thousand,
 # in both directions). Their curves have stopped improving, so these runs have converged,
 # to the plateau. That does not prove a GRU cannot learn the lookup: the LSTM of 80 units
 # left the same plateau on one seed after thousands of flat steps, and a plateau can end
 # later than a run. What the runs show is narrower: given the same steps and rates, the
-# LSTM's separate memory cell found the way out and the GRU's did not.
+# LSTM found the way out and the GRU did not. Which of their differences decides it,
+# these runs do not say.
 #
 # Everything recurrent stays far behind the transformer, which answers every query by the
 # first evaluation, and at 8 pairs the wider LSTM is only starting to leave the guess after
