@@ -35,6 +35,7 @@ def test_each_arm_changes_what_its_title_says_and_nothing_else(name):
                "bench-steps-8000": {"steps"},
                "bench-width-32": {"hidden_size", "intermediate_size"},
                "bench-width-128": {"hidden_size", "intermediate_size"},
+               "bench-warmup-20": {"warmup"},
                "bench-batch-256": {"batch", "steps", "lr", "warmup"},
                "bench-batch-256-sqrt": {"batch", "steps", "lr", "warmup"},
                "bench-span": {"masking"},
@@ -282,6 +283,21 @@ def test_the_large_batch_runs_at_its_own_tuned_rate():
     assert [float(x) for x in named] == list(pb.LR_GRID)
     assert all(f"{round(100 * w)}%" in pb.BATCH_TUNING for w in pb.WARMUP_GRID)
     assert f"{best:.1e}" in pb.BATCH_LR_TUNING and "chosen" in pb.BATCH_LR_TUNING
+
+
+def test_the_small_batch_gets_as_many_warm_ups_as_the_large_one():
+    """Issue 56, item 5: batch 32 tries the same warm-ups as batch 256 did, and its arm in the
+    batch comparison runs at the best of them on the development masks."""
+    assert tuple(pb.SMALL_BATCH_WARMUP_DEV) == pb.WARMUP_GRID
+    best = min(pb.SMALL_BATCH_WARMUP_DEV, key=lambda w: pb.SMALL_BATCH_WARMUP_DEV[w][0])
+    assert pb.ARMS["bench-warmup-20"][1]["warmup"] == best == 0.2
+    import re
+
+    # the bench's own 10% is the rate search's run at the chosen rate: the same loss
+    losses = re.search(r"bench-mlm loss ([^(]+)\(", pb.LR_TUNING).group(1).split(" / ")
+    at_rate = float(losses[pb.LR_GRID.index(pb.BENCH["lr"])])
+    assert pb.SMALL_BATCH_WARMUP_DEV[pb.BENCH["warmup"]][0] == pytest.approx(at_rate, abs=5e-4)
+    assert all(f"{round(100 * w)}%" in pb.SMALL_BATCH_TUNING for w in pb.WARMUP_GRID)
 
 
 def test_the_wiki_bench_names_as_many_settings_as_it_says_it_tried():

@@ -55,6 +55,8 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     PROSE_TUNING,
     QUARTER_PAIRS,
     REVIEWS_FILL_IN_BUDGET,
+    SMALL_BATCH_TUNING,
+    SMALL_BATCH_WARMUP_DEV,
     SMALL_PAIRS,
     SPAN_MASKING,
     WARMUP_GRID,
