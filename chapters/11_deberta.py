@@ -43,23 +43,23 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 22 s on a CPU, 604.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 23 s on a CPU, 602.0 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 22 s normalised to the reference machine: 22 s wall on AMD EPYC, one
-#   torch thread, calibration 0.486 s against 0.482 s.
+# - **Time on a CPU:** 23 s normalised to the reference machine: 24 s wall on AMD EPYC, one
+#   torch thread, calibration 0.503 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 604.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `0db6697` (nbval, as `make test` runs it).
+# - **Peak memory:** 602.0 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `51e8c15-dirty` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
 #   - `MiniLM/model/tokenizer_config.json` (350 B)
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
-#   - `reference/bench-deberta-no-c2p/result.json` (159.2 KB)
-#   - `reference/bench-deberta-no-emd/result.json` (159.3 KB)
-#   - `reference/bench-deberta-no-p2c/result.json` (159.2 KB)
-#   - `reference/bench-deberta/result.json` (159.3 KB)
+#   - `reference/bench-deberta-no-c2p/result.json` (160.1 KB)
+#   - `reference/bench-deberta-no-emd/result.json` (160.1 KB)
+#   - `reference/bench-deberta-no-p2c/result.json` (160.1 KB)
+#   - `reference/bench-deberta/result.json` (160.3 KB)
 #   - `reference/bench-deberta/seed0.safetensors` (570.5 KB)
 #   - `reference/bench-mlm/result.json` (161.4 KB)
 #   - `reference/prose-scale-deberta/result.json` (156.9 KB)

@@ -204,7 +204,7 @@ def test_a_prose_arm_is_its_wiki_arm_in_the_pre_training_vocabulary():
         prose, wiki = pb._settings(pb.PROSE + name), pb._settings(pb.WIKI + name)
         assert {k for k in prose if prose[k] != wiki.get(k)} == {"corpus", "max_len"}, name
         assert pb.corpus_of(pb.PROSE + name) == "prose" and pb._arm(pb.PROSE + name) == name
-        assert pb.keeps_weights(pb.PROSE + name) == pb.keeps_weights(pb.WIKI + name)
+        assert not pb.keeps_weights(pb.PROSE + name)  # the reference folder's size budget
     ref = pb.PROSE_BENCH_REFS["prose-bench-mlm"]
     assert ref.recipe["max_len"] == 128 and ref.title.startswith("prose bench: ")
     assert pb.PROSE_TUNING in ref.notes

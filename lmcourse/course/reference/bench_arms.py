@@ -50,6 +50,7 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     LARGE_BATCH_WARMUP,
     LR_GRID,
     LR_TUNING,
+    NOT_RECIPES,
     PREFIXES,
     PROSE,
     PROSE_TUNING,

@@ -38,6 +38,8 @@ WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop", "wiki-bench
                "wiki-bench-albert", "wiki-bench-deberta", "wiki-bench-deberta-no-emd",
                "wiki-bench-deberta-no-c2p", "wiki-bench-deberta-no-p2c"]
 
+PROSE_LANDED = ["prose-bench-mlm", "prose-bench-span", "prose-bench-span-sbo"]
+
 _ALL: list[Reference] = [
     # character language models against Kneser–Ney n-grams
     lm_char.LM_CHAR_RNN, lm_char.LM_CHAR_LSTM, lm_char.LM_CHAR_GRU, lm_char.LM_CHAR_TRANSFORMER,
@@ -63,6 +65,9 @@ _ALL: list[Reference] = [
     # ... and the same arms on Wikipedia prose, each as it lands (the rest are declared in
     # bench_arms.WIKI_BENCH_REFS)
     *(bench_arms.WIKI_BENCH_REFS[name] for name in WIKI_LANDED),
+    # ... and in the pre-training vocabulary (issue 55), each as it lands (the rest are
+    # declared in bench_arms.PROSE_BENCH_REFS)
+    *(bench_arms.PROSE_BENCH_REFS[name] for name in PROSE_LANDED),
     # ... and our BERT at a GPU's size in the pre-training vocabulary (issue 55)
     *prose_scale.SCALE_REFS.values(),
     # fine-tuning: learning curves and BERT's task heads
