@@ -972,7 +972,7 @@ display(Markdown("\n".join(table)))
 # ```
 #
 # On the bench itself the harm has not vanished at 10 copies: the reference runs give held-out
-# losses of 1.897 to 2.304 with one mask per pair, 0.576 to 0.628 with ten, and 0.53 to 0.555 with
+# losses of 1.918 to 2.322 with one mask per pair, 0.579 to 0.632 with ten, and 0.529 to 0.555 with
 # dynamic masking, so even BERT's ten copies stay apart from dynamic masking on every seed. Where
 # three copies land takes three new bench runs of 4,000 steps (the bench reads the number of
 # copies from the arm's `masking` text, so `"static, 3 copies"` is all the new arm needs).
