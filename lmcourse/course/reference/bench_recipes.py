@@ -61,7 +61,8 @@ SMALL_BATCH_WARMUP_DEV = {0.1: (0.5669, 0.8959), 0.2: (0.5598, 0.8947),
 SMALL_BATCH_WARMUP = min(SMALL_BATCH_WARMUP_DEV, key=lambda w: SMALL_BATCH_WARMUP_DEV[w][0])
 SMALL_BATCH_TUNING = (
     f"lr {BENCH['lr']:g}, seed 0, development masks, warm-up over "
-    + " / ".join(f"{w:.0%}" for w in SMALL_BATCH_WARMUP_DEV) + " of the 4,000 steps: loss "
+    + " / ".join(f"{w:.0%}" for w in SMALL_BATCH_WARMUP_DEV)
+    + f" of the {BENCH['steps']:,} steps: loss "
     + " / ".join(f"{loss:.3f}" for loss, _ in SMALL_BATCH_WARMUP_DEV.values())
     + " (accuracy " + " / ".join(f"{acc:.3f}" for _, acc in SMALL_BATCH_WARMUP_DEV.values())
     + f"); {SMALL_BATCH_WARMUP:.0%} chosen, the lowest loss")
@@ -217,13 +218,14 @@ PROSE_TUNING = ("the wiki bench's recipe (2 x 128, lr 1e-3, chosen on its develo
 PREFIXES = {"reviews": "", "wiki": WIKI, "prose": PROSE}
 
 
+# no prose-bench arm keeps weights: no chapter fine-tunes them, and an 8,000-piece embedding
+# would take 4.8 MB of the reference folder's budget
+KEPT_BY_CORPUS = {"reviews": KEEP_WEIGHTS, "wiki": WIKI_KEEP_WEIGHTS, "prose": ()}
+
+
 def keeps_weights(name: str) -> bool:
-    """Whether arm ``name`` keeps its seed 0's weights (no ``prose-bench-*`` arm does: no
-    chapter fine-tunes them, and an 8,000-piece embedding would take 4.8 MB of the
-    reference folder's budget)."""
-    corpus = corpus_of(name)
-    return corpus != "prose" and _arm(name) in (
-        WIKI_KEEP_WEIGHTS if corpus in WIKI_CORPORA else KEEP_WEIGHTS)
+    """Whether arm ``name`` keeps its seed 0's weights (:data:`KEPT_BY_CORPUS`)."""
+    return _arm(name) in KEPT_BY_CORPUS[corpus_of(name)]
 
 
 def corpus_of(name: str) -> str:
