@@ -156,14 +156,7 @@ with verdict_table("Our own pre-training on real snippets (test ROC-AUC)"):
 # NBVAL_CHECK_OUTPUT
 from lmcourse.course.reference import bench_arms as pb
 
-seen = pb.inputs_as_seen("prose")
-pair_a, pair_b = seen.pop("first held-out pair")
-for name, value in seen.items():
-    shown = value if isinstance(value, str) else f"{value:.1%}" if name.startswith("share") \
-        else f"{value:.2f}"
-    print(f"{name:<40} {shown}")
-print("the first held-out pair, as the encoder reads it:")
-print("  A:", " ".join(pair_a), "\n  B:", " ".join(pair_b))
+pb.show_inputs_as_seen("prose")
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # A word is now one or two pieces, not five, and almost no piece is `[UNK]` (the counts

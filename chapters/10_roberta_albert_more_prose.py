@@ -711,7 +711,14 @@ with verdict_table("Static against dynamic masking on real prose (wiki bench, 40
 # three seeds each, on the same articles cut into chapter 08's **pre-training vocabulary**
 # (8,000 pieces learned by frequency merges) in pairs of up to 128 pieces, about two real
 # sentences. Each arm is scored on single pieces, whole words and spans, beside a fill-in
-# n-gram counted and tuned on the same pieces.
+# n-gram counted and tuned on the same pieces. First, what these arms are given:
+
+# %% slideshow={"slide_type": "-"}
+pb.show_inputs_as_seen("prose")
+
+# %% [markdown] slideshow={"slide_type": "-"}
+# A word is now one or two pieces (chapter 08 found nearly five in the wiki bench's
+# vocabulary), and a pair is rarely cut: most single-piece blanks are a whole word.
 
 # %% slideshow={"slide_type": "-"}
 from lmcourse.models.masked_lm_bench import bigram_label

@@ -84,6 +84,7 @@ from lmcourse.course.reference.pretraining_eval import (  # noqa: F401 - the cha
     inputs_as_seen,
     probe_auc,
     probe_data,
+    show_inputs_as_seen,
     sop_eval_batch,
 )
 from lmcourse.course.reference.recipe import Reference, SeedRun

@@ -261,3 +261,16 @@ def inputs_as_seen(corpus: str = "prose", snippet_len: int = 64) -> dict:
                 sum(len(data.tokenizer.tokenize(t)) + 3 > snippet_len for t in snippets)
                 / len(snippets),
             "first held-out pair": (data.corpus.decode(first), data.corpus.decode(second))}
+
+
+def show_inputs_as_seen(corpus: str = "prose") -> None:
+    """Print :func:`inputs_as_seen` as a two-column list, then the first held-out pair as
+    the encoder reads it, one piece at a time."""
+    seen = inputs_as_seen(corpus)
+    pair_a, pair_b = seen.pop("first held-out pair")
+    for name, value in seen.items():
+        shown = (value if isinstance(value, str)
+                 else f"{value:.1%}" if name.startswith("share") else f"{value:.2f}")
+        print(f"{name:<40} {shown}")
+    print("the first held-out pair, as the encoder reads it:")
+    print("  A:", " ".join(pair_a), "\n  B:", " ".join(pair_b))
