@@ -447,17 +447,17 @@ verdict("at equal pairs seen, batch 256 at its own tuned rate reaches a lower he
 # %% [markdown] slideshow={"slide_type": "-"}
 # This one **disagrees with the paper**, with each batch size at its own tuned rate and
 # warm-up: at equal pairs seen, 500 large steps end behind 4,000 small ones on every seed,
-# by 0.055 to 0.110 nats. The development masks said so before the test pairs were read:
+# by 0.055 to 0.109 nats. The development masks said so before the test pairs were read:
 # the large batch's best rate, 7 times the small one's and inside its grid, left a loss of
 # 0.681 against the small batch's 0.560. The √8 rule, the grid's lowest rate, is further
 # behind. The large batch is also the less predictable one: its seeds spread more widely.
-# (The tuned warm-up's row ran while other runs shared the machine, so its tokens/s is
-# low; read that column from the first row.) And 500 updates are few: RoBERTa's batches
-# paid off for models trained for 31K to 125K steps. What transfers to our scale is the
-# bookkeeping (equal data, a rate and a warm-up tuned per batch size). The tokens/s
-# column: on one CPU thread a batch of 32 already keeps the arithmetic busy, so the larger
-# batch is hardly faster per token; in the paper the gain is parallelism across many
-# devices.
+# And 500 updates are few: RoBERTa's batches paid off for models trained for 31K to 125K
+# steps. What transfers to our scale is the bookkeeping (equal data, a rate and a warm-up
+# tuned per batch size). The tokens/s column: on one CPU thread a batch of 32 already keeps
+# the arithmetic busy, so the larger batch is only modestly faster per token; in the paper
+# the gain is parallelism across many devices. Read that column with its spread: the first
+# two rows do the same arithmetic per step, yet their speeds differ, because a shared
+# machine's speed drifts from run to run.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### More data, longer training
