@@ -502,8 +502,7 @@ verdict("every model of the experiment predicts masked tokens better than the tu
         tuning=pb.REVIEWS_FILL_IN_BUDGET)
 
 # %% slideshow={"slide_type": "-"}
-from lmcourse.course.reference.figures import plot_crossover
-from lmcourse.course.reference.report import plateau_exit
+from lmcourse.course.reference.figures import plot_crossover, plot_reference
 
 fig, ax = plt.subplots(figsize=(7.5, 3.8))
 plot_crossover(ax, {name: reference.load(arm) for name, arm in variants.items()}, {},
@@ -560,68 +559,87 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### The same comparison on real prose
 #
-# The bench above pre-trains on the course's generated reviews. Chapter 10b's section "The
-# same bench on real prose" moved the bench to the Wikipedia excerpt, where BERT (2 × 128,
-# 4,000 steps on a CPU) spends most of its training on a plateau and ends below a
-# fill-in n-gram. A run of the same kind trains DeBERTa there, with its
-# feed-forward width matched to that BERT's parameters, on the same pairs and masks, and
-# three more runs repeat the ablations above on the same data, three seeds each.
+# The bench above pre-trains on the course's generated reviews. Chapter 10b's section
+# "Spans on real prose, in a real vocabulary" moved the bench to the Wikipedia excerpt, cut
+# into chapter 08's 8,000-piece pre-training vocabulary in pairs of up to 128 pieces, where
+# BERT (2 × 128, 4,000 steps on a CPU) is still on its plateau of frequency guesses at the
+# end and fills fewer single-piece blanks than a fill-in n-gram. A run of the same kind
+# trains DeBERTa there, its feed-forward width matched to that BERT's parameters, on the
+# same pairs and masks, and three more runs repeat the ablations above on the same data,
+# three seeds each. Every arm is scored on single pieces, whole words and spans.
 
 # %% slideshow={"slide_type": "-"}
-wiki_variants = {"(a) BERT, real prose": "wiki-bench-mlm",
-                 "(b) DeBERTa, real prose": "wiki-bench-deberta",
-                 "(c) (b) - EMD, real prose": "wiki-bench-deberta-no-emd",
-                 "(d) (b) - C2P, real prose": "wiki-bench-deberta-no-c2p",
-                 "(e) (b) - P2C, real prose": "wiki-bench-deberta-no-p2c"}
-print(bench_table(wiki_variants, {"parameters": "parameters", "mlm_loss": "held-out loss",
-                                  "masked_accuracy": "masked accuracy",
-                                  "probe_auc": "probe ROC-AUC"}, width=34))
-wiki_rivals = reference.load("wiki-bench-deberta").baselines
-print(f"{'fill-in n-gram (order ' + str(wiki_rivals['fill_in_ngram_order']) + ')':<34} "
-      f"{'':>17} {'':>17} {wiki_rivals['fill_in_ngram']:>17.3f}")
-for name, arm in wiki_variants.items():
-    print(f"{name}: first evaluation below 3.3 nats, by seed: {plateau_exit(arm)}")
-with verdict_table("DeBERTa against BERT on real prose (wiki bench, 3 seeds)"):
+prose_variants = {"(a) BERT, real prose": "prose-bench-mlm",
+                  "(b) DeBERTa, real prose": "prose-bench-deberta",
+                  "(c) (b) - EMD, real prose": "prose-bench-deberta-no-emd",
+                  "(d) (b) - C2P, real prose": "prose-bench-deberta-no-c2p",
+                  "(e) (b) - P2C, real prose": "prose-bench-deberta-no-p2c"}
+print(bench_table(prose_variants, {"parameters": "parameters", "mlm_loss": "held-out loss",
+                                   "masked_accuracy": "single pieces",
+                                   "whole_word_accuracy": "whole words",
+                                   "span_accuracy": "spans"}, width=30))
+prose_rivals = reference.load("prose-bench-deberta").baselines
+print(f"{'fill-in n-gram, tuned':<30} {'':>17} {'':>17} "
+      + " ".join(f"{prose_rivals[k]:>17.3f}" for k in ("fill_in_ngram",
+                                                       "fill_in_ngram_whole_word",
+                                                       "fill_in_ngram_span")))
+fig, ax = plt.subplots(figsize=(7.5, 3.2))
+for k, (label, name) in enumerate(prose_variants.items()):
+    plot_reference(ax, reference.load(name), x="step", metric="held-out MLM loss (nats)",
+                   color=f"C{k}", label=label)
+ax.set(xscale="linear", xlabel="training step")
+ax.set_title("real prose, 8,000 pieces: held-out loss, three seeds per arm", fontsize=9)
+plt.show()
+
+# %% slideshow={"slide_type": "-"}
+def prose_arm(name, metric):
+    return seed_values(f"prose-bench-{name}", metric)
+
+
+with verdict_table("DeBERTa against BERT on real prose, 8,000 pieces (3 seeds)"):
     verdict("on real prose DeBERTa reaches a lower held-out MLM loss than BERT at equal "
-            "parameters", seed_values("wiki-bench-deberta", "mlm_loss"),
-            baseline=("BERT", seed_values("wiki-bench-mlm", "mlm_loss")),
+            "parameters", prose_arm("deberta", "mlm_loss"),
+            baseline=("BERT", prose_arm("mlm", "mlm_loss")),
             higher_is_better=False, metric="held-out MLM loss (nats)", rule="paired seeds",
             paper="MNLI-m 86.3 DeBERTa-base vs 84.9 RoBERTa-ReImp-base (He et al. 2021)")
-    verdict("on real prose DeBERTa fills blanks better than the tuned fill-in n-gram",
-            seed_values("wiki-bench-deberta", "masked_accuracy"),
-            baseline=(pb.fill_in_label(wiki_rivals), wiki_rivals["fill_in_ngram"]),
-            higher_is_better=True,
-            metric="held-out masked accuracy")
-    ablations = list(wiki_variants.items())[2:]
+    for kind, ours, rival in (("single-piece", "masked_accuracy", "fill_in_ngram"),
+                              ("whole-word", "whole_word_accuracy", "fill_in_ngram_whole_word")):
+        verdict(f"on real prose DeBERTa fills {kind} blanks better than the tuned fill-in "
+                "n-gram", prose_arm("deberta", ours),
+                baseline=(pb.fill_in_label(prose_rivals), prose_rivals[rival]),
+                higher_is_better=True, metric=f"held-out {kind}-blank accuracy",
+                tuning=pb.FILL_IN_BUDGET)
+    ablations = list(prose_variants.items())[2:]
     for (name, arm), paper in zip(ablations, ablation_papers.values(), strict=True):
         verdict(f"on real prose removing one part of DeBERTa raises the held-out MLM loss: "
-                f"{name}", seed_values("wiki-bench-deberta", "mlm_loss"),
+                f"{name}", prose_arm("deberta", "mlm_loss"),
                 baseline=(name, seed_values(arm, "mlm_loss")), higher_is_better=False,
                 metric="held-out MLM loss (nats)", paper=paper, rule="paired seeds")
 
 # %% [markdown] slideshow={"slide_type": "-"}
-# On real prose DeBERTa's advantage is larger than on the generated reviews, and the lines
-# printed above say where it comes from: DeBERTa is already below the plateau of frequency
-# guesses at its first evaluation, while BERT's seeds sit on it for thousands of steps, so
-# by the end of the same 4,000 steps DeBERTa is much further down the descent. Relative
+# On real prose DeBERTa's advantage is larger than on the generated reviews, and the curves
+# show where it comes from: DeBERTa leaves the plateau of frequency guesses within its
+# first thousand steps, while BERT's loss is still creeping down at step 4,000. Relative
 # positions are what a model needs to start reading the context (which piece sits next to
 # which), and DeBERTa gets them in every layer instead of having to learn them from
-# absolute position vectors. Even so, the tuned fill-in n-gram is still ahead: at a CPU's
-# budget neither network has learned as much about the blanks as the counts of five-piece
-# windows know.
+# absolute position vectors. Against the tuned fill-in n-gram the answer depends on the
+# blank. On single pieces DeBERTa draws level with it but does not pass it: a piece with
+# both neighbours visible is what counting does best. On whole words, and far more on
+# spans, DeBERTa is ahead: once a blank covers more than one piece, the n-gram loses the
+# neighbours it counts from, while the network still reads the rest of the sentence.
 #
-# The three ablations (c)-(e) tell the same story as on the generated reviews. Each one
-# raises the held-out loss a little on average (2.004 without the EMD, 2.004 without C2P,
-# 1.992 without P2C, against 1.962), which is the paper's direction, and seed by seed two
-# of the three raise it on all three paired seeds (the last three verdicts): here the EMD
-# and C2P, on the reviews the EMD and P2C. Which two is within the noise, as the reviews'
-# runs on two processors showed; the paper's effects, 0.2-0.4 MNLI points at base size,
-# are far below what three seeds of a 2-layer model can measure, so neither null is
-# evidence against it. What the ablations do show is that no single part carries
-# DeBERTa's lead over BERT: each ablated model is still far below BERT's 2.684, so any two
-# of the three attention
-# terms, or relative positions without the EMD's absolute ones, are enough to leave the
-# plateau early. Chapter 10 has the rest of the bench on this corpus.
+# The three ablations (c)-(e) say less. Removing the EMD raises the held-out loss on every
+# paired seed, the paper's direction. Removing C2P or P2C does not: each of those models
+# ends below the full DeBERTa on two seeds of three and above it on the third, so at this
+# size content-to-content with either position term is enough. On the generated reviews
+# the EMD and P2C raised the loss instead, by differences small enough that a rerun on
+# another processor swapped C2P's verdict with P2C's; the paper's effects, 0.2-0.4 MNLI
+# points at base size, are far below what three seeds of a 2-layer model can measure, so
+# none of these nulls is evidence against it. What the ablations do show is that no single
+# part carries DeBERTa's lead over BERT: every ablated model is still far below BERT's
+# loss in the table, so any two of the three attention terms, or relative positions
+# without the EMD's absolute ones, are enough to leave the plateau early. Chapter 10b has
+# the rest of the bench on this corpus.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### At a GPU's size, in a real vocabulary
@@ -654,8 +672,8 @@ with verdict_table("DeBERTa against BERT at 4 x 256 on real prose (3 seeds, pair
 # DeBERTa is ahead of BERT on every paired seed (the differences are printed seed by seed),
 # although the clock stopped it several hundred steps earlier: relative positions pay at
 # this size too, as they did on the CPU bench. And both networks now fill blanks better
-# than the tuned fill-in n-gram, which at 2 × 128 in the likelihood vocabulary neither did:
-# what held the CPU bench below the counts was the vocabulary and the size, not the
+# than the tuned fill-in n-gram on single pieces, which at 2 × 128 on a CPU neither did:
+# what held the CPU bench below the counts there was the size and the budget, not the
 # architecture. One caution: neither schedule reached its end, so both learning rates were
 # still high where they stopped; this is a comparison at the steps each reached, not of two
 # converged models.
@@ -854,16 +872,17 @@ print(f"whole notebook so far: {time.perf_counter() - notebook_start:.0f} s")
 # - **SiFT** perturbs layer-normalised embeddings adversarially and penalises the change of
 #   the output distribution (symmetric KL), so that $\epsilon$ has the same meaning for every
 #   token and model size.
-# - **On real prose** (the Wikipedia excerpt, 4,000 CPU steps, three seeds) DeBERTa reaches
-#   a lower held-out MLM loss than BERT at equal parameters on every seed
-#   (**reproduced**<!-- ledger: on real prose DeBERTa reaches a lower held-out MLM loss -->),
-#   yet it still fills fewer blanks than the tuned fill-in n-gram
-#   (**contradicted**<!-- ledger: on real prose DeBERTa fills blanks better -->): the scale is
-#   too small for either encoder to pass counting. Seed by seed, removing the EMD
-#   (**reproduced**<!-- ledger: (c) (b) - EMD, real prose -->) or C2P
-#   (**reproduced**<!-- ledger: (d) (b) - C2P, real prose -->) raises the loss on all three
-#   paired seeds and removing P2C does not
-#   (**no difference**<!-- ledger: (e) (b) - P2C, real prose -->).
+# - **On real prose** (the Wikipedia excerpt in chapter 08's 8,000-piece vocabulary, 4,000
+#   CPU steps, three seeds) DeBERTa reaches a lower held-out MLM loss than BERT at equal
+#   parameters on every seed
+#   (**reproduced**<!-- ledger: on real prose DeBERTa reaches a lower held-out MLM loss -->).
+#   Against the tuned fill-in n-gram it falls just short on single pieces
+#   (**contradicted**<!-- ledger: on real prose DeBERTa fills single-piece -->) and is ahead
+#   on whole words (**supported**<!-- ledger: on real prose DeBERTa fills whole-word -->),
+#   where the n-gram loses the neighbours it counts from. Seed by seed, removing the EMD
+#   raises the loss (**reproduced**<!-- ledger: (c) (b) - EMD, real prose -->); removing
+#   C2P (**no difference**<!-- ledger: (d) (b) - C2P, real prose -->) or P2C
+#   (**no difference**<!-- ledger: (e) (b) - P2C, real prose -->) does not.
 # - **At a GPU's size** (4 layers of width 256 in chapter 08's 8,000-piece vocabulary,
 #   chapter 9c's BERT), DeBERTa fills more held-out blanks than BERT on every paired seed
 #   (**reproduced**<!-- ledger: at 4 x 256 in the pre-training vocabulary -->), although

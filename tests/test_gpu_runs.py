@@ -69,7 +69,7 @@ def test_a_plan_lists_what_is_not_finished_in_its_order(tmp_path, monkeypatch):
     from lmcourse.course.reference.running import _canonical
 
     recipe = _canonical(gpu_runs.find("prose-bench-deberta").recipe)
-    committed = dataclasses.replace(load("wiki-bench-deberta"), name="prose-bench-deberta",
+    committed = dataclasses.replace(load("prose-bench-mlm"), name="prose-bench-deberta",
                                     recipe=recipe)
     monkeypatch.setattr(gpu_runs, "ROOT", tmp_path)
     monkeypatch.setenv("LMCOURSE_REFERENCE_DIR", str(tmp_path / "empty"))

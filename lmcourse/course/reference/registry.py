@@ -35,10 +35,11 @@ __all__ = ["REFERENCES", "get"]
 WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop", "wiki-bench-dynamic-40",
                "wiki-bench-static-40", "wiki-bench-static10-40", "wiki-bench-span",
                "wiki-bench-span-sbo", "wiki-bench-electra",
-               "wiki-bench-albert", "wiki-bench-deberta", "wiki-bench-deberta-no-emd",
-               "wiki-bench-deberta-no-c2p", "wiki-bench-deberta-no-p2c"]
+               "wiki-bench-albert"]
 
-PROSE_LANDED = ["prose-bench-mlm", "prose-bench-span", "prose-bench-span-sbo"]
+PROSE_LANDED = ["prose-bench-mlm", "prose-bench-span", "prose-bench-span-sbo",
+                "prose-bench-deberta", "prose-bench-deberta-no-emd",
+                "prose-bench-deberta-no-c2p", "prose-bench-deberta-no-p2c"]
 
 _ALL: list[Reference] = [
     # character language models against Kneser–Ney n-grams
