@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 46 s on a CPU, 601.9 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 33 s on a CPU, 606.0 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 46 s normalised to the reference machine: 48 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.501 s against 0.482 s.
+# - **Time on a CPU:** 33 s normalised to the reference machine: 36 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.531 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 601.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `03a0e29-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 606.0 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `1e5620e-dirty` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
@@ -587,8 +587,6 @@ fig, ax = plt.subplots(figsize=(7.5, 3.2))
 for k, (label, name) in enumerate(prose_variants.items()):
     plot_reference(ax, reference.load(name), x="step", metric="held-out MLM loss (nats)",
                    color=f"C{k}", label=label)
-print("ran on: " + "; ".join(f"{label[:3]} {reference.load(name).processor}"
-                            for label, name in prose_variants.items()))
 ax.set(xscale="linear", xlabel="training step")
 ax.set_title("real prose, 8,000 pieces: held-out loss, three seeds per arm", fontsize=9)
 plt.show()
@@ -633,9 +631,9 @@ with verdict_table("DeBERTa against BERT on real prose, 8,000 pieces (3 seeds)")
 # The three ablations (c)-(e) say less. Removing the EMD raises the held-out loss on every
 # paired seed, the paper's direction. Removing C2P or P2C does not: each of those models
 # ends below the full DeBERTa on two seeds of three and above it on the third, so at this
-# size content-to-content with either position term is enough. (The ablations ran on
-# another processor model than (b), printed under the table; a change of processor alone
-# moves a run's last digits, so paired differences of a hundredth of a nat say little.) On
+# size content-to-content with either position term is enough. (The ablations' seeds ran
+# on another processor model than (b)'s, and a change of processor alone moves a run's last
+# digits, so paired differences of a hundredth of a nat say little.) On
 # the generated reviews
 # the EMD and P2C raised the loss instead, by differences small enough that a rerun on
 # another processor swapped C2P's verdict with P2C's; the paper's effects, 0.2-0.4 MNLI

@@ -127,12 +127,6 @@ class ReferenceResult:
         kind, _, detail = self.device.split(",")[0].partition(":")
         return "CPU" if kind.strip() == "cpu" else f"GPU {detail.strip()}".strip()
 
-    @property
-    def processor(self) -> str:
-        """The model of the processor or GPU it ran on, as recorded (``"AMD EPYC"``): speeds
-        compare only on one model."""
-        return self.device.split(",")[0].partition(":")[2].strip()
-
     # -- the file ---------------------------------------------------------------------------
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReferenceResult:
