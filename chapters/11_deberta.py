@@ -633,12 +633,11 @@ with verdict_table("DeBERTa against BERT on real prose, 8,000 pieces (3 seeds)")
 # ends below the full DeBERTa on two seeds of three and above it on the third, so at this
 # size content-to-content with either position term is enough. (The ablations' seeds ran
 # on another processor model than (b)'s, and a change of processor alone moves a run's last
-# digits, so paired differences of a hundredth of a nat say little.) On
-# the generated reviews
-# the EMD and P2C raised the loss instead, by differences small enough that a rerun on
-# another processor swapped C2P's verdict with P2C's; the paper's effects, 0.2-0.4 MNLI
-# points at base size, are far below what three seeds of a 2-layer model can measure, so
-# none of these nulls is evidence against it. What the ablations do show is that no single
+# digits: one more reason to read small paired differences with care.) On the generated
+# reviews it was the EMD and P2C that raised the loss, by differences small enough that a
+# rerun on another processor swapped C2P's verdict with P2C's; the paper's effects, 0.2-0.4
+# MNLI points at base size, are far below what three seeds of a 2-layer model can measure,
+# so none of these nulls is evidence against it. What the ablations do show is that no single
 # part carries DeBERTa's lead over BERT: every ablated model is still far below BERT's
 # loss in the table, so any two of the three attention terms, or relative positions
 # without the EMD's absolute ones, are enough to leave the plateau early. Chapter 10b has
