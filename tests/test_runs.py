@@ -38,4 +38,3 @@ def test_a_run_card_read_names_its_run():
     assert run_of(read) == "bilm-lee"
     assert run_of("reference/bilm-lee/seed0.safetensors") is None
     assert run_of("data/goodreads_sample.jsonl.gz") is None
-
