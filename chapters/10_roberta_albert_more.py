@@ -699,7 +699,7 @@ for name, pairs in (("NSP", train_pairs), ("SOP", sop_train)):
 
 # %% slideshow={"slide_type": "-"}
 show(bag_of_words_pair_accuracy)
-pair_refs = {task: reference.load(f"wiki-bench-{task.lower()}") for task in ("NSP", "SOP")}
+pair_refs = {task: reference.load(f"prose-bench-{task.lower()}") for task in ("NSP", "SOP")}
 bow = {task: pair_refs[task].baselines[f"order_blind_{task.lower()}"] for task in pair_refs}
 head = {task: mean_spread(pair_refs[task].values(f"{task.lower()}_accuracy"))
         for task in pair_refs}
@@ -753,7 +753,7 @@ rows = [  # RoBERTa's changes: (model, change, paper reports, we measured)
     ("RoBERTa", "no next-sentence prediction",
      "MNLI-m 84.0 → 84.7, SQuAD 2.0 F1 78.7 → 79.1",
      "on real prose (10b): held-out MLM loss "
-     + change("mlm_loss", "wiki-bench-nsp", "wiki-bench-mlm")),
+     + change("mlm_loss", "prose-bench-nsp", "prose-bench-mlm")),
     ("RoBERTa", "batch 256 → 2K, lr tuned per batch, equal epochs",
      "perplexity 3.99 → 3.68, MNLI-m 84.7 → 85.2",
      f"batch 32 → 256, each rate and warm-up tuned: held-out MLM loss "
@@ -779,8 +779,8 @@ rows += [  # ALBERT's, SpanBERT's, ELECTRA's and K-BERT's
      f"{seed_values('bench-mlm', 'parameters')[0]:,} → "
      f"{seed_values('bench-albert', 'parameters')[0]:,} parameters"),
     ("ALBERT", "SOP instead of NSP", "SOP-trained model: SOP 86.5%",
-     f"on real prose (10b): SOP accuracy {mean_of('wiki-bench-sop', 'sop_accuracy')} "
-     f"(SOP-trained), NSP accuracy {mean_of('wiki-bench-nsp', 'nsp_accuracy')} "
+     f"on real prose (10b): SOP accuracy {mean_of('prose-bench-sop', 'sop_accuracy')} "
+     f"(SOP-trained), NSP accuracy {mean_of('prose-bench-nsp', 'nsp_accuracy')} "
      f"(NSP-trained); order-blind bag of words {bow['SOP']:.3f} / {bow['NSP']:.3f}"),
     ("SpanBERT", "spans ~ Geo(0.2) on 1..10, + SBO", "mean span 3.8; SQuAD 2.0 F1 85.9 → 88.7",
      f"mean span {span_mean:.2f} (the distribution); probe ROC-AUC "

@@ -65,6 +65,7 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     WIKI_ARMS,
     WIKI_BENCH,
     WIKI_SETTINGS_TRIED,
+    WIKI_TITLES,
     WIKI_TUNING,
     _arm,
     _settings,
@@ -377,6 +378,8 @@ def _arm_reference(name: str) -> Reference:
     """The reference of arm ``name`` (``bench-*`` on the reviews, ``wiki-bench-*`` on the
     Wikipedia excerpt)."""
     title, changes = ARMS[_arm(name)]
+    if corpus_of(name) in WIKI_CORPORA:
+        title = WIKI_TITLES.get(_arm(name), title)
     recipe = _settings(name)
     if _arm(name) == "bench-electra":
         def train(recipe, seed, device, progress=True, stop_after=None, name=name):

@@ -196,6 +196,10 @@ WIKI_ARMS = {"bench-electra": {"generator_hidden": 64, "lr": WIKI_ELECTRA_LR,
              # ALBERT's E at the reviews bench's ratio, H / 2 (E = H / 4 cost it most: see
              # ALBERT_TUNING)
              "bench-albert": {"embedding_size": 64}}
+# the titles of the arms that WIKI_ARMS changes on the Wikipedia corpora
+WIKI_TITLES = {"bench-electra": "ELECTRA (generator width 64, shared embeddings) at the MLM's "
+                                "training FLOPs",
+               "bench-albert": "ALBERT: E = 64 and shared layers"}
 ELECTRA_LR_GRID = (5e-4, 1e-3, 2e-3)
 # bench_arms.electra_dev_auc(lr) for each rate of the grid (seed 0, one thread each)
 ELECTRA_LR_DEV_AUC = {5e-4: 0.5547, 1e-3: 0.5636, 2e-3: 0.5114}

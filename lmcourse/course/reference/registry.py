@@ -32,14 +32,13 @@ from lmcourse.course.reference.recipe import Reference
 
 __all__ = ["REFERENCES", "get"]
 
-WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-nsp", "wiki-bench-sop", "wiki-bench-dynamic-40",
-               "wiki-bench-static-40", "wiki-bench-static10-40", "wiki-bench-span",
-               "wiki-bench-span-sbo", "wiki-bench-electra",
-               "wiki-bench-albert"]
+WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-dynamic-40", "wiki-bench-static-40",
+               "wiki-bench-static10-40"]
 
 PROSE_LANDED = ["prose-bench-mlm", "prose-bench-span", "prose-bench-span-sbo",
                 "prose-bench-deberta", "prose-bench-deberta-no-emd",
-                "prose-bench-deberta-no-c2p", "prose-bench-deberta-no-p2c"]
+                "prose-bench-deberta-no-c2p", "prose-bench-deberta-no-p2c", "prose-bench-nsp",
+                "prose-bench-sop", "prose-bench-electra", "prose-bench-albert"]
 
 _ALL: list[Reference] = [
     # character language models against Kneser–Ney n-grams
