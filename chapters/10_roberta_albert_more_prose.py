@@ -642,7 +642,7 @@ print("MLM + SOP, held-out loss by seed: "
 # **In the pre-training vocabulary, after a CPU's 4,000 steps, the arms are still on the
 # plateau of frequency guesses**, where a model predicts pieces by how common they are and
 # hardly reads the context. The curves show it: the held-out loss falls fast in the first
-# few hundred steps, then only creeps down. One SOP seed breaks away in the second half of
+# thousand steps, then only creeps down. One SOP seed breaks away from about the middle of
 # the run (printed under the figure), which is why that arm's spread in the table is so
 # wide. Read every verdict above as what a barely trained encoder shows:
 #
