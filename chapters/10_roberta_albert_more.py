@@ -37,13 +37,13 @@
 # real prose.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 17 s on a CPU, 644.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 17 s on a CPU, 613.2 MB of memory; GPU: not measured yet</summary>
 #
 # - **Time on a CPU:** 17 s normalised to the reference machine: 19 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.531 s against 0.482 s.
+#   Processor, one torch thread, calibration 0.534 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 644.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `1e5620e-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 613.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `f0a4c5b` (nbval, as `make test` runs it).
 # - **Files read (32):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
@@ -74,9 +74,9 @@
 #   - `reference/bench-warmup-20/result.json` (160.5 KB)
 #   - `reference/bench-width-128/result.json` (160.0 KB)
 #   - `reference/bench-width-32/result.json` (160.0 KB)
-#   - `reference/wiki-bench-mlm/result.json` (161.4 KB)
-#   - `reference/wiki-bench-nsp/result.json` (160.3 KB)
-#   - `reference/wiki-bench-sop/result.json` (160.2 KB)
+#   - `reference/prose-bench-mlm/result.json` (161.5 KB)
+#   - `reference/prose-bench-nsp/result.json` (160.3 KB)
+#   - `reference/prose-bench-sop/result.json` (160.3 KB)
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.
 # </details>

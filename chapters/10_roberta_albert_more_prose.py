@@ -32,14 +32,14 @@
 #   papers' claims survive there.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 28 s on a CPU, 775.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 27 s on a CPU, 772.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 28 s normalised to the reference machine: 31 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.522 s against 0.482 s.
+# - **Time on a CPU:** 27 s normalised to the reference machine: 30 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.534 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 775.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `03a0e29` (nbval, as `make test` runs it).
-# - **Files read (27):**
+# - **Peak memory:** 772.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-28, commit `f0a4c5b` (nbval, as `make test` runs it).
+# - **Files read (24):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
@@ -54,18 +54,15 @@
 #   - `reference/bench-mlm/result.json` (161.4 KB)
 #   - `reference/bench-span-sbo/result.json` (160.8 KB)
 #   - `reference/bench-span/result.json` (160.0 KB)
+#   - `reference/prose-bench-albert/result.json` (160.4 KB)
+#   - `reference/prose-bench-electra/result.json` (140.9 KB)
 #   - `reference/prose-bench-mlm/result.json` (161.5 KB)
+#   - `reference/prose-bench-nsp/result.json` (160.3 KB)
+#   - `reference/prose-bench-sop/result.json` (160.3 KB)
 #   - `reference/prose-bench-span-sbo/result.json` (172.3 KB)
 #   - `reference/prose-bench-span/result.json` (160.2 KB)
 #   - `reference/tiny-bert/seed0.safetensors` (1.4 MB)
-#   - `reference/wiki-bench-albert/result.json` (160.2 KB)
 #   - `reference/wiki-bench-dynamic-40/result.json` (160.1 KB)
-#   - `reference/wiki-bench-electra/result.json` (134.5 KB)
-#   - `reference/wiki-bench-mlm/result.json` (161.4 KB)
-#   - `reference/wiki-bench-nsp/result.json` (160.3 KB)
-#   - `reference/wiki-bench-sop/result.json` (160.2 KB)
-#   - `reference/wiki-bench-span-sbo/result.json` (160.3 KB)
-#   - `reference/wiki-bench-span/result.json` (160.1 KB)
 #   - `reference/wiki-bench-static-40/result.json` (160.1 KB)
 #   - `reference/wiki-bench-static10-40/result.json` (160.0 KB)
 #
