@@ -445,7 +445,7 @@ for name, arm in variants.items():
 
 # %% slideshow={"slide_type": "-"}
 from lmcourse.course import reference
-from lmcourse.course.reference.report import bench_table, seed_values
+from lmcourse.course.reference.report import bench_table, prose_arm, seed_values
 
 DEB = pb.BENCH_REFS["bench-deberta"]
 ref_deb = reference.load("bench-deberta")
@@ -592,10 +592,6 @@ ax.set_title("real prose, 8,000 pieces: held-out loss, three seeds per arm", fon
 plt.show()
 
 # %% slideshow={"slide_type": "-"}
-def prose_arm(name, metric):
-    return seed_values(f"prose-bench-{name}", metric)
-
-
 with verdict_table("DeBERTa against BERT on real prose, 8,000 pieces (3 seeds)"):
     verdict("on real prose DeBERTa reaches a lower held-out MLM loss than BERT at equal "
             "parameters", prose_arm("deberta", "mlm_loss"),

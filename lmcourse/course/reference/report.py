@@ -15,7 +15,7 @@ from lmcourse.course.reference.result import load
 from lmcourse.metrics import SPREAD, mean_spread
 
 __all__ = ["bench_table", "compare", "crossing", "describe", "last_train_loss", "plateau_exit",
-           "seed_values"]
+           "prose_arm", "seed_values"]
 
 
 def crossing(curve: list[list[float]], level: float) -> tuple[int, float] | None:
@@ -82,6 +82,11 @@ def compare(names: dict[str, str], metric: str = "held_out_ppl",
 def seed_values(name: str, metric: str) -> list[float]:
     """``metric`` of every seed of committed reference ``name``, in seed order."""
     return load(name).values(metric)
+
+
+def prose_arm(arm: str, metric: str) -> list[float]:
+    """``metric`` of every seed of the real-prose bench arm ``prose-bench-<arm>``."""
+    return seed_values(f"prose-bench-{arm}", metric)
 
 
 def last_train_loss(name: str, steps: int = 100) -> list[float]:
