@@ -38,7 +38,8 @@ WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-dynamic-40", "wiki-bench-static-40"
 PROSE_LANDED = ["prose-bench-mlm", "prose-bench-span", "prose-bench-span-sbo",
                 "prose-bench-deberta", "prose-bench-deberta-no-emd",
                 "prose-bench-deberta-no-c2p", "prose-bench-deberta-no-p2c", "prose-bench-nsp",
-                "prose-bench-sop", "prose-bench-electra", "prose-bench-albert"]
+                "prose-bench-sop", "prose-bench-electra", "prose-bench-albert",
+                "prose-bench-dynamic-40", "prose-bench-static-40", "prose-bench-static10-40"]
 
 _ALL: list[Reference] = [
     # character language models against Kneser–Ney n-grams
