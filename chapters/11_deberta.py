@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 33 s on a CPU, 606.0 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 29 s on a CPU, 600.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 33 s normalised to the reference machine: 36 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.531 s against 0.482 s.
+# - **Time on a CPU:** 29 s normalised to the reference machine: 39 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.653 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 606.0 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `1e5620e-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 600.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `af6f8cc-dirty` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

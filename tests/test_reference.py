@@ -576,17 +576,6 @@ def test_a_kept_seed_trained_elsewhere_brings_its_weights(tmp_path, monkeypatch)
     assert trained == [0, 1, 2]  # no weights kept with seed 0: it is trained again
 
 
-def test_plateau_exit_finds_each_seeds_first_step_below_the_level(monkeypatch):
-    from types import SimpleNamespace
-
-    from lmcourse.course.reference import report
-
-    curves = {0: [[250, 1.0, 3.5], [500, 2.0, 3.2], [750, 3.0, 3.0]], 1: [[250, 1.0, 3.4]]}
-    monkeypatch.setattr(report, "load", lambda name: SimpleNamespace(curves=curves))
-    assert report.plateau_exit("demo") == [500, None]
-    assert report.plateau_exit("demo", level=3.45) == [500, 250]
-
-
 def test_a_seed_trained_on_a_gpu_is_checked_against_its_cpu_replay(tmp_path, monkeypatch):
     """A GPU draws other dropout masks, so its seed 0 cannot be replayed on a CPU: the result
     records a CPU replay of the first steps when it is assembled, and the checks read that."""

@@ -32,8 +32,7 @@ from lmcourse.course.reference.recipe import Reference
 
 __all__ = ["REFERENCES", "get"]
 
-WIKI_LANDED = ["wiki-bench-mlm", "wiki-bench-dynamic-40", "wiki-bench-static-40",
-               "wiki-bench-static10-40"]
+WIKI_LANDED = ["wiki-bench-mlm"]
 
 PROSE_LANDED = ["prose-bench-mlm", "prose-bench-span", "prose-bench-span-sbo",
                 "prose-bench-deberta", "prose-bench-deberta-no-emd",

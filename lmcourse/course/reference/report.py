@@ -14,8 +14,8 @@ import statistics
 from lmcourse.course.reference.result import load
 from lmcourse.metrics import SPREAD, mean_spread
 
-__all__ = ["bench_table", "compare", "crossing", "describe", "last_train_loss", "plateau_exit",
-           "prose_arm", "seed_values"]
+__all__ = ["bench_table", "compare", "crossing", "describe", "last_train_loss", "prose_arm",
+           "seed_values"]
 
 
 def crossing(curve: list[list[float]], level: float) -> tuple[int, float] | None:
@@ -93,14 +93,6 @@ def last_train_loss(name: str, steps: int = 100) -> list[float]:
     """Each seed's mean training loss over its last ``steps`` steps."""
     result = load(name)
     return [sum(result.train_loss[s][-steps:]) / steps for s in result.seeds]
-
-
-def plateau_exit(name: str, level: float = 3.3) -> list[int | None]:
-    """Each seed's first evaluated step whose held-out loss is below ``level`` (a masked LM
-    leaving the plateau of frequency guesses), ``None`` for a seed that never gets there."""
-    curves = load(name).curves
-    return [next((int(step) for step, _, loss in curves[s] if loss < level), None)
-            for s in curves]
 
 
 def bench_table(arms: dict[str, str], metrics: dict[str, str], width: int = 40) -> str:
