@@ -374,6 +374,12 @@ def _evaluate_arm(name: str):
 
 
 
+# how much longer a step takes on each corpus than on the reviews (wider model, longer pairs,
+# larger vocabulary): the committed wall times of wiki-bench-mlm and prose-bench-mlm over
+# bench-mlm's (1,318 s and 2,706 s against 259 s for three seeds)
+CORPUS_COST = {"reviews": 1.0, "wiki": 5.0, "prose": 10.0}
+
+
 def _arm_reference(name: str) -> Reference:
     """The reference of arm ``name`` (``bench-*`` on the reviews, ``wiki-bench-*`` on the
     Wikipedia excerpt)."""
@@ -393,7 +399,8 @@ def _arm_reference(name: str) -> Reference:
         recipe=recipe, train=train,
         evaluate=_evaluate_arm(name),
         baselines=lambda recipe, name=name: dict(bench_baselines(name)),
-        seconds_per_seed=75.0 * steps * recipe["batch"] / (BENCH["steps"] * BENCH["batch"]),
+        seconds_per_seed=75.0 * steps * recipe["batch"] / (BENCH["steps"] * BENCH["batch"])
+        * CORPUS_COST[corpus_of(name)],
         first_steps=25, tolerance=2e-3,
         keep_weights=(0,) if keeps_weights(name) else (),
         notes=["one change against bench-mlm (DeBERTa's ablations: against bench-deberta)",
