@@ -78,3 +78,62 @@ def test_the_prose_arms_start_from_the_scaled_encoder_and_its_shape():
     ids, mask = rt_tiny_bert.snippets("test", rt_tiny_bert.RT_PROSE_RECIPE)
     assert ids.shape == (len(rt_curve.rt_task()[0].test_texts), 64) and mask.shape == ids.shape
     assert int(ids.max()) < stored[f"bert.{table}"].shape[0]
+
+
+def test_rt_prose_tiny_bert_differs_from_rt_tiny_bert_in_its_encoder_rates_and_control_only():
+    ours, tiny = rt_tiny_bert.RT_PROSE_TINY_RECIPE, rt_tiny_bert.RT_TINY_RECIPE
+    changed = sorted(k for k in set(ours) | set(tiny) if ours.get(k) != tiny.get(k))
+    assert changed == ["encoder", "encoder_reference", "features", "finetune", "name",
+                       "random_features"]
+    assert {k: v for k, v in ours["finetune"].items() if k != "lr"} == {
+        k: v for k, v in tiny["finetune"].items() if k != "lr"}
+    assert rt_tiny_bert.RT_PROSE_TINY_BERT.seeds == rt_tiny_bert.RT_TINY_BERT.seeds
+    for arm in rt_tiny_bert.ARMS:
+        tried = rt_tiny_bert.PROSE_TINY_LR_DEV_AUC[arm]
+        assert tuple(tried) == rt_tiny_bert.LR_GRID
+        assert ours["finetune"]["lr"][arm] == max(tried, key=tried.get)
+
+
+def test_an_encoder_pre_trained_in_the_run_replays_its_own_pre_training():
+    from lmcourse.course.reference import load
+
+    name = rt_tiny_bert.BENCH_PROSE_ENCODER
+    replay = rt_tiny_bert._pretraining_opening(name, 3).train_loss
+    committed = load(name).first_losses()[:3]  # prose-bench-mlm's own reference run
+    assert len(replay) == 3
+    assert max(abs(a - b) / b for a, b in zip(replay, committed, strict=True)) < 2e-3
+    with pytest.raises(ValueError, match="not pre-trained in the run"):
+        rt_tiny_bert.pretrained_here("wiki-bench-mlm")
+
+
+def test_the_random_control_is_the_scratch_shape_untrained_and_drawn_with_the_seed():
+    from lmcourse.course.reference.bench_arms import build_model
+
+    name = rt_tiny_bert.BENCH_PROSE_ENCODER
+    torch.manual_seed(0)
+    scratch = rt_tiny_bert._encoder("scratch", name)
+    assert ({k: v.shape for k, v in scratch.state_dict().items()}
+            == {k: v.shape for k, v in build_model(name).bert.state_dict().items()})
+    ids, _ = rt_tiny_bert.snippets("tuning", rt_tiny_bert.RT_PROSE_TINY_RECIPE)
+    first, again, other = (rt_tiny_bert._random_vectors("tuning", name, 64, seed)
+                           for seed in (0, 0, 1))
+    assert first.shape == (len(ids), 128) and torch.equal(first, again)
+    assert not torch.allclose(first, other)
+
+
+def test_an_encoder_pre_trained_in_the_run_is_cached_with_its_losses(tmp_path, monkeypatch):
+    from lmcourse.course.reference import bench_arms
+
+    full = bench_arms._pretrain_arm
+    monkeypatch.setenv("LMCOURSE_CACHE", str(tmp_path))
+    monkeypatch.setattr(bench_arms, "_pretrain_arm",  # two steps stand in for 4,000
+                        lambda *args, **kwargs: full(*args, **{**kwargs, "stop_after": 2}))
+    name = rt_tiny_bert.BENCH_PROSE_ENCODER
+    first = rt_tiny_bert.pretrained_here(name)
+    assert len(first["losses"]) == 2 and len(list(tmp_path.glob("*.safetensors"))) == 1
+    monkeypatch.setattr(bench_arms, "_pretrain_arm", None)  # a second call reads the cache
+    again = rt_tiny_bert.pretrained_here(name)
+    assert all(torch.equal(first[k], again[k]) for k in first)
+    encoder = rt_tiny_bert._encoder("pretrained", name)
+    table = "embeddings.word_embeddings.weight"
+    assert torch.equal(encoder.state_dict()[table], first[f"bert.{table}"])

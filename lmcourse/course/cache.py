@@ -127,12 +127,13 @@ def cached_tensors(name: str, recipe: Mapping[str, object],
                    compute: Callable[[], Mapping[str, torch.Tensor]], *,
                    keys: set[str] | None = None, refresh: bool = False,
                    what: str | None = None, estimate: str | None = None,
-                   device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
+                   device: torch.device | str | None = None,
+                   beforehand: str = "`make teacher`") -> dict[str, torch.Tensor]:
     """``compute()``'s tensors, computed once per ``recipe`` (and ``device``, default the
     course device) and then read from the cache.
 
     A miss prints what it computes (``what``) and about how long it takes (``estimate``,
-    e.g. ``"about 45 s on a 2-core CPU"``). A file that cannot be read, or lacks any of
+    e.g. ``"about 45 s on a 2-core CPU"``) and the command that computes it beforehand. A file that cannot be read, or lacks any of
     ``keys``, is computed again, loudly; ``refresh=True`` computes again regardless.
     ``compute`` runs with the caller's random generators saved and restored."""
     path = cache_path(name, recipe, device)
@@ -151,7 +152,7 @@ def cached_tensors(name: str, recipe: Mapping[str, object],
         elif not refresh:
             print(f"{what}: not in the course cache ({path.parent}), computing it now"
                   + (f", {estimate}" if estimate else "")
-                  + "; `make teacher` computes it beforehand", flush=True)
+                  + f"; {beforehand} computes it beforehand", flush=True)
         with keeps_rng():
             state = {k: v.detach().cpu() for k, v in compute().items()}
         save_tensors(state, path, _metadata(recipe))

@@ -135,8 +135,7 @@ def _train_bench(name: str, recipe: dict, seed: int, device: torch.device,
                  progress: bool = True, stop_after: int | None = None) -> SeedRun:
     model, history, curve, probe_curve = _pretrain_arm(name, recipe, seed, device, progress,
                                                        stop_after)
-    losses = [m + n + a for m, n, a in zip(
-        history.mlm, history.nsp, history.auxiliary or [0.0] * len(history.mlm), strict=True)]
+    losses = total_losses(history)
     metrics: dict[str, float] = {}
     if stop_after is None:
         metrics = {**_scores(name, model),
@@ -150,6 +149,12 @@ def _train_bench(name: str, recipe: dict, seed: int, device: torch.device,
     state = ({k: v.detach().cpu() for k, v in model.state_dict().items()}
              if keeps_weights(name) else None)
     return SeedRun(curve=curve, train_loss=losses, metrics=metrics, state=state)
+
+
+def total_losses(history) -> list[float]:
+    """Each step's training loss: MLM + NSP (or SOP) + the auxiliary loss (SBO)."""
+    return [m + n + a for m, n, a in zip(
+        history.mlm, history.nsp, history.auxiliary or [0.0] * len(history.mlm), strict=True)]
 
 
 def dev_scores(name: str, seed: int = 0, device: torch.device | str = "cpu",

@@ -72,7 +72,7 @@ _ALL: list[Reference] = [
     *prose_scale.SCALE_REFS.values(),
     # fine-tuning: learning curves and BERT's task heads
     transfer_curve.SPOILER_CURVE, transfer_curve.POLARITY_CURVE, rt_curve.RT_CURVE,
-    rt_tiny_bert.RT_TINY_BERT, rt_tiny_bert.RT_PROSE_BERT,
+    rt_tiny_bert.RT_TINY_BERT, rt_tiny_bert.RT_PROSE_BERT, rt_tiny_bert.RT_PROSE_TINY_BERT,
     *bert_heads.HEAD_REFS.values(),
     # distillation and compression
     distill_transfer.DISTILL_TRANSFER, rt_distill.RT_DISTILL, distilbert_cosine.DISTILBERT_COSINE,

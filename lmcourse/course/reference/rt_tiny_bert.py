@@ -23,6 +23,7 @@ budget the bag of words' 36 settings exceed.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from functools import cache
 
@@ -34,12 +35,16 @@ from lmcourse.course.reference.transfer_curve import finetune_steps, label_order
 from lmcourse.metrics import roc_auc
 from lmcourse.models.tuned_bag_of_words import GRID_LAMBDAS
 
-__all__ = ["ARMS", "RT_TINY_BERT", "RT_TINY_RECIPE", "tune_lr", "train_rt_tiny_bert"]
+__all__ = ["ARMS", "RT_PROSE_TINY_BERT", "RT_TINY_BERT", "RT_TINY_RECIPE", "pretrained_here",
+           "train_rt_tiny_bert", "tune_lr"]
 
 ARMS = ("pretrained", "scratch")
 ENCODER = "wiki-bench-mlm"
 #: each pre-trained encoder a transfer run fine-tunes -> the vocabulary (corpus) it reads
-ENCODERS = {ENCODER: "wiki", "prose-scale-mlm-lr1e-3": "prose"}
+ENCODERS = {ENCODER: "wiki", "prose-scale-mlm-lr1e-3": "prose", "prose-bench-mlm": "prose"}
+#: encoders whose weights are not committed: the run pre-trains seed 0 itself (the course
+#: cache keeps it), so its first steps are the pre-training's
+PRETRAINED_IN_RUN = ("prose-bench-mlm",)
 LR_GRID = (3e-5, 1e-4, 3e-4, 1e-3)  # 3e-5 added when scratch's best sat at 1e-4, the edge
 # tune_lr(arm): tuning-split ROC-AUC at each rate (seed 0, 1,024 labels, one thread)
 LR_DEV_AUC = {"pretrained": {3e-5: 0.5151, 1e-4: 0.5079, 3e-4: 0.5133, 1e-3: 0.5053},
@@ -87,8 +92,13 @@ def _corpus(encoder: str) -> str:
 @cache
 def _vectors(split: str, encoder: str = ENCODER, max_len: int = 64) -> torch.Tensor:
     """The stored encoder's mean-pooled last states of a split's snippets."""
-    ids, mask = _encoded(split, _corpus(encoder), max_len)
-    encoder = _encoder("pretrained", encoder).eval()
+    return _mean_pooled(_encoder("pretrained", encoder).eval(),
+                        *_encoded(split, _corpus(encoder), max_len))
+
+
+def _mean_pooled(encoder: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor
+                 ) -> torch.Tensor:
+    """``encoder``'s last states averaged over each snippet's real tokens."""
     out = []
     with torch.no_grad():
         for rows in torch.arange(len(ids)).split(256):
@@ -96,6 +106,26 @@ def _vectors(split: str, encoder: str = ENCODER, max_len: int = 64) -> torch.Ten
             w = mask[rows, :, None].float()
             out.append((h * w).sum(1) / w.sum(1))
     return torch.cat(out)
+
+
+@cache
+def _random_vectors(split: str, encoder: str, max_len: int, seed: int) -> torch.Tensor:
+    """The control's vectors: the same shape as ``encoder``, untrained (weights drawn with
+    ``seed``), mean-pooled the same way."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        untrained = _encoder("scratch", encoder).eval()
+    return _mean_pooled(untrained, *_encoded(split, _corpus(encoder), max_len))
+
+
+def _pretraining_opening(encoder: str, steps: int) -> SeedRun:
+    """The first ``steps`` steps of ``encoder``'s pre-training (seed 0): what a check of a
+    run that pre-trains its own encoder replays."""
+    from lmcourse.course.reference.bench_arms import _pretrain_arm, _settings, total_losses
+
+    _, history, _, _ = _pretrain_arm(encoder, _settings(encoder), 0, torch.device("cpu"),
+                                     progress=False, stop_after=steps, probe=False)
+    return SeedRun([], total_losses(history), {})
 
 
 @cache
@@ -112,18 +142,48 @@ def _encoded(split: str, corpus: str = "wiki", max_len: int = 64
     return ids[:, :max_len], mask[:, :max_len]
 
 
+def pretrained_here(encoder: str, device: torch.device | str = "cpu"
+                    ) -> dict[str, torch.Tensor]:
+    """Bench arm ``encoder``'s seed 0 pre-trained on ``device`` with its own recipe, as its
+    reference trains it, once: the course cache keeps the weights, each step's training loss
+    (``"losses"``) and the held-out MLM loss at each evaluation (``"held_out"``: step,
+    loss)."""
+    from lmcourse.course.cache import cached_tensors
+    from lmcourse.course.reference.bench_arms import _pretrain_arm, _settings, total_losses
+
+    if encoder not in PRETRAINED_IN_RUN:
+        raise ValueError(f"{encoder!r} is not pre-trained in the run: one of {PRETRAINED_IN_RUN}")
+    recipe, device = _settings(encoder), torch.device(device)
+
+    def pretrain() -> dict[str, torch.Tensor]:
+        model, history, curve, _ = _pretrain_arm(encoder, recipe, 0, device, probe=False)
+        weights = {k: v.detach().clone() for k, v in model.state_dict().items()}  # untied
+        return {**weights, "losses": torch.tensor(total_losses(history)),
+                "held_out": torch.tensor([[step, loss] for step, _, loss in curve])}
+
+    return cached_tensors(f"{encoder}-seed0", {**recipe, "seed": 0}, pretrain,
+                          keys={"losses", "held_out"}, device=device,
+                          what=f"{encoder}'s seed 0 (the encoder this run fine-tunes)",
+                          estimate="about 15 min on a 2-core CPU",
+                          beforehand="`make reference NAME=rt-prose-tiny-bert`")
+
+
 def _encoder(arm: str, encoder: str = ENCODER):
-    """The arm's encoder: the stored pre-trained encoder, or the same shape with fresh
-    weights (drawn from torch's current generator)."""
+    """The arm's encoder: the pre-trained encoder (stored, or pre-trained here), or the same
+    shape with fresh weights (drawn from torch's current generator)."""
     from lmcourse.course.reference.bench_arms import bench_config, load_arm
     from lmcourse.course.reference.result import load_weights
     from lmcourse.models.bert import BertModel
 
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}: one of {ARMS}")
-    if encoder == ENCODER:
-        return (load_arm(ENCODER, load_weights(ENCODER)).bert.train() if arm == "pretrained"
-                else BertModel(bench_config("wiki")))
+    if encoder == ENCODER or encoder in PRETRAINED_IN_RUN:
+        if arm == "scratch":
+            return BertModel(bench_config(_corpus(encoder)))
+        state = (load_weights(ENCODER) if encoder == ENCODER else
+                 {k: v for k, v in pretrained_here(encoder).items()
+                  if k not in ("losses", "held_out")})
+        return load_arm(encoder, state).bert.train()
     from lmcourse.course.reference.prose_scale import RECIPES, load_scaled
 
     if arm == "pretrained":
@@ -186,6 +246,12 @@ def train_rt_tiny_bert(recipe: dict, seed: int, device: torch.device, progress: 
     test = _encoded("test", _corpus(encoder), recipe["max_len"])
     metrics: dict[str, float] = {}
     curve, first_losses, start = [], [], time.perf_counter()
+    if encoder in PRETRAINED_IN_RUN:  # the run begins with its encoder's pre-training
+        if stop_after is not None:
+            return _pretraining_opening(encoder, stop_after)
+        state = pretrained_here(encoder)
+        first_losses = state["losses"].tolist() if seed == 0 else []  # the others: their own
+        metrics["encoder_held_out_mlm_loss"] = round(float(state["held_out"][-1, 1]), 4)
     for n in progress_bar(sizes_for(recipe, seed, len(order)), progress,
                           desc=f"{recipe.get('name', 'rt-tiny-bert')} seed {seed}: labels"):
         for arm in ARMS:
@@ -205,6 +271,13 @@ def train_rt_tiny_bert(recipe: dict, seed: int, device: torch.device, progress: 
         metrics[f"features@{n}"] = round(roc_auc(y.tolist(), scores.tolist()), 5)
         metrics[f"features_accuracy@{n}"] = round(_accuracy(y, scores), 5)
         metrics[f"features_lambda@{n}"] = features.lam
+        if recipe.get("random_features"):  # the control: the same probe on an untrained encoder
+            random = {split: _random_vectors(split, encoder, recipe["max_len"], seed)
+                      for split in ("train", "tuning", "test")}
+            control, _ = tune_logistic(random["train"][order[:n]], task.train_labels[
+                order[:n]], random["tuning"], tune_y, recipe["features_lambdas"])
+            metrics[f"random_features@{n}"] = round(
+                roc_auc(y.tolist(), control(random["test"]).tolist()), 5)
         metrics[f"finetune_steps@{n}"] = finetune_steps(n, recipe)
         curve.append([n, round(time.perf_counter() - start, 1), metrics[f"pretrained@{n}"]])
     metrics["train_seconds"] = round(time.perf_counter() - start, 1)
@@ -257,6 +330,42 @@ RT_PROSE_BERT = _transfer_reference(
     "rt-prose-bert", "our BERT pre-trained on Wikipedia prose at a GPU's size, fine-tuned on "
     "Rotten Tomatoes snippets from 16 to 1,024 labels, beside the same network from scratch",
     RT_PROSE_RECIPE, 600.0, [f"learning rates: {PROSE_LR_TUNING}"])
+
+
+# ---- rt-tiny-bert's own size (2 x 128) in the pre-training vocabulary (issue 55): which of
+# the two changes, the vocabulary or the size, made pre-training pay on the snippets
+
+BENCH_PROSE_ENCODER = "prose-bench-mlm"
+# tune_lr(arm, recipe=RT_PROSE_TINY_RECIPE): tuning-split ROC-AUC at each rate (seed 0,
+# 1,024 labels, one thread)
+PROSE_TINY_LR_DEV_AUC = {"pretrained": {3e-5: 0.5, 1e-4: 0.5, 3e-4: 0.5, 1e-3: 0.5},
+                         "scratch": {3e-5: 0.5, 1e-4: 0.5, 3e-4: 0.5, 1e-3: 0.5}}
+PROSE_TINY_CHOSEN_LR, PROSE_TINY_LR_TUNING = _chosen_rates(PROSE_TINY_LR_DEV_AUC)
+
+RT_PROSE_TINY_RECIPE = {
+    **RT_TINY_RECIPE,
+    "name": "rt-prose-tiny-bert",
+    "encoder_reference": BENCH_PROSE_ENCODER,
+    "encoder": f"{BENCH_PROSE_ENCODER} seed 0, pre-trained at the start of the run with its "
+               "own recipe (its weights are not committed): 2 x 128, 4,000 masked-LM steps on "
+               "the Wikipedia excerpt in the 8,000-piece pre-training vocabulary",
+    "finetune": {**RT_TINY_RECIPE["finetune"], "lr": PROSE_TINY_CHOSEN_LR},
+    "features": RT_PROSE_RECIPE["features"],
+    "random_features": "the control: the same probe on the same shape untrained (weights "
+                       "drawn with the seed), to tell what pre-training adds to the features",
+}
+
+RT_PROSE_TINY_BERT = dataclasses.replace(
+    _transfer_reference(
+        "rt-prose-tiny-bert", "rt-tiny-bert's network (2 x 128) pre-trained in the 8,000-piece "
+        "pre-training vocabulary, fine-tuned on Rotten Tomatoes snippets from 16 labels to "
+        "all, beside the same network from scratch and an untrained encoder's features",
+        RT_PROSE_TINY_RECIPE, 400.0,
+        ["sizes above 1,024 labels run for seeds 0-2 only",
+         f"learning rates: {PROSE_TINY_LR_TUNING}",
+         "seed 0's training losses are its encoder's pre-training (the run's first steps)",
+         "seconds per seed exclude the encoder's pre-training, done once (about 15 min)"]),
+    first_steps=25)
 
 
 def snippets(split: str, recipe: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
