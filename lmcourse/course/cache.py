@@ -132,9 +132,10 @@ def cached_tensors(name: str, recipe: Mapping[str, object],
     """``compute()``'s tensors, computed once per ``recipe`` (and ``device``, default the
     course device) and then read from the cache.
 
-    A miss prints what it computes (``what``) and about how long it takes (``estimate``,
-    e.g. ``"about 45 s on a 2-core CPU"``) and the command that computes it beforehand. A file that cannot be read, or lacks any of
-    ``keys``, is computed again, loudly; ``refresh=True`` computes again regardless.
+    A miss prints what it computes (``what``), about how long it takes (``estimate``, e.g.
+    ``"about 45 s on a 2-core CPU"``) and the command that computes it beforehand
+    (``beforehand``). A file that cannot be read, or lacks any of ``keys``, is computed
+    again, loudly; ``refresh=True`` computes again regardless.
     ``compute`` runs with the caller's random generators saved and restored."""
     path = cache_path(name, recipe, device)
     what = what or name
