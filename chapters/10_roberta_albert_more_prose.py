@@ -273,7 +273,7 @@ with verdict_table("Span blanks: the three recipes and the fill-in n-gram"):
             "fill-in n-gram", seed_values("bench-span-sbo", "span_accuracy"),
             baseline=(pb.fill_in_label(rivals), rivals["fill_in_ngram_span"]),
             higher_is_better=True, metric="held-out span-blank accuracy",
-            tuning=pb.REVIEWS_FILL_IN_BUDGET)
+            tuning=pb.reviews_fill_in_budget(rivals))
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Each recipe is best at its own question. On span blanks span masking wins on every seed
@@ -504,8 +504,8 @@ print(f"sentence tokens changed in layer 1: {', '.join(sentence_moved)} (the ent
 # arm has three seeds, and each faces a tuned rival on the same held-out data:
 #
 # - blanks: a Kneser–Ney **fill-in n-gram** that reads both sides of the blank, its order
-#   and discount chosen on the tuning articles' masks, scored like every arm on single
-#   pieces, whole words and spans;
+#   and discount chosen on the tuning articles' masks (orders 2 to 5, and larger ones for as
+#   long as they still help), scored like every arm on single pieces, whole words and spans;
 # - NSP and SOP: the **order-blind bag-of-words pair classifier** from chapter 10, its
 #   training length chosen on pairs of the tuning articles;
 # - the probe: a **bag of words** tuned on the snippets' tuning split.
@@ -561,7 +561,7 @@ with verdict_table("Masked tokens and sentence pairs on real prose (3 seeds)"):
         verdict(f"in the pre-training vocabulary the masked LM fills {kind} blanks better "
                 "than the tuned fill-in n-gram", prose_arm("mlm", ours),
                 baseline=(pb.fill_in_label(pr), pr[rival]), higher_is_better=True,
-                metric=f"held-out {kind}-blank accuracy", tuning=pb.FILL_IN_BUDGET)
+                metric=f"held-out {kind}-blank accuracy", tuning=pb.fill_in_budget(pr))
     verdict("on real prose NSP rises above an order-blind bag of words on held-out pairs",
             prose_arm("nsp", "nsp_accuracy"),
             baseline=(f"order-blind bag of words, {pairs['order_blind_nsp_steps']:,} steps "
@@ -594,7 +594,7 @@ with verdict_table("Spans on real prose, in the pre-training vocabulary (3 seeds
     verdict("in the pre-training vocabulary span masking with the boundary objective fills "
             "span blanks better than the fill-in n-gram", prose_arm("span-sbo", "span_accuracy"),
             baseline=(pb.fill_in_label(pr), pr["fill_in_ngram_span"]), higher_is_better=True,
-            metric="held-out span-blank accuracy", tuning=pb.FILL_IN_BUDGET)
+            metric="held-out span-blank accuracy", tuning=pb.fill_in_budget(pr))
 
 # %% slideshow={"slide_type": "-"}
 with verdict_table("What the representation is worth on real snippets (3 seeds)"):
@@ -707,7 +707,8 @@ with verdict_table("Static against dynamic masking on real prose (3,200 pairs, 4
                 "blanks better than a fill-in n-gram counted on the same pairs",
                 prose_arm("dynamic-40", ours),
                 baseline=(pb.fill_in_label(few, "tuned fill-in n-gram, 3,200 pairs"), few[rival]),
-                higher_is_better=True, metric=f"held-out {kind} accuracy")
+                higher_is_better=True, metric=f"held-out {kind} accuracy",
+                tuning=pb.fill_in_budget(few))
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # With **one mask per pair** the network learns the 3,200 answers by heart: its training

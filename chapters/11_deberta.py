@@ -499,7 +499,7 @@ verdict("every model of the experiment predicts masked tokens better than the tu
         "n-gram (the weakest shown)", seed_values(variants[weakest], "masked_accuracy"),
         baseline=(pb.fill_in_label(fill_in), fill_in["fill_in_ngram"]), higher_is_better=True,
         metric="held-out masked-token accuracy", note=f"weakest: {weakest}",
-        tuning=pb.REVIEWS_FILL_IN_BUDGET)
+        tuning=pb.reviews_fill_in_budget(fill_in))
 
 # %% slideshow={"slide_type": "-"}
 from lmcourse.course.reference.figures import plot_crossover, plot_reference
@@ -604,7 +604,7 @@ with verdict_table("DeBERTa against BERT on real prose, 8,000 pieces (3 seeds)")
                 "n-gram", prose_arm("deberta", ours),
                 baseline=(pb.fill_in_label(prose_rivals), prose_rivals[rival]),
                 higher_is_better=True, metric=f"held-out {kind}-blank accuracy",
-                tuning=pb.FILL_IN_BUDGET)
+                tuning=pb.fill_in_budget(prose_rivals))
     ablations = list(prose_variants.items())[2:]
     for (name, arm), paper in zip(ablations, ablation_papers.values(), strict=True):
         verdict(f"on real prose removing one part of DeBERTa raises the held-out MLM loss: "

@@ -44,7 +44,6 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     ELECTRA_LR_DEV_AUC,
     ELECTRA_LR_GRID,
     ELECTRA_LR_TUNING,
-    FILL_IN_BUDGET,
     HALF_PAIRS,
     KEEP_WEIGHTS,
     LARGE_BATCH_WARMUP,
@@ -55,7 +54,6 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     PROSE,
     PROSE_TUNING,
     QUARTER_PAIRS,
-    REVIEWS_FILL_IN_BUDGET,
     SMALL_BATCH_TUNING,
     SMALL_BATCH_WARMUP_DEV,
     SMALL_PAIRS,
@@ -70,7 +68,10 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     _arm,
     _settings,
     corpus_of,
+    fill_in_budget,
     keeps_weights,
+    reviews_fill_in_budget,
+    settings_tried,
     train_pairs,
 )
 from lmcourse.course.reference.pretraining_eval import (  # noqa: F401 - the chapters read pb.*

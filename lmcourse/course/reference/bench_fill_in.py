@@ -35,6 +35,7 @@ def _masks(corpus: str, masks: Callable[[], Masks] | None) -> Masks:
 
 
 @cache
+@cache
 def _tuned_fill_in(sentences: tuple[tuple[int, ...], ...], corpus: str,
                    masks: Callable[[], Masks] | None = None):
     """The fill-in n-gram fitted on ``sentences``, its order and discount chosen on the
