@@ -256,8 +256,8 @@ for metric, heading in blank_kinds.items():
 # The bigram is not the strongest count-based rival. A Kneser–Ney **fill-in n-gram** reads
 # several pieces on each side of a blank (chapter 10b builds it; its order and discount were
 # chosen on development masks, as the networks' settings were, larger orders tried for as
-# long as they helped), and on these generated
-# reviews, whose sentences come from templates, it fills 0.872 of the blanks. The base
+# long as they helped), and on these generated reviews, whose sentences come from
+# templates, it fills 0.873 of the blanks. The base
 # recipe beats it, but only 11 of the 17 recipes do on every seed, and the weakest does not
 # (second verdict). Beating the bigram shows that a network uses the context; beating the
 # fill-in n-gram is the test of whether it uses the context better than counting does.
@@ -266,7 +266,7 @@ for metric, heading in blank_kinds.items():
 # same word. The table also scores every recipe on two harder kinds, drawn once from the
 # same held-out pairs (chapter 10b builds them): **whole words**, with every piece of a word
 # hidden, and **spans**, runs of whole words. Every network falls as the blank grows, but
-# the fill-in n-gram falls further, from 0.872 to 0.586: inside a span it has no known
+# the fill-in n-gram falls further, from 0.873 to 0.590: inside a span it has no known
 # neighbour to count from, while a network still reads the rest of the sentence. So the
 # recipes that trail it on single pieces catch up: 12 of 17 beat it on whole words and 16
 # of 17 on spans, all but ALBERT with both of its savings. The two span recipes, the only
@@ -370,7 +370,7 @@ plt.show()
 # pairs (the fifth verdict: its seeds straddle the bigram). The curves show the moment:
 # the one-mask curve stops falling, and turns upward, once memorising starts. The two
 # recipes that were really used pass that bigram on every seed, and the stronger fill-in
-# n-gram counted on the same pairs (0.859) too (the first four verdicts). **Ten masks** per
+# n-gram counted on the same pairs (0.861) too (the first four verdicts). **Ten masks** per
 # pair, the remedy in BERT's own code, close most of the gap,
 # but not all of it: dynamic masking still ends a few hundredths of a nat lower on every
 # seed (the last verdict but one). So the bench reproduces RoBERTa's finding in its own
