@@ -284,8 +284,8 @@ with verdict_table("Span blanks: the three recipes and the fill-in n-gram"):
 # masking alone: its paired differences disagree in sign (second verdict). On our bench its
 # gain lies on the question it was not built for and none on the one it was; the paper's
 # gains were on span-selection tasks with 512-piece inputs. The fill-in n-gram keeps
-# everyone honest: on spans it falls far behind every span-trained network (0.586), because
-# a span's inner pieces have no known neighbour, but on single pieces (0.872) it beats both
+# everyone honest: on spans it falls far behind every span-trained network (0.590), because
+# a span's inner pieces have no known neighbour, but on single pieces (0.873) it beats both
 # span arms and trails only token masking.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
