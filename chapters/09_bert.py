@@ -473,10 +473,9 @@ plt.show()
 # re-scores seed 0's stored weights here and compares all three seeds with the guesses.
 #
 # A count-based model can read further: the **fill-in n-gram** (chapter 10) scores each
-# candidate with a Kneser–Ney n-gram of order $n$, which reads $n - 1$ pieces on each side.
-# Its order and discount are chosen on 1,000 other test pairs (orders 2 to 5, and larger
-# ones for as long as they still help); the run stores its score (counting takes minutes):
-# the strongest rival the tiny BERT faces.
+# candidate with a Kneser–Ney n-gram over several pieces on each side. Its order (grown
+# while a larger one helps) and discount are chosen on 1,000 other test pairs; the run
+# stores its score: the strongest rival the tiny BERT faces.
 
 # %% slideshow={"slide_type": "-"}
 eval_batch, eval_ids, eval_labels = tiny_bert_eval_batch()
