@@ -475,7 +475,7 @@ plt.show()
 # A count-based model can read further: the **fill-in n-gram** (chapter 10) scores each
 # candidate with a Kneser–Ney n-gram over several pieces on each side. Its order (grown
 # while a larger one helps) and discount are chosen on 1,000 other test pairs; the run
-# stores its score: the strongest rival the tiny BERT faces.
+# stores its score: the tiny BERT's strongest rival.
 
 # %% slideshow={"slide_type": "-"}
 eval_batch, eval_ids, eval_labels = tiny_bert_eval_batch()
