@@ -229,12 +229,9 @@ from lmcourse.course.reference.report import bench_table
 # every recipe on three kinds of held-out blank, drawn once from the same pairs (chapter 10b)
 blank_kinds = {"masked_accuracy": "single pieces", "whole_word_accuracy": "whole words",
                "span_accuracy": "spans"}
-rival_keys = {"masked_accuracy": "fill_in_ngram", "whole_word_accuracy":
-              "fill_in_ngram_whole_word", "span_accuracy": "fill_in_ngram_span"}
-width = max(map(len, arms)) + 1
-print(bench_table(arms, blank_kinds, width=width))
-print(f"{'fill-in n-gram (tuned; one value, no seeds)':<{width}}"
-      + "".join(f" {guesses[key]:>17.3f}" for key in rival_keys.values()))
+rival_keys = pb.FILL_IN_KEYS
+print(bench_table(arms, blank_kinds, rivals={
+    "fill-in n-gram (tuned; one value, no seeds)": pb.fill_in_row(guesses)}))
 for metric, heading in blank_kinds.items():
     behind = [title_of[n] for n in stable
               if min(seed_values(n, metric)) <= guesses[rival_keys[metric]]]

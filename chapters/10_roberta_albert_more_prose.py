@@ -534,24 +534,22 @@ print(f"recipe: {prose.recipe['hidden_size']} wide, {prose.recipe['num_hidden_la
       f"pairs of up to {prose.recipe['max_len']} pieces ({prose.device_kind})")
 print(f"how it was chosen: {pb.PROSE_TUNING}")
 print(f"ELECTRA's learning rate, chosen on the wiki bench: {pb.ELECTRA_LR_TUNING}\n")
-print(bench_table(PROSE_ARMS, {"mlm_loss": "held-out loss", "masked_accuracy": "single pieces",
-                               "whole_word_accuracy": "whole words",
-                               "span_accuracy": "spans"}, width=32))
 pr = prose.baselines
-print(f"{pb.fill_in_label(pr, 'fill-in n-gram'):<50}"
-      + "".join(f" {pr[k]:>17.3f}" for k in ("fill_in_ngram", "fill_in_ngram_whole_word",
-                                             "fill_in_ngram_span")))
+print(bench_table(PROSE_ARMS, {"mlm_loss": "held-out loss", "masked_accuracy": "single pieces",
+                               "whole_word_accuracy": "whole words", "span_accuracy": "spans"},
+                  width=32, rivals={pb.fill_in_label(pr, "fill-in n-gram"):
+                                    pb.fill_in_row(pr)}))
 print(f"guess: {bigram_label(pr['bigram_both_k'])} {pr['bigram_both']:.3f}, "
       f"unigram {pr['unigram']:.3f} (single pieces)")
 
 # %% slideshow={"slide_type": "-"}
-print(bench_table(PROSE_ARMS, {"nsp_accuracy": "NSP accuracy", "sop_accuracy": "SOP accuracy",
-                               "probe_auc": "probe ROC-AUC"}, width=45))
 pairs = {**reference.load("prose-bench-nsp").baselines,
          **reference.load("prose-bench-sop").baselines}
-print(f"{'order-blind bag of words; tuned bag of words':<45}"
-      + "".join(f" {pairs[k]:>17.3f}" for k in ("order_blind_nsp", "order_blind_sop",
-                                                "bag_of_words_auc")))
+print(bench_table(PROSE_ARMS, {"nsp_accuracy": "NSP accuracy", "sop_accuracy": "SOP accuracy",
+                               "probe_auc": "probe ROC-AUC"}, width=45, rivals={
+    "order-blind bag of words; tuned bag of words": {
+        "nsp_accuracy": pairs["order_blind_nsp"], "sop_accuracy": pairs["order_blind_sop"],
+        "probe_auc": pairs["bag_of_words_auc"]}}))
 
 
 # %% slideshow={"slide_type": "-"}
@@ -682,13 +680,11 @@ from lmcourse.course.reference.report import last_train_loss
 prose_masking = {"dynamic (RoBERTa)": "prose-bench-dynamic-40",
                  "static, 10 masks per pair (BERT's code)": "prose-bench-static10-40",
                  "static, 1 mask per pair": "prose-bench-static-40"}
-print(bench_table(prose_masking, {"mlm_loss": "held-out loss", "masked_accuracy": "single pieces",
-                                  "whole_word_accuracy": "whole words",
-                                  "span_accuracy": "spans"}, width=40))
 few = reference.load("prose-bench-static-40").baselines
-print(f"{pb.fill_in_label(few, 'fill-in n-gram, same 3,200 pairs'):<58}"
-      + "".join(f" {few[k]:>17.3f}" for k in ("fill_in_ngram", "fill_in_ngram_whole_word",
-                                              "fill_in_ngram_span")))
+print(bench_table(prose_masking, {"mlm_loss": "held-out loss", "masked_accuracy": "single pieces",
+                                  "whole_word_accuracy": "whole words", "span_accuracy": "spans"},
+                  width=40, rivals={pb.fill_in_label(few, "fill-in n-gram, same 3,200 pairs"):
+                                    pb.fill_in_row(few)}))
 print("\ntraining loss over the last 100 steps, against the held-out loss above:")
 for label, name in prose_masking.items():
     print(f"  {label:<40} {mean_spread(last_train_loss(name))}")

@@ -21,9 +21,11 @@ from functools import cache
 import torch
 
 from lmcourse.course.reference.bench_fill_in import (  # noqa: F401 - the chapters read pb.*
+    FILL_IN_KEYS,
     fill_in_label,
     fill_in_ngram,
     fill_in_on_blanks,
+    fill_in_row,
 )
 from lmcourse.course.reference.bench_models import (  # noqa: F401 - the chapters read pb.*
     _deberta,
@@ -63,7 +65,6 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     WIKI_ARMS,
     WIKI_BENCH,
     WIKI_SETTINGS_TRIED,
-    WIKI_TITLES,
     WIKI_TUNING,
     _arm,
     _settings,
@@ -386,7 +387,7 @@ def _arm_reference(name: str) -> Reference:
     Wikipedia excerpt)."""
     title, changes = ARMS[_arm(name)]
     if corpus_of(name) in WIKI_CORPORA:
-        title = WIKI_TITLES.get(_arm(name), title)
+        title = WIKI_ARMS.get(_arm(name), (title, {}))[0]
     recipe = _settings(name)
     if _arm(name) == "bench-electra":
         def train(recipe, seed, device, progress=True, stop_after=None, name=name):

@@ -203,15 +203,15 @@ WIKI_TUNING = ("development masks, seed 0, 4,000 steps, masked accuracy: 2 x 64 
 # that shares its embeddings, and a learning rate of its own, chosen like the masked LM's
 # (ELECTRA_LR_TUNING: seed 0, the probe's ROC-AUC on the Rotten Tomatoes tuning snippets)
 WIKI_ELECTRA_LR = 1e-3
-WIKI_ARMS = {"bench-electra": {"generator_hidden": 64, "lr": WIKI_ELECTRA_LR,
-                               "embeddings": "shared by generator and discriminator"},
+# the arms whose recipe changes on the Wikipedia corpora: {arm: (title, changes)}, shaped
+# like ARMS
+WIKI_ARMS = {"bench-electra": ("ELECTRA (generator width 64, shared embeddings) at the MLM's "
+                               "training FLOPs",
+                               {"generator_hidden": 64, "lr": WIKI_ELECTRA_LR,
+                                "embeddings": "shared by generator and discriminator"}),
              # ALBERT's E at the reviews bench's ratio, H / 2 (E = H / 4 cost it most: see
              # ALBERT_TUNING)
-             "bench-albert": {"embedding_size": 64}}
-# the titles of the arms that WIKI_ARMS changes on the Wikipedia corpora
-WIKI_TITLES = {"bench-electra": "ELECTRA (generator width 64, shared embeddings) at the MLM's "
-                                "training FLOPs",
-               "bench-albert": "ALBERT: E = 64 and shared layers"}
+             "bench-albert": ("ALBERT: E = 64 and shared layers", {"embedding_size": 64})}
 ELECTRA_LR_GRID = (5e-4, 1e-3, 2e-3)
 # bench_arms.electra_dev_auc(lr) for each rate of the grid (seed 0, one thread each)
 ELECTRA_LR_DEV_AUC = {5e-4: 0.5547, 1e-3: 0.5636, 2e-3: 0.5114}
@@ -259,7 +259,7 @@ def _settings(name: str) -> dict:
     corpus = corpus_of(name)
     if corpus in WIKI_CORPORA:
         return {**BENCH, **WIKI_BENCH, **(PROSE_BENCH if corpus == "prose" else {}),
-                **ARMS[_arm(name)][1], **WIKI_ARMS.get(_arm(name), {})}
+                **ARMS[_arm(name)][1], **WIKI_ARMS.get(_arm(name), ("", {}))[1]}
     return {**BENCH, **ARMS[_arm(name)][1]}
 
 
