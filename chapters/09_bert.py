@@ -449,7 +449,7 @@ print(f"reference: {count_params(tiny.bert):,} parameters, {steps:,} steps of {b
 from lmcourse.course.claims import verdict
 from lmcourse.course.reference import bench_arms as pb
 from lmcourse.course.reference.figures import plot_reference
-from lmcourse.course.reference.tiny_bert import TINY_BERT_FILL_IN_BUDGET, tiny_bert_eval_batch
+from lmcourse.course.reference.tiny_bert import tiny_bert_eval_batch, tiny_bert_fill_in_budget
 
 guess_lines = {"bigram_both": bigram_label(ref_tiny.baselines["bigram_both_k"]),
                "bigram_left": "bigram, left", "unigram": "unigram"}
@@ -473,9 +473,9 @@ plt.show()
 # re-scores seed 0's stored weights here and compares all three seeds with the guesses.
 #
 # A count-based model can read further: the **fill-in n-gram** (chapter 10) scores each
-# candidate with a Kneser–Ney n-gram over up to four pieces on each side. Its order and
-# discount are chosen on 1,000 other test pairs; the run stores its score (counting takes
-# minutes): the strongest rival the tiny BERT faces.
+# candidate with a Kneser–Ney n-gram over several pieces on each side. Its order (grown
+# while a larger one helps) and discount are chosen on 1,000 other test pairs; the run
+# stores its score: the tiny BERT's strongest rival.
 
 # %% slideshow={"slide_type": "-"}
 eval_batch, eval_ids, eval_labels = tiny_bert_eval_batch()
@@ -513,7 +513,7 @@ with verdict_table("The tiny BERT against the guesses (3 seeds, held-out pairs)"
             seeds_acc, baseline=(pb.fill_in_label(ref_tiny.baselines),
                                  ref_tiny.baselines["fill_in_ngram"]),
             higher_is_better=True, metric="held-out masked-token accuracy",
-            tuning=TINY_BERT_FILL_IN_BUDGET, note=f"{steps:,} steps, 3 seeds")
+            tuning=tiny_bert_fill_in_budget(ref_tiny.baselines), note=f"{steps:,} steps, 3 seeds")
     verdict("next-sentence prediction rises above chance (0.5) on held-out pairs", seeds_nsp,
             baseline=("chance", 0.5), higher_is_better=True, metric="held-out NSP accuracy",
             note="one-topic corpus: a random review's sentence is still about books")

@@ -273,7 +273,7 @@ with verdict_table("Span blanks: the three recipes and the fill-in n-gram"):
             "fill-in n-gram", seed_values("bench-span-sbo", "span_accuracy"),
             baseline=(pb.fill_in_label(rivals), rivals["fill_in_ngram_span"]),
             higher_is_better=True, metric="held-out span-blank accuracy",
-            tuning=pb.REVIEWS_FILL_IN_BUDGET)
+            tuning=pb.reviews_fill_in_budget(rivals))
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Each recipe is best at its own question. On span blanks span masking wins on every seed
@@ -284,8 +284,8 @@ with verdict_table("Span blanks: the three recipes and the fill-in n-gram"):
 # masking alone: its paired differences disagree in sign (second verdict). On our bench its
 # gain lies on the question it was not built for and none on the one it was; the paper's
 # gains were on span-selection tasks with 512-piece inputs. The fill-in n-gram keeps
-# everyone honest: on spans it falls far behind every span-trained network (0.586), because
-# a span's inner pieces have no known neighbour, but on single pieces (0.872) it beats both
+# everyone honest: on spans it falls far behind every span-trained network (0.590), because
+# a span's inner pieces have no known neighbour, but on single pieces (0.873) it beats both
 # span arms and trails only token masking.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
@@ -504,8 +504,8 @@ print(f"sentence tokens changed in layer 1: {', '.join(sentence_moved)} (the ent
 # arm has three seeds, and each faces a tuned rival on the same held-out data:
 #
 # - blanks: a Kneser–Ney **fill-in n-gram** that reads both sides of the blank, its order
-#   and discount chosen on the tuning articles' masks, scored like every arm on single
-#   pieces, whole words and spans;
+#   and discount chosen on the tuning articles' masks (orders 2 to 5, and larger ones for as
+#   long as they still help), scored like every arm on single pieces, whole words and spans;
 # - NSP and SOP: the **order-blind bag-of-words pair classifier** from chapter 10, its
 #   training length chosen on pairs of the tuning articles;
 # - the probe: a **bag of words** tuned on the snippets' tuning split.
@@ -534,24 +534,22 @@ print(f"recipe: {prose.recipe['hidden_size']} wide, {prose.recipe['num_hidden_la
       f"pairs of up to {prose.recipe['max_len']} pieces ({prose.device_kind})")
 print(f"how it was chosen: {pb.PROSE_TUNING}")
 print(f"ELECTRA's learning rate, chosen on the wiki bench: {pb.ELECTRA_LR_TUNING}\n")
-print(bench_table(PROSE_ARMS, {"mlm_loss": "held-out loss", "masked_accuracy": "single pieces",
-                               "whole_word_accuracy": "whole words",
-                               "span_accuracy": "spans"}, width=32))
 pr = prose.baselines
-print(f"{pb.fill_in_label(pr, 'fill-in n-gram'):<50}"
-      + "".join(f" {pr[k]:>17.3f}" for k in ("fill_in_ngram", "fill_in_ngram_whole_word",
-                                             "fill_in_ngram_span")))
+print(bench_table(PROSE_ARMS, {"mlm_loss": "held-out loss", "masked_accuracy": "single pieces",
+                               "whole_word_accuracy": "whole words", "span_accuracy": "spans"},
+                  width=32, rivals={pb.fill_in_label(pr, "fill-in n-gram"):
+                                    pb.fill_in_row(pr)}))
 print(f"guess: {bigram_label(pr['bigram_both_k'])} {pr['bigram_both']:.3f}, "
       f"unigram {pr['unigram']:.3f} (single pieces)")
 
 # %% slideshow={"slide_type": "-"}
-print(bench_table(PROSE_ARMS, {"nsp_accuracy": "NSP accuracy", "sop_accuracy": "SOP accuracy",
-                               "probe_auc": "probe ROC-AUC"}, width=45))
 pairs = {**reference.load("prose-bench-nsp").baselines,
          **reference.load("prose-bench-sop").baselines}
-print(f"{'order-blind bag of words; tuned bag of words':<45}"
-      + "".join(f" {pairs[k]:>17.3f}" for k in ("order_blind_nsp", "order_blind_sop",
-                                                "bag_of_words_auc")))
+print(bench_table(PROSE_ARMS, {"nsp_accuracy": "NSP accuracy", "sop_accuracy": "SOP accuracy",
+                               "probe_auc": "probe ROC-AUC"}, width=45, rivals={
+    "order-blind bag of words; tuned bag of words": {
+        "nsp_accuracy": pairs["order_blind_nsp"], "sop_accuracy": pairs["order_blind_sop"],
+        "probe_auc": pairs["bag_of_words_auc"]}}))
 
 
 # %% slideshow={"slide_type": "-"}
@@ -561,7 +559,7 @@ with verdict_table("Masked tokens and sentence pairs on real prose (3 seeds)"):
         verdict(f"in the pre-training vocabulary the masked LM fills {kind} blanks better "
                 "than the tuned fill-in n-gram", prose_arm("mlm", ours),
                 baseline=(pb.fill_in_label(pr), pr[rival]), higher_is_better=True,
-                metric=f"held-out {kind}-blank accuracy", tuning=pb.FILL_IN_BUDGET)
+                metric=f"held-out {kind}-blank accuracy", tuning=pb.fill_in_budget(pr))
     verdict("on real prose NSP rises above an order-blind bag of words on held-out pairs",
             prose_arm("nsp", "nsp_accuracy"),
             baseline=(f"order-blind bag of words, {pairs['order_blind_nsp_steps']:,} steps "
@@ -594,7 +592,7 @@ with verdict_table("Spans on real prose, in the pre-training vocabulary (3 seeds
     verdict("in the pre-training vocabulary span masking with the boundary objective fills "
             "span blanks better than the fill-in n-gram", prose_arm("span-sbo", "span_accuracy"),
             baseline=(pb.fill_in_label(pr), pr["fill_in_ngram_span"]), higher_is_better=True,
-            metric="held-out span-blank accuracy", tuning=pb.FILL_IN_BUDGET)
+            metric="held-out span-blank accuracy", tuning=pb.fill_in_budget(pr))
 
 # %% slideshow={"slide_type": "-"}
 with verdict_table("What the representation is worth on real snippets (3 seeds)"):
@@ -682,13 +680,11 @@ from lmcourse.course.reference.report import last_train_loss
 prose_masking = {"dynamic (RoBERTa)": "prose-bench-dynamic-40",
                  "static, 10 masks per pair (BERT's code)": "prose-bench-static10-40",
                  "static, 1 mask per pair": "prose-bench-static-40"}
-print(bench_table(prose_masking, {"mlm_loss": "held-out loss", "masked_accuracy": "single pieces",
-                                  "whole_word_accuracy": "whole words",
-                                  "span_accuracy": "spans"}, width=40))
 few = reference.load("prose-bench-static-40").baselines
-print(f"{pb.fill_in_label(few, 'fill-in n-gram, same 3,200 pairs'):<58}"
-      + "".join(f" {few[k]:>17.3f}" for k in ("fill_in_ngram", "fill_in_ngram_whole_word",
-                                              "fill_in_ngram_span")))
+print(bench_table(prose_masking, {"mlm_loss": "held-out loss", "masked_accuracy": "single pieces",
+                                  "whole_word_accuracy": "whole words", "span_accuracy": "spans"},
+                  width=40, rivals={pb.fill_in_label(few, "fill-in n-gram, same 3,200 pairs"):
+                                    pb.fill_in_row(few)}))
 print("\ntraining loss over the last 100 steps, against the held-out loss above:")
 for label, name in prose_masking.items():
     print(f"  {label:<40} {mean_spread(last_train_loss(name))}")
@@ -707,7 +703,8 @@ with verdict_table("Static against dynamic masking on real prose (3,200 pairs, 4
                 "blanks better than a fill-in n-gram counted on the same pairs",
                 prose_arm("dynamic-40", ours),
                 baseline=(pb.fill_in_label(few, "tuned fill-in n-gram, 3,200 pairs"), few[rival]),
-                higher_is_better=True, metric=f"held-out {kind} accuracy")
+                higher_is_better=True, metric=f"held-out {kind} accuracy",
+                tuning=pb.fill_in_budget(few))
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # With **one mask per pair** the network learns the 3,200 answers by heart: its training

@@ -451,14 +451,13 @@ DEB = pb.BENCH_REFS["bench-deberta"]
 ref_deb = reference.load("bench-deberta")
 live_steps = lmcourse.budget(cpu=150, gpu=DEB.recipe["steps"])
 live = reference.live_run("bench-deberta", live_steps, device=dev)
-print(bench_table(variants, {"parameters": "parameters", "mlm_loss": "held-out loss",
-                                "masked_accuracy": "masked accuracy",
-                                "probe_auc": "probe ROC-AUC",
-                                "train_seconds": "training s/run"}, width=34))
 guesses = ref_deb.baselines
-for key, label in (("unigram", "unigram"), ("bigram_left", "bigram, left"),
-                   ("bigram_both", "bigram, both sides")):
-    print(f"{'guess: ' + label:<34} {'':>17} {'':>17} {guesses[key]:>17.3f}")
+print(bench_table(variants, {"parameters": "parameters", "mlm_loss": "held-out loss",
+                             "masked_accuracy": "masked accuracy", "probe_auc": "probe ROC-AUC",
+                             "train_seconds": "training s/run"}, width=34, rivals={
+    "guess: " + label: {"masked_accuracy": guesses[key]} for key, label in (
+        ("unigram", "unigram"), ("bigram_left", "bigram, left"),
+        ("bigram_both", "bigram, both sides"))}))
 print(f"(the two-sided bigram's smoothing, chosen on held-out training sentences: "
       f"{bigram_label(guesses['bigram_both_k'])})")
 losses = {name: seed_values(arm, "mlm_loss") for name, arm in variants.items()}
@@ -499,7 +498,7 @@ verdict("every model of the experiment predicts masked tokens better than the tu
         "n-gram (the weakest shown)", seed_values(variants[weakest], "masked_accuracy"),
         baseline=(pb.fill_in_label(fill_in), fill_in["fill_in_ngram"]), higher_is_better=True,
         metric="held-out masked-token accuracy", note=f"weakest: {weakest}",
-        tuning=pb.REVIEWS_FILL_IN_BUDGET)
+        tuning=pb.reviews_fill_in_budget(fill_in))
 
 # %% slideshow={"slide_type": "-"}
 from lmcourse.course.reference.figures import plot_crossover, plot_reference
@@ -574,15 +573,11 @@ prose_variants = {"(a) BERT, real prose": "prose-bench-mlm",
                   "(c) (b) - EMD, real prose": "prose-bench-deberta-no-emd",
                   "(d) (b) - C2P, real prose": "prose-bench-deberta-no-c2p",
                   "(e) (b) - P2C, real prose": "prose-bench-deberta-no-p2c"}
+prose_rivals = reference.load("prose-bench-deberta").baselines
 print(bench_table(prose_variants, {"parameters": "parameters", "mlm_loss": "held-out loss",
                                    "masked_accuracy": "single pieces",
-                                   "whole_word_accuracy": "whole words",
-                                   "span_accuracy": "spans"}, width=30))
-prose_rivals = reference.load("prose-bench-deberta").baselines
-print(f"{'fill-in n-gram, tuned':<30} {'':>17} {'':>17} "
-      + " ".join(f"{prose_rivals[k]:>17.3f}" for k in ("fill_in_ngram",
-                                                       "fill_in_ngram_whole_word",
-                                                       "fill_in_ngram_span")))
+                                   "whole_word_accuracy": "whole words", "span_accuracy": "spans"},
+                  width=30, rivals={"fill-in n-gram, tuned": pb.fill_in_row(prose_rivals)}))
 fig, ax = plt.subplots(figsize=(7.5, 3.2))
 for k, (label, name) in enumerate(prose_variants.items()):
     plot_reference(ax, reference.load(name), x="step", metric="held-out MLM loss (nats)",
@@ -604,7 +599,7 @@ with verdict_table("DeBERTa against BERT on real prose, 8,000 pieces (3 seeds)")
                 "n-gram", prose_arm("deberta", ours),
                 baseline=(pb.fill_in_label(prose_rivals), prose_rivals[rival]),
                 higher_is_better=True, metric=f"held-out {kind}-blank accuracy",
-                tuning=pb.FILL_IN_BUDGET)
+                tuning=pb.fill_in_budget(prose_rivals))
     ablations = list(prose_variants.items())[2:]
     for (name, arm), paper in zip(ablations, ablation_papers.values(), strict=True):
         verdict(f"on real prose removing one part of DeBERTa raises the held-out MLM loss: "

@@ -67,9 +67,19 @@ def test_specials_are_never_guessed():
 def test_the_order_is_chosen_on_development_masks():
     model, tried = tune_fill_in(_sentences(600, 0), _masked(_sentences(60, 3)),
                                 vocab_size=VOCAB, special_ids=SPECIALS, sep_id=SEP,
-                                pad_id=PAD, orders=(2, 3), discounts=(0.75,))
+                                pad_id=PAD, orders=(2, 3), discounts=(0.75,), max_order=3)
     assert [(o, d) for o, d, _ in tried] == [(2, 0.75), (3, 0.75)]
     assert model.order == 3 and tried[1][2] == 1.0 > tried[0][2]
+
+
+def test_the_grid_grows_while_its_best_order_is_its_largest():
+    """Order 2 cannot see X's clue, order 3 can: from a grid of order 2 alone the search
+    grows to 3 (a new best), then to 4 (no better), and stops one past its best."""
+    model, tried = tune_fill_in(_sentences(600, 0), _masked(_sentences(60, 3)),
+                                vocab_size=VOCAB, special_ids=SPECIALS, sep_id=SEP,
+                                pad_id=PAD, orders=(2,), discounts=(0.75,), max_order=6)
+    assert [o for o, _, _ in tried] == [2, 3, 4]
+    assert model.order == 3
 
 
 def test_an_unfitted_model_says_so():

@@ -141,6 +141,20 @@ def test_the_tables_read_the_committed_runs():
     assert f"{mean:.3f}" in lines[2]
 
 
+def test_a_rival_row_puts_each_figure_under_its_own_column_whatever_the_labels():
+    rival = "a rival whose label is longer than the width asked for"
+    table = bench_table({"base": "bench-mlm"}, {"parameters": "params", "mlm_loss": "loss",
+                                                "masked_accuracy": "accuracy"},
+                        width=10, rivals={rival: {"masked_accuracy": 0.5, "mlm_loss": 2.25}})
+    header, arm, row = table.splitlines()
+    assert row.startswith(rival) and len(header) == len(arm) == len(row)
+    for figure, heading in (("0.500", "accuracy"), ("2.250", "loss")):
+        assert row.index(figure) + len(figure) == header.index(heading) + len(heading)
+    assert row[len(rival):header.index("params") + len("params")].strip() == ""
+    with pytest.raises(KeyError, match="not columns"):
+        bench_table({"base": "bench-mlm"}, {"mlm_loss": "loss"}, rivals={"r": {"span": 1.0}})
+
+
 def test_building_an_arm_draws_the_same_weights_whatever_was_built_before():
     pb.deberta_intermediate.cache_clear()
     torch.manual_seed(0)
@@ -166,7 +180,7 @@ def test_a_wiki_arm_is_its_reviews_arm_on_another_corpus():
         changed = {k for k in wiki if wiki[k] != reviews.get(k)}
         own = set(pb.ARMS[name][1])  # an arm's own change (a width, a rate) is kept
         allowed = {"corpus", "max_len", "eval"} | (set(pb.WIKI_BENCH) - own)
-        assert changed <= allowed | set(pb.WIKI_ARMS.get(name, {})), (name, changed)
+        assert changed <= allowed | set(pb.WIKI_ARMS.get(name, ("", {}))[1]), (name, changed)
         assert pb.corpus_of(pb.WIKI + name) == "wiki" and pb.corpus_of(name) == "reviews"
     assert pb.WIKI_BENCH_REFS["wiki-bench-mlm"].recipe["max_len"] == 64
     assert set(pb.WIKI_BENCH_REFS) == {pb.WIKI + name for name in pb.ARMS}
@@ -192,7 +206,7 @@ def test_the_wiki_bench_builds_its_own_width_and_electra_shares_embeddings():
     assert pb.build_model("wiki-bench-mlm").bert.config.hidden_size == pb.WIKI_BENCH["hidden_size"]
     assert pb.bench_config("wiki").hidden_size == pb.WIKI_BENCH["hidden_size"]
     generator = _generator_config("wiki")
-    assert generator.hidden_size == pb.WIKI_ARMS["bench-electra"]["generator_hidden"]
+    assert generator.hidden_size == pb.WIKI_ARMS["bench-electra"][1]["generator_hidden"]
     assert generator.embedding_size == pb.WIKI_BENCH["hidden_size"]  # to share them
     assert _generator_config().embedding_size is None  # the reviews' arm as committed
     assert pb.keeps_weights("wiki-bench-mlm") and not pb.keeps_weights("bench-mlm")

@@ -330,7 +330,7 @@ def test_committed_bilm_lee_baselines_are_what_the_code_computes():
 def _fill_in_at_the_committed_setting(baselines: dict):
     """A stand-in for ``bench_fill_in._tuned_fill_in`` that fits only the setting the committed
     tuning chose and reports the committed development scores: the held-out figures are
-    recomputed from the counts, the search itself (eight settings, minutes of Python) is not
+    recomputed from the counts, the search itself (eight settings or more, minutes of Python) is not
     rerun here. That the choice is the best development score is checked beside it."""
     from lmcourse.course.reference.pretraining_eval import _data
     from lmcourse.models.fill_in_ngram import DISCOUNTS, FillIn

@@ -21,9 +21,11 @@ from functools import cache
 import torch
 
 from lmcourse.course.reference.bench_fill_in import (  # noqa: F401 - the chapters read pb.*
+    FILL_IN_KEYS,
     fill_in_label,
     fill_in_ngram,
     fill_in_on_blanks,
+    fill_in_row,
 )
 from lmcourse.course.reference.bench_models import (  # noqa: F401 - the chapters read pb.*
     _deberta,
@@ -44,7 +46,6 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     ELECTRA_LR_DEV_AUC,
     ELECTRA_LR_GRID,
     ELECTRA_LR_TUNING,
-    FILL_IN_BUDGET,
     HALF_PAIRS,
     KEEP_WEIGHTS,
     LARGE_BATCH_WARMUP,
@@ -55,7 +56,6 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     PROSE,
     PROSE_TUNING,
     QUARTER_PAIRS,
-    REVIEWS_FILL_IN_BUDGET,
     SMALL_BATCH_TUNING,
     SMALL_BATCH_WARMUP_DEV,
     SMALL_PAIRS,
@@ -65,12 +65,14 @@ from lmcourse.course.reference.bench_recipes import (  # noqa: F401 - the chapte
     WIKI_ARMS,
     WIKI_BENCH,
     WIKI_SETTINGS_TRIED,
-    WIKI_TITLES,
     WIKI_TUNING,
     _arm,
     _settings,
     corpus_of,
+    fill_in_budget,
     keeps_weights,
+    reviews_fill_in_budget,
+    settings_tried,
     train_pairs,
 )
 from lmcourse.course.reference.pretraining_eval import (  # noqa: F401 - the chapters read pb.*
@@ -390,7 +392,7 @@ def _arm_reference(name: str) -> Reference:
     Wikipedia excerpt)."""
     title, changes = ARMS[_arm(name)]
     if corpus_of(name) in WIKI_CORPORA:
-        title = WIKI_TITLES.get(_arm(name), title)
+        title = WIKI_ARMS.get(_arm(name), (title, {}))[0]
     recipe = _settings(name)
     if _arm(name) == "bench-electra":
         def train(recipe, seed, device, progress=True, stop_after=None, name=name):

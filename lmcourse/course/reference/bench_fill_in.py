@@ -35,6 +35,7 @@ def _masks(corpus: str, masks: Callable[[], Masks] | None) -> Masks:
 
 
 @cache
+@cache
 def _tuned_fill_in(sentences: tuple[tuple[int, ...], ...], corpus: str,
                    masks: Callable[[], Masks] | None = None):
     """The fill-in n-gram fitted on ``sentences``, its order and discount chosen on the
@@ -86,3 +87,14 @@ def fill_in_label(baselines: dict[str, float], name: str = "tuned fill-in n-gram
     discount = DISCOUNTS[int(baselines["fill_in_ngram_discount"])]
     setting = "modified Kneser-Ney" if discount == "modified" else f"D = {discount:g}"
     return f"{name} (order {int(baselines['fill_in_ngram_order'])}, {setting})"
+
+
+#: the blank kinds a bench table shows -> the fill-in n-gram's figure on each
+FILL_IN_KEYS = {"masked_accuracy": "fill_in_ngram", "whole_word_accuracy":
+                "fill_in_ngram_whole_word", "span_accuracy": "fill_in_ngram_span"}
+
+
+def fill_in_row(baselines: dict[str, float]) -> dict[str, float]:
+    """The fill-in n-gram's figure on each kind of blank, keyed as a bench table's columns
+    (:func:`~lmcourse.course.reference.report.bench_table`'s ``rivals``)."""
+    return {kind: baselines[key] for kind, key in FILL_IN_KEYS.items() if key in baselines}

@@ -18,8 +18,6 @@ from lmcourse.course.reference.pretraining_eval import (
     _data,
     bench,
 )
-from lmcourse.models.fill_in_ngram import DISCOUNTS as FILL_IN_DISCOUNTS
-from lmcourse.models.fill_in_ngram import ORDERS as FILL_IN_ORDERS
 
 BENCH = {
     "corpus": CORPUS, "pairs": "NSP pairs of consecutive sentences (chapter 09's nsp_pairs)",
@@ -172,12 +170,26 @@ WIKI_BENCH = {"corpus": WIKI_CORPUS, "max_len": MAX_LEN["wiki"],
 # WIKI_BENCH is the best of what a CPU affords: 2 x 128 at lr 1e-3 (the highest development
 # accuracy of the CPU sweep; about 6 minutes a seed on one thread).
 WIKI_SETTINGS_TRIED = 5  # the widths and rates WIKI_TUNING tried on a CPU (a test counts them)
-#: the ledger's tuning budgets of the wiki masked LM against its fill-in n-gram rival: (the
-#: settings WIKI_TUNING tried, every order and discount tune_fill_in scores)
-FILL_IN_BUDGET = (WIKI_SETTINGS_TRIED, len(FILL_IN_ORDERS) * len(FILL_IN_DISCOUNTS))
-#: the same budgets on the generated reviews: the bench's rate was chosen among LR_GRID's four
-#: on the development masks for every arm there, the fill-in n-gram among its eight settings
-REVIEWS_FILL_IN_BUDGET = (len(LR_GRID), len(FILL_IN_ORDERS) * len(FILL_IN_DISCOUNTS))
+
+
+def settings_tried(baselines: dict) -> int:
+    """How many settings (order, discount) the fill-in n-gram behind ``baselines`` scored on
+    the development masks: the grid, and every order it grew by (``tune_fill_in``)."""
+    return sum(key.startswith("fill_in_ngram_dev@") for key in baselines)
+
+
+def fill_in_budget(baselines: dict) -> tuple[int, int]:
+    """The ledger's tuning budgets of a wiki or prose masked LM against its fill-in n-gram:
+    (the settings WIKI_TUNING tried, the settings the n-gram scored)."""
+    return WIKI_SETTINGS_TRIED, settings_tried(baselines)
+
+
+def reviews_fill_in_budget(baselines: dict) -> tuple[int, int]:
+    """The same budgets on the generated reviews: the bench's rate was chosen among LR_GRID's
+    four on the development masks for every arm there."""
+    return len(LR_GRID), settings_tried(baselines)
+
+
 WIKI_TUNING = ("development masks, seed 0, 4,000 steps, masked accuracy: 2 x 64 at lr 1e-3 "
                "0.277, at 3e-3 0.282; 2 x 128 at lr 1e-3 0.334, at 3e-3 0.205; 2 x 256 (4 "
                "heads) at lr 1e-3 0.217; the fill-in n-gram tuned over orders up to 4 then "
@@ -191,15 +203,15 @@ WIKI_TUNING = ("development masks, seed 0, 4,000 steps, masked accuracy: 2 x 64 
 # that shares its embeddings, and a learning rate of its own, chosen like the masked LM's
 # (ELECTRA_LR_TUNING: seed 0, the probe's ROC-AUC on the Rotten Tomatoes tuning snippets)
 WIKI_ELECTRA_LR = 1e-3
-WIKI_ARMS = {"bench-electra": {"generator_hidden": 64, "lr": WIKI_ELECTRA_LR,
-                               "embeddings": "shared by generator and discriminator"},
+# the arms whose recipe changes on the Wikipedia corpora: {arm: (title, changes)}, shaped
+# like ARMS
+WIKI_ARMS = {"bench-electra": ("ELECTRA (generator width 64, shared embeddings) at the MLM's "
+                               "training FLOPs",
+                               {"generator_hidden": 64, "lr": WIKI_ELECTRA_LR,
+                                "embeddings": "shared by generator and discriminator"}),
              # ALBERT's E at the reviews bench's ratio, H / 2 (E = H / 4 cost it most: see
              # ALBERT_TUNING)
-             "bench-albert": {"embedding_size": 64}}
-# the titles of the arms that WIKI_ARMS changes on the Wikipedia corpora
-WIKI_TITLES = {"bench-electra": "ELECTRA (generator width 64, shared embeddings) at the MLM's "
-                                "training FLOPs",
-               "bench-albert": "ALBERT: E = 64 and shared layers"}
+             "bench-albert": ("ALBERT: E = 64 and shared layers", {"embedding_size": 64})}
 ELECTRA_LR_GRID = (5e-4, 1e-3, 2e-3)
 # bench_arms.electra_dev_auc(lr) for each rate of the grid (seed 0, one thread each)
 ELECTRA_LR_DEV_AUC = {5e-4: 0.5547, 1e-3: 0.5636, 2e-3: 0.5114}
@@ -247,7 +259,7 @@ def _settings(name: str) -> dict:
     corpus = corpus_of(name)
     if corpus in WIKI_CORPORA:
         return {**BENCH, **WIKI_BENCH, **(PROSE_BENCH if corpus == "prose" else {}),
-                **ARMS[_arm(name)][1], **WIKI_ARMS.get(_arm(name), {})}
+                **ARMS[_arm(name)][1], **WIKI_ARMS.get(_arm(name), ("", {}))[1]}
     return {**BENCH, **ARMS[_arm(name)][1]}
 
 

@@ -95,25 +95,41 @@ def last_train_loss(name: str, steps: int = 100) -> list[float]:
     return [sum(result.train_loss[s][-steps:]) / steps for s in result.seeds]
 
 
-def bench_table(arms: dict[str, str], metrics: dict[str, str], width: int = 40) -> str:
+COLUMN = 17  # the width of one metric's column in :func:`bench_table`
+
+
+def bench_table(arms: dict[str, str], metrics: dict[str, str], width: int = 40,
+                rivals: dict[str, dict[str, float]] | None = None) -> str:
     """One row per arm (``{label: reference name}``), one column per metric (``{key:
     heading}``): mean ± half range over the seeds (counts: the mean), named in the header,
-    ``-`` where an arm has no such metric."""
+    ``-`` where an arm has no such metric. Each of ``rivals`` (``{label: {metric key:
+    value}}``: a baseline's single figures, no seeds) adds a row below the arms, its value
+    under its metric's column, blank elsewhere. The label column widens to the longest label."""
+    rivals = rivals or {}
+    width = max(width, *(len(label) + 1 for label in [*arms, *rivals]))
     lines = [f"{'(3 seeds: ' + SPREAD + ')':<{width}}"
-             + "".join(f" {heading:>17}" for heading in metrics.values())]
+             + "".join(f" {heading:>{COLUMN}}" for heading in metrics.values())]
     for label, name in arms.items():
         row = f"{label:<{width}}"
         for key in metrics:
             try:
                 values = seed_values(name, key)
             except KeyError:
-                row += f" {'-':>17}"
+                row += f" {'-':>{COLUMN}}"
                 continue
             mean, half = sum(values) / len(values), (max(values) - min(values)) / 2
             shown = (f"{round(mean):,}" if key in ("parameters", "steps")
                      else f"{mean:,.0f} ± {half:,.0f}" if key == "tokens_per_s"
                      else mean_spread(values, digits=1) if key == "train_seconds"
                      else mean_spread(values))
-            row += f" {shown:>17}"
+            row += f" {shown:>{COLUMN}}"
         lines.append(row)
+    for label, figures in rivals.items():
+        unknown = sorted(set(figures) - set(metrics))
+        if unknown:
+            raise KeyError(f"rival {label!r} has figures for {unknown}, which are not columns "
+                           f"of this table ({list(metrics)})")
+        lines.append(f"{label:<{width}}" + "".join(
+            f" {figures[key]:>{COLUMN}.3f}" if key in figures else f" {'':>{COLUMN}}"
+            for key in metrics).rstrip())
     return "\n".join(lines)

@@ -16,8 +16,6 @@ import torch
 from lmcourse.course.reference.pretraining_eval import CORPUS, reviews
 from lmcourse.course.reference.recipe import Reference, SeedRun
 from lmcourse.models.compress import count_params
-from lmcourse.models.fill_in_ngram import DISCOUNTS as FILL_IN_DISCOUNTS
-from lmcourse.models.fill_in_ngram import ORDERS as FILL_IN_ORDERS
 from lmcourse.models.pretraining import load_tiny_bert, tiny_bert
 
 TINY_BERT = {
@@ -55,9 +53,14 @@ def tiny_bert_eval_batch():
     return _masked_test_pairs(0, TINY_BERT["eval_pairs"], 123)
 
 
-#: the ledger's tuning budgets of the tiny BERT against the fill-in n-gram: its recipe was
-#: run as written (one setting), the n-gram chose among every order and discount it scores
-TINY_BERT_FILL_IN_BUDGET = (1, len(FILL_IN_ORDERS) * len(FILL_IN_DISCOUNTS))
+def tiny_bert_fill_in_budget(baselines: dict) -> tuple[int, int]:
+    """The ledger's tuning budgets of the tiny BERT against the fill-in n-gram: its recipe was
+    run as written (one setting), the n-gram chose among every setting it scored."""
+    from lmcourse.course.reference.bench_recipes import settings_tried
+
+    return 1, settings_tried(baselines)
+
+
 #: the test pairs the tiny BERT's rivals choose their settings on: after the 2,500 it is
 #: scored on, so no setting is chosen on a scored blank
 DEV_PAIRS = (2500, 3500)
