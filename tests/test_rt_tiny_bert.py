@@ -83,15 +83,16 @@ def test_the_prose_arms_start_from_the_scaled_encoder_and_its_shape():
 def test_rt_prose_tiny_bert_differs_from_rt_tiny_bert_in_its_encoder_rates_and_control_only():
     ours, tiny = rt_tiny_bert.RT_PROSE_TINY_RECIPE, rt_tiny_bert.RT_TINY_RECIPE
     changed = sorted(k for k in set(ours) | set(tiny) if ours.get(k) != tiny.get(k))
-    assert changed == ["encoder", "encoder_reference", "features", "finetune", "name",
-                       "random_features"]
+    assert changed == ["encoder", "encoder_reference", "features", "finetune", "lr_grid",
+                       "name", "random_features"]
     assert {k: v for k, v in ours["finetune"].items() if k != "lr"} == {
         k: v for k, v in tiny["finetune"].items() if k != "lr"}
     assert rt_tiny_bert.RT_PROSE_TINY_BERT.seeds == rt_tiny_bert.RT_TINY_BERT.seeds
     for arm in rt_tiny_bert.ARMS:
         tried = rt_tiny_bert.PROSE_TINY_LR_DEV_AUC[arm]
-        assert tuple(tried) == rt_tiny_bert.LR_GRID
+        assert tuple(tried) == rt_tiny_bert.PROSE_TINY_LR_GRID == tuple(ours["lr_grid"])
         assert ours["finetune"]["lr"][arm] == max(tried, key=tried.get)
+        assert min(tried) < ours["finetune"]["lr"][arm] < max(tried)  # inside its grid
 
 
 def test_an_encoder_pre_trained_in_the_run_replays_its_own_pre_training():
