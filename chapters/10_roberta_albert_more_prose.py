@@ -32,13 +32,13 @@
 #   papers' claims survive there.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 19 s on a CPU, 767.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 24 s on a CPU, 674.0 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 19 s normalised to the reference machine: 26 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.653 s against 0.482 s.
+# - **Time on a CPU:** 24 s normalised to the reference machine: 30 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.606 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 767.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-29, commit `af6f8cc-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 674.0 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `5979317` (nbval, as `make test` runs it).
 # - **Files read (24):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
@@ -51,19 +51,19 @@
 #     (1.7 MB)
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/bench-electra/result.json` (136.9 KB)
-#   - `reference/bench-mlm/result.json` (161.4 KB)
-#   - `reference/bench-span-sbo/result.json` (160.8 KB)
-#   - `reference/bench-span/result.json` (160.0 KB)
+#   - `reference/bench-mlm/result.json` (161.7 KB)
+#   - `reference/bench-span-sbo/result.json` (161.1 KB)
+#   - `reference/bench-span/result.json` (160.3 KB)
 #   - `reference/prose-bench-albert/result.json` (160.4 KB)
-#   - `reference/prose-bench-dynamic-40/result.json` (160.1 KB)
+#   - `reference/prose-bench-dynamic-40/result.json` (160.3 KB)
 #   - `reference/prose-bench-electra/result.json` (140.9 KB)
 #   - `reference/prose-bench-mlm/result.json` (161.5 KB)
 #   - `reference/prose-bench-nsp/result.json` (160.3 KB)
 #   - `reference/prose-bench-sop/result.json` (160.3 KB)
 #   - `reference/prose-bench-span-sbo/result.json` (172.3 KB)
 #   - `reference/prose-bench-span/result.json` (160.2 KB)
-#   - `reference/prose-bench-static-40/result.json` (160.2 KB)
-#   - `reference/prose-bench-static10-40/result.json` (160.3 KB)
+#   - `reference/prose-bench-static-40/result.json` (160.4 KB)
+#   - `reference/prose-bench-static10-40/result.json` (160.5 KB)
 #   - `reference/tiny-bert/seed0.safetensors` (1.4 MB)
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -43,25 +43,25 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 29 s on a CPU, 600.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 38 s on a CPU, 602.8 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 29 s normalised to the reference machine: 39 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.653 s against 0.482 s.
+# - **Time on a CPU:** 38 s normalised to the reference machine: 47 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.606 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 600.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-29, commit `af6f8cc-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 602.8 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `5979317` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
 #   - `MiniLM/model/tokenizer_config.json` (350 B)
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
-#   - `reference/bench-deberta-no-c2p/result.json` (160.1 KB)
-#   - `reference/bench-deberta-no-emd/result.json` (160.1 KB)
-#   - `reference/bench-deberta-no-p2c/result.json` (160.1 KB)
-#   - `reference/bench-deberta/result.json` (160.3 KB)
+#   - `reference/bench-deberta-no-c2p/result.json` (160.5 KB)
+#   - `reference/bench-deberta-no-emd/result.json` (160.4 KB)
+#   - `reference/bench-deberta-no-p2c/result.json` (160.5 KB)
+#   - `reference/bench-deberta/result.json` (160.6 KB)
 #   - `reference/bench-deberta/seed0.safetensors` (570.5 KB)
-#   - `reference/bench-mlm/result.json` (161.4 KB)
+#   - `reference/bench-mlm/result.json` (161.7 KB)
 #   - `reference/prose-bench-deberta-no-c2p/result.json` (160.2 KB)
 #   - `reference/prose-bench-deberta-no-emd/result.json` (160.2 KB)
 #   - `reference/prose-bench-deberta-no-p2c/result.json` (160.2 KB)
