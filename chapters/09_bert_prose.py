@@ -191,9 +191,10 @@ with verdict_table("Our BERT on held-out Wikipedia blanks"):
 #
 # How the accuracy grew with compute: every seed, measured on the held-out masks every 250
 # steps (the development masks chose when to stop, never these), against the tuned
-# fill-in n-gram, with chapter 10b's CPU bench (2 layers of width 128) as crosses. Beside the chosen run are two that were stopped before their schedule
-# ended (see *How we know*): the same BERT at half the learning rate, and a DeBERTa of the
-# same size (chapter 11).
+# fill-in n-gram, with chapter 10b's CPU bench (2 layers of width 128) as crosses. Beside
+# the chosen run are two that were stopped before their schedule ended (see *How we
+# know*): the same BERT at half the learning rate, and a DeBERTa of the same size
+# (chapter 11).
 
 # %% slideshow={"slide_type": "-"}
 SCALED = {"our BERT, lr 1e-3": "prose-scale-mlm-lr1e-3",
