@@ -217,12 +217,14 @@ def finetune_arm(arm: str, idx: torch.Tensor, lr: float, seed: int, device: torc
 
 
 def tune_lr(arm: str, n: int = 1024, seed: int = 0, device: torch.device | str = "cpu",
-            recipe: dict | None = None, rates: tuple[float, ...] = LR_GRID
+            recipe: dict | None = None, rates: tuple[float, ...] | None = None
             ) -> dict[float, float]:
-    """Tuning-split ROC-AUC of ``arm`` fine-tuned on ``n`` labels at each of ``rates``."""
+    """Tuning-split ROC-AUC of ``arm`` fine-tuned on ``n`` labels at each of ``rates``
+    (default: the recipe's grid)."""
     from lmcourse import finetune
 
     recipe = recipe or RT_TINY_RECIPE
+    rates = tuple(recipe["lr_grid"]) if rates is None else rates
     corpus = _corpus(recipe.get("encoder_reference", ENCODER))
     task, _, tune_y = rt_task()
     idx = label_order(task.train_labels, seed)[:n]
@@ -340,8 +342,8 @@ BENCH_PROSE_ENCODER = "prose-bench-mlm"
 # the pre-trained arm's best rate was the grid's largest, 1e-3: the grid grew (for both arms,
 # so that neither is tuned more) until the best was inside it
 PROSE_TINY_LR_GRID = (*LR_GRID, 3e-3, 1e-2)
-# tune_lr(arm, recipe=RT_PROSE_TINY_RECIPE, rates=PROSE_TINY_LR_GRID): tuning-split ROC-AUC
-# at each rate (seed 0, 1,024 labels, one thread)
+# tune_lr(arm, recipe=RT_PROSE_TINY_RECIPE): tuning-split ROC-AUC at each rate of the grid
+# (seed 0, 1,024 labels, one thread)
 PROSE_TINY_LR_DEV_AUC = {
     "pretrained": {3e-5: 0.5447, 1e-4: 0.5903, 3e-4: 0.6244, 1e-3: 0.6419, 3e-3: 0.6306,
                    1e-2: 0.5339},
