@@ -195,16 +195,100 @@ def test_a_solution_gets_full_marks_and_a_planted_mistake_partial_with_its_messa
     assert "Traceback" not in feedback
 
 
-def test_the_zip_grades_a_whole_notebook_as_gradescope_would(bundles, tmp_path):
-    solution = grader.solutions(["05"])[0]
-    full = grader.grade(solution, bundles / f"{solution.stem}-autograder.zip")
-    assert all(score == possible for score, possible, _ in full.values()), full
-    wrong = tmp_path / solution.name
-    nbformat.write(planted("05"), wrong)
-    partial = grader.grade(wrong, bundles / f"{solution.stem}-autograder.zip")
-    assert partial["q01_attention"][0] == 0 and "1/√d" in partial["q01_attention"][2]
-    assert 0 < sum(s[0] for s in partial.values()) < sum(s[1] for s in partial.values())
+def _with(nb: nbformat.NotebookNode, *cells: str, replace: tuple[str, str] | None = None
+          ) -> nbformat.NotebookNode:
+    """A copy of ``nb`` with one line replaced (in the one cell that has it) and cells added."""
+    nb = nbformat.reads(nbformat.writes(nb), as_version=4)
+    if replace:
+        found = [c for c in nb.cells if c.cell_type == "code" and replace[0] in c.source]
+        assert len(found) == 1, replace[0]
+        found[0].source = found[0].source.replace(*replace)
+    nb.cells += [nbformat.v4.new_code_cell(c) for c in cells]
+    return nb
 
+
+def _graded(bundles: Path, lab: str, nb: nbformat.NotebookNode, tmp_path: Path) -> dict:
+    """Grade ``nb`` through lab ``lab``'s Gradescope zip: {question: (score, feedback)}."""
+    path = grader.solutions([lab])[0]
+    submission = tmp_path / f"{lab}-{len(list(tmp_path.iterdir()))}.ipynb"
+    nbformat.write(nb, submission)
+    found = grader.grade(submission, bundles / f"{path.stem}-autograder.zip")
+    for _, _, feedback in found.values():  # the check's words, never otter's harness line
+        assert "Error at line" not in feedback and "Traceback" not in feedback, feedback
+    return {q: (s[0], s[2]) for q, s in found.items()}
+
+
+def _score(found: dict) -> list[float]:
+    return [found[q][0] for q in sorted(found)]
+
+
+def test_the_zip_grades_a_whole_notebook_as_gradescope_would(bundles, tmp_path):
+    solution = nbformat.read(grader.solutions(["05"])[0], as_version=4)
+    full = _graded(bundles, "05", solution, tmp_path)
+    assert _score(full) == [1] * 6, full
+    assert "max |yours - torch" in full["q01_attention"][1]  # a pass shows the measured figure
+    partial = _graded(bundles, "05", planted("05"), tmp_path)
+    assert partial["q01_attention"][0] == 0 and "1/√d" in partial["q01_attention"][1]
+    assert 0 < sum(_score(partial)) < 6
+
+
+def test_a_notebook_that_rewrites_the_checks_gets_nothing(bundles, tmp_path):
+    from tools.nbtools import student_copy
+
+    stubs = student_copy(nbformat.read(grader.solutions(["05"])[0], as_version=4))
+    tamper = _with(stubs, "import lmcourse.checks as course_checks\n"
+                          "for name in dir(check):\n"
+                          "    if not name.startswith('_'):\n"
+                          "        setattr(check, name, lambda *a, **k: None)\n"
+                          "course_checks.requires = lambda *a, **k: None")
+    assert _score(_graded(bundles, "05", tamper, tmp_path)) == [0] * 6
+
+
+def test_a_name_clash_costs_nothing_a_default_argument_borrow_loses_its_checks_only(
+        bundles, tmp_path):
+    """Lab 05, three things at once: a scratch ``check``; ``attention`` that hands its work
+    to the course's through a default argument (graded by q01 and q03); and a wrong
+    ``padding_mask`` that ``causal_self_attention`` never calls (q06 must not blame it)."""
+    solution = nbformat.read(grader.solutions(["05"])[0], as_version=4)
+    nb = _with(solution,
+               "import lmcourse.models.attention\n"
+               "def attention(q, k, v, mask=None,\n"
+               "              _impl=lmcourse.models.attention.scaled_dot_product_attention):\n"
+               "    return _impl(q, k, v, mask)",
+               "check = torch.ones(3)",
+               replace=("torch.arange(max_len)[None, :] < lengths[:, None]",
+                        "torch.arange(max_len)[None, :] <= lengths[:, None]"))
+    found = _graded(bundles, "05", nb, tmp_path)
+    assert _score(found) == [0, 0, 0, 1, 1, 1], found
+    assert "default" in found["q01_attention"][1] and "not your own" in found["q01_attention"][1]
+    assert "padding" in found["q02_masks"][1]
+
+
+def test_one_borrowed_helper_loses_only_its_own_check(bundles, tmp_path):
+    """Lab 01: ``topological_order`` imported from the course (``Value.backward`` calls it)
+    costs exercise 2's points and nothing else."""
+    solution = nbformat.read(grader.solutions(["01"])[0], as_version=4)
+    nb = _with(solution, "from lmcourse.autograd import topological_order")
+    found = _graded(bundles, "01", nb, tmp_path)
+    lost = {q for q, (score, _) in found.items() if score == 0}
+    assert lost == {"q02_autograd_topological_order"}, found
+    assert "not your own code" in found["q02_autograd_topological_order"][1]
+
+
+def test_a_wrong_helper_the_graded_function_never_calls_is_not_blamed(bundles, tmp_path):
+    """Lab 08: a wrong ``pair_counts`` costs exercise 1, not exercise 3 when the student's
+    ``learn_bpe`` counts its pairs itself."""
+    solution = nbformat.read(grader.solutions(["08"])[0], as_version=4)
+    inline = ("counts = Counter()\n"
+              "        for symbols, count in segmentation.items():\n"
+              "            for pair in zip(symbols[:-1], symbols[1:], strict=False):\n"
+              "                counts[pair] += count")
+    nb = _with(solution, replace=("counts = pair_counts(segmentation)", inline))
+    nb = _with(nb, replace=("counts[pair] += count\n    return counts",
+                            "counts[pair] += 1\n    return counts"))
+    found = _graded(bundles, "08", nb, tmp_path)
+    assert _score(found) == [0, 1, 1, 1], found
+    assert "pass exercise" not in found["q03_learn_bpe"][1]
 
 # ---- the graded code is the student's own ---------------------------------------------------
 

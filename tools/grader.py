@@ -35,12 +35,17 @@ from pathlib import Path
 
 import nbformat
 
+from lmcourse.checks.grading import course_digest
 from lmcourse.course.reference.result import result_path
 from tools.nbtools import ROOT, student_copy
 
 SOLUTIONS = ROOT / "labs" / "solutions"
 OUT = ROOT / "_build" / "grader"
 POINTS_PER_CHECK = 1
+#: checks worth more than :data:`POINTS_PER_CHECK`: lab 01's local derivatives and backward
+#: are the two exercises the rest of its engine stands on, and each is a whole exercise's
+#: work (its integration checks, which a wrong derivative also fails, keep one point each)
+POINTS = {"01_autograd": {"q01_autograd_ops": 2, "q03_autograd_backward": 2}}
 CHECK_TAG = "check"
 _EXERCISE = re.compile(r"^#+\s*Exercise\s+(\d+)", re.M)
 _REFERENCE = re.compile(r"""\bload\(\s*["']([\w.-]+)["']\s*\)""")
@@ -101,7 +106,21 @@ def _call_names(source: str) -> list[str]:
     return names
 
 
-def lab_checks(nb: nbformat.NotebookNode) -> tuple[list[Check], list[str]]:
+def checks_module(nb: nbformat.NotebookNode) -> str:
+    """The checks module a lab imports as ``check`` (``lmcourse.checks.attention``)."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.asname == "check":
+                        return f"{node.module}.{alias.name}"
+    raise SystemExit("the lab imports no checks module as `check` "
+                     "(from lmcourse.checks import NAME as check)")
+
+
+def lab_checks(nb: nbformat.NotebookNode, lab: str = "") -> tuple[list[Check], list[str]]:
     """The checks of a solution notebook, and the names its given cells import."""
     written: set[str] = set()
     given: set[str] = set()
@@ -118,11 +137,13 @@ def lab_checks(nb: nbformat.NotebookNode) -> tuple[list[Check], list[str]]:
             call = re.search(r"\bcheck\.(\w+)\(", cell.source)
             closing = not cell.source.lstrip().startswith("check.")
             number = len(checks) + 1
+            question = f"q{number:02d}_{call.group(1) if call else 'check'}"
             checks.append(Check(
-                name=f"q{number:02d}_{call.group(1) if call else 'check'}",
+                name=question,
                 exercise=None if closing else exercise,
                 source=cell.source.strip(),
-                graded=tuple(n for n in _call_names(cell.source) if n in written)))
+                graded=tuple(n for n in _call_names(cell.source) if n in written),
+                points=POINTS.get(lab, {}).get(question, POINTS_PER_CHECK)))
         elif "BEGIN SOLUTION" in cell.source:
             written |= _defined(cell.source)
         else:
@@ -130,23 +151,74 @@ def lab_checks(nb: nbformat.NotebookNode) -> tuple[list[Check], list[str]]:
     return checks, sorted(given)
 
 
-def test_file(check: Check, allowed: list[str]) -> str:
-    """An otter exception-based test file for one check (its failure message is the
-    check's own: otter prints the exception under the line that raised it)."""
-    return (
-        '"""' + (f"Exercise {check.exercise}" if check.exercise else "The lab's closing result")
-        + f": the lab's check cell, run on the submitted notebook.\"\"\"\n\n"
-        "from otter.test_files import test_case\n\n"
-        "from lmcourse.checks.own_work import grade\n\n"
-        "OK_FORMAT = False\n\n"
-        f"name = {check.name!r}\n"
-        f"points = {check.points}\n\n"
-        f"CELL = {check.source!r}\n"
-        f"GRADED = {list(check.graded)!r}\n"
-        f"GIVEN = {allowed!r}\n\n\n"
-        f"@test_case(points={check.points}, hidden=False)\n"
-        f"def {check.name}(env):\n"
-        "    grade(env, CELL, graded=GRADED, given=GIVEN)\n")
+TEST_FILE = '''"""{title}: the lab's check, run by the grader with its own copy of the checks
+(lmcourse.checks.grading): nothing the notebook did to `check`, `lmcourse` or the checks
+changes the grade."""
+
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = {name!r}
+points = {points!r}
+
+CELL = {cell!r}
+CHECKS = {checks!r}
+GRADED = {graded!r}
+GIVEN = {given!r}
+ELSEWHERE = {elsewhere!r}
+COURSE_SHA256 = {digest!r}
+
+
+def _fresh_course():
+    """The grader's own checks: the course imported afresh, from files whose digest make
+    grader recorded; the notebook's own modules are put back as they were."""
+    import hashlib
+    import importlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    saved = {{k: sys.modules.pop(k) for k in list(sys.modules) if k.split(".")[0] == "lmcourse"}}
+    try:
+        root = Path(importlib.util.find_spec("lmcourse").origin).parent
+        digest = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                digest.update(path.relative_to(root).as_posix().encode() + b"\\0")
+                digest.update(path.read_bytes() + b"\\0")
+        if digest.hexdigest() != COURSE_SHA256:
+            raise RuntimeError("the course's files differ from the ones this autograder was "
+                               "built with: ask your instructor (make grader rebuilds it)")
+        return (importlib.import_module("lmcourse.checks.grading"),
+                importlib.import_module(CHECKS))
+    finally:
+        for k in [k for k in sys.modules if k.split(".")[0] == "lmcourse"]:
+            del sys.modules[k]
+        sys.modules.update(saved)
+
+
+@test_case(points={points!r}, hidden=False)
+def {name}(env):
+    try:
+        grading, checks = _fresh_course()
+        {name}.lmcourse_feedback = grading.grade(env, CELL, checks, GRADED, GIVEN, ELSEWHERE)
+    except Exception as err:
+        {name}.lmcourse_feedback = str(err)
+        raise
+'''
+
+
+def test_file(check: Check, checks: list[Check], module: str, allowed: list[str],
+              digest: str) -> str:
+    """An otter exception-based test file for one check: the grader's own copy of the
+    lab's checks module runs the check cell on the student's definitions
+    (:func:`lmcourse.checks.grading.grade`)."""
+    others = sorted({g for c in checks for g in c.graded} - set(check.graded))
+    title = f"Exercise {check.exercise}" if check.exercise else "The lab's closing result"
+    return TEST_FILE.format(title=title, name=check.name, points=check.points,
+                            cell=check.source, checks=module, graded=list(check.graded),
+                            given=allowed, elsewhere=others, digest=digest)
 
 
 def _requirements() -> str:
@@ -193,7 +265,9 @@ def build_lab(solution: Path, out: Path) -> dict:
     from otter.generate import main as otter_generate
 
     nb = nbformat.read(solution, as_version=4)
-    checks, given = lab_checks(nb)
+    checks, given = lab_checks(nb, solution.stem)
+    module = checks_module(nb)
+    digest = course_digest(ROOT / "lmcourse")
     if not checks:
         raise SystemExit(f"{solution.name} has no cell tagged {CHECK_TAG!r}: nothing to grade")
     student = student_copy(nb)
@@ -205,10 +279,14 @@ def build_lab(solution: Path, out: Path) -> dict:
     shutil.rmtree(lab, ignore_errors=True)
     (lab / "tests").mkdir(parents=True)
     for check in checks:
-        (lab / "tests" / f"{check.name}.py").write_text(test_file(check, given))
+        (lab / "tests" / f"{check.name}.py").write_text(
+            test_file(check, checks, module, given, digest))
     (lab / "requirements.txt").write_text(_requirements())
     (lab / "otter_config.json").write_text(json.dumps(
-        {"lang": "python", "show_stdout": True, "show_hidden": True}, indent=2) + "\n")
+        {"lang": "python", "show_stdout": True, "show_hidden": True,
+         "plugins": [{"lmcourse.checks.grading.GradingPlugin": {
+             "closing": [c.source for c in checks if c.exercise is None]}}]},
+        indent=2) + "\n")
     course = lab / "course"
     course.mkdir()
     _course_files(solution, course)

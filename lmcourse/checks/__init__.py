@@ -24,7 +24,7 @@ import sysconfig
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from types import FunctionType, TracebackType
+from types import CodeType, FunctionType, TracebackType
 from typing import Any, NoReturn
 
 import numpy as np
@@ -207,13 +207,45 @@ def _functions(code: Any) -> list[FunctionType]:
             for f in vars(c).values() if isinstance(f, FunctionType)]
 
 
+def _global_names(fn: FunctionType) -> set[str]:
+    """The global names a function's code (nested functions included) reads."""
+    codes, names = [fn.__code__], set()
+    while codes:
+        code = codes.pop()
+        names |= set(code.co_names)  # globals and attributes: a superset, narrowed below
+        codes += [c for c in code.co_consts if isinstance(c, CodeType)]
+    return {n for n in names if n in fn.__globals__}
+
+
+def calls(code: Any, name: str) -> bool:
+    """Whether the student's ``code`` uses the global ``name`` when it runs: directly, or
+    through the notebook's own functions and classes it uses (the call graph, not the whole
+    notebook: a wrong helper the graded code never calls is no cause of its failure)."""
+    seen: set[int] = set()
+    todo = [code]
+    while todo:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        for fn in _functions(item):
+            if _is_library(fn.__code__.co_filename):
+                continue
+            used = _global_names(fn)
+            if name in used:
+                return True
+            todo += [fn.__globals__[n] for n in used
+                     if isinstance(fn.__globals__[n], FunctionType | type)]
+    return False
+
+
 def earlier(code: Any, name: str) -> Any:
     """What ``name`` means to the student's ``code`` (a function, a class or a module) when
     it runs: the object of that name where the code was defined (in a lab, the notebook),
-    or None if it sees none or is library code (the course's own, say)."""
+    or None if the code never uses it (:func:`calls`), sees none, or is library code."""
     for fn in _functions(code):
         if not _is_library(fn.__code__.co_filename) and fn.__globals__.get(name) is not None:
-            return fn.__globals__[name]
+            return fn.__globals__[name] if calls(code, name) else None
     return None
 
 

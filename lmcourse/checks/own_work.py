@@ -70,59 +70,111 @@ def _functions(obj: Any) -> Iterable[types.FunctionType]:
                 yield value
 
 
-def borrowed(obj: Any, allowed: Iterable[str] = ()) -> str | None:
+def _is_notebooks(obj: Any) -> bool:
+    """``obj`` is a function or class written in the notebook (not a library's)."""
+    from lmcourse.checks import _is_library
+
+    if isinstance(obj, types.FunctionType):
+        return not _is_library(obj.__code__.co_filename)
+    if isinstance(obj, type):
+        return any(not _is_library(f.__code__.co_filename) for f in _functions(obj))
+    return False
+
+
+def _uses(function: types.FunctionType) -> dict[str, Any]:
+    """What a function really uses, by name: the globals its code (nested code included)
+    reads, what it closes over, and its defaults and keyword defaults (``_impl=...``)."""
+    names = {i.argval for c in _code_objects(function.__code__)
+             for i in dis.get_instructions(c) if i.opname in _GLOBAL_LOADS}
+    values = {n: function.__globals__.get(n) for n in names}
+    values.update(zip(function.__code__.co_freevars,
+                      map(_contents, function.__closure__ or ()), strict=True))
+    for i, value in enumerate(function.__defaults__ or ()):
+        values[f"default #{i + 1} of `{function.__qualname__}`"] = value
+    for key, value in (function.__kwdefaults__ or {}).items():
+        values[f"keyword default `{key}` of `{function.__qualname__}`"] = value
+    return values
+
+
+def _class_attributes(cls: type) -> dict[str, Any]:
+    """A class's own attributes that are not its methods (``impl = course_function``), and
+    the course functions wrapped as its static or class methods."""
+    found = {}
+    for key, value in vars(cls).items():
+        inner = getattr(value, "__func__", value)
+        if isinstance(inner, types.FunctionType) and not _from_course(inner):
+            continue  # a method of its own: walked as code
+        found[f"class attribute `{cls.__qualname__}.{key}`"] = inner
+    return found
+
+
+def borrowed(obj: Any, allowed: Iterable[str] = (), elsewhere: Iterable[str] = ()
+             ) -> str | None:
     """What in ``obj`` comes from the course's code, or None when it is all the notebook's
-    own: ``obj`` itself, a base class, or a global name its code uses (a function or class
-    named in ``allowed`` is one the lab's given cells import, so it does not count; a
-    course module always does)."""
-    allowed = set(allowed)
+    own: ``obj`` itself, a base class, a class attribute, or anything its code uses (the
+    globals it reads, its closure, its defaults), followed through the notebook's own
+    helpers. A function or class named in ``allowed`` is one the lab's given cells import,
+    so it does not count (a course module always does); one named in ``elsewhere`` is graded
+    by another check, which alone loses its point when it is borrowed."""
+    allowed, elsewhere = set(allowed), set(elsewhere)
     source = _from_course(obj) or _from_course(getattr(obj, "func", None))  # or a partial
     if source:
         return f"it is imported from `{source}`"
-    if isinstance(obj, type):
-        for base in obj.__mro__[1:]:
-            if _from_course(base):
-                return f"it subclasses `{base.__module__}.{base.__qualname__}`"
-    for function in _functions(obj):
-        names = {i.argval for c in _code_objects(function.__code__)
-                 for i in dis.get_instructions(c) if i.opname in _GLOBAL_LOADS}
-        values = {n: function.__globals__.get(n) for n in names}
-        values.update(zip(function.__code__.co_freevars,  # and what it closes over
-                          map(_contents, function.__closure__ or ()), strict=True))
-        for name, value in sorted(values.items(), key=lambda item: item[0]):
-            if not _is_code(value):
-                continue  # data the lab made, such as a course model's instance
-            source = _from_course(value)
-            if name in allowed and not isinstance(value, types.ModuleType):
-                continue
-            if source:
-                return f"`{function.__qualname__}` calls `{name}` from `{source}`"
+    seen: set[int] = set()
+    todo: list[Any] = [obj]
+    while todo:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        uses: list[tuple[str, Any, str]] = []
+        if isinstance(item, type):
+            for base in item.__mro__[1:]:
+                if _from_course(base):
+                    return (f"`{item.__qualname__}` subclasses "
+                            f"`{base.__module__}.{base.__qualname__}`")
+            uses += [(n, v, item.__qualname__) for n, v in _class_attributes(item).items()]
+        for function in _functions(item):
+            uses += [(n, v, function.__qualname__) for n, v in _uses(function).items()]
+        for name, value, where in sorted(uses, key=lambda use: (use[2], use[0])):
+            reason = _judge(name, value, allowed, elsewhere, where)
+            if reason:
+                return reason
+            if name not in elsewhere and _is_notebooks(value):
+                todo.append(value)  # a helper of the notebook's: what it uses counts too
     return None
 
 
+def _judge(name: str, value: Any, allowed: set[str], elsewhere: set[str], where: str
+           ) -> str | None:
+    """Why ``value`` (used by ``where`` under ``name``) is a borrowing, or None."""
+    value = value.__func__ if isinstance(value, types.MethodType) else value
+    if not _is_code(value) or name in elsewhere:
+        return None  # data the lab made (a course model's instance), or graded elsewhere
+    if name in allowed and not isinstance(value, types.ModuleType):
+        return None
+    source = _from_course(value) or _from_course(getattr(value, "func", None))
+    if not source:
+        return None
+    if name.startswith(("default", "keyword default", "class attribute")):
+        return f"the {name} is `{getattr(value, '__name__', name)}` from `{source}`"
+    return f"`{where}` calls `{name}` from `{source}`"
+
+
 def require_own_work(env: Mapping[str, Any], names: Iterable[str],
-                     allowed: Iterable[str] = ()) -> None:
+                     allowed: Iterable[str] = (), elsewhere: Iterable[str] = ()) -> None:
     """Raise :class:`CheckFailed` unless every one of ``names`` in the notebook's namespace
-    ``env`` is defined there and is the student's own code (:func:`borrowed`)."""
+    ``env`` is defined there and is the student's own code (:func:`borrowed`; ``elsewhere``:
+    the functions other checks grade, which only those checks hold against the student)."""
     for name in names:
         if name not in env:
             raise CheckFailed(f"`{name}` is not defined",
                               f"run the cell that defines `{name}` before you hand in")
         if not callable(env[name]):
             continue  # data the check is given, not code to grade
-        reason = borrowed(env[name], allowed)
+        reason = borrowed(env[name], allowed, set(elsewhere) - {name})
         if reason:
             raise CheckFailed(
                 f"`{name}` is not your own code",
                 f"{reason}. The grader grades what you write in this notebook: write "
                 f"`{name}` yourself, as the exercise asks.")
-
-
-def grade(env: dict[str, Any], cell: str, graded: Iterable[str] = (),
-          given: Iterable[str] = ()) -> None:
-    """Run a lab's check ``cell`` on a submitted notebook's namespace ``env``, once the
-    functions and classes it grades are known to be the student's own: the autograder's
-    test. A failure raises the check's own :class:`CheckFailed`, whose message is the
-    student's feedback."""
-    require_own_work(env, graded, given)
-    exec(compile(cell, "<check cell>", "exec"), env)  # noqa: S102 - the lab's own cell
