@@ -251,8 +251,8 @@ def log_wrong(a, o):
 ])
 def test_random_expression_check_rejects_wrong_engines(monkeypatch, method, impl) -> None:
     monkeypatch.setattr(Value, method, impl)
-    msg = fails_with(check.autograd_against_torch, Value, hint="torch gives")
-    assert "expression #" in msg
+    msg = fails_with(check.autograd_against_torch, Value, hint="against torch.autograd")
+    assert "expression #" in msg and "df/dx" in msg
 
 
 @pytest.mark.parametrize("method, impl, hint", [
@@ -350,3 +350,187 @@ def test_training_check_reports_the_falling_loss(capsys) -> None:
     assert "loss fell from" in out
     first, last = (float(v) for v in out.split("fell from ")[1].split(" in ")[0].split(" to "))
     assert last < 0.5 * first
+
+
+# ---- one early mistake costs only the checks that run it ----------------------------------
+
+def _lab_add(self, other):
+    other = other if isinstance(other, type(self)) else type(self)(other)
+    out = type(self)(self.data + other.data, (self, other), "+")
+
+    def _backward():
+        self.grad += out.grad
+        other.grad += out.grad
+
+    out._backward = _backward
+    return out
+
+
+def _lab_mul(self, other, *, copy_paste=False):
+    other = other if isinstance(other, type(self)) else type(self)(other)
+    out = type(self)(self.data * other.data, (self, other), "*")
+
+    def _backward():
+        self.grad += other.data * out.grad
+        other.grad += (other.data if copy_paste else self.data) * out.grad  # copied line
+
+    out._backward = _backward
+    return out
+
+
+def _lab_pow(self, k):
+    out = type(self)(self.data**k, (self,), f"**{k}")
+
+    def _backward():
+        self.grad += k * self.data ** (k - 1) * out.grad
+
+    out._backward = _backward
+    return out
+
+
+def _lab_unary(forward, derivative, op):
+    """A lab method ``op`` whose closure adds ``derivative(x, out) * out.grad``."""
+    def method(self):
+        out = type(self)(forward(self.data), (self,), op)
+
+        def _backward():
+            self.grad += derivative(self.data, out.data) * out.grad
+
+        out._backward = _backward
+        return out
+    return method
+
+
+def lab_topological_order(root):
+    order, visited = [], set()
+
+    def visit(node):
+        if node in visited:
+            return
+        visited.add(node)
+        for parent in node._parents:
+            visit(parent)
+        order.append(node)
+
+    visit(root)
+    return order
+
+
+def lab_backward(self):
+    order = lab_topological_order(self)
+    for node in order:
+        node.grad = 0.0
+    self.grad = 1.0
+    for node in reversed(order):
+        node._backward()
+
+
+def lab_engine(**replaced):
+    """A fresh engine written as lab 01's solution writes it (a class of its own, not the
+    course's ``lmcourse.autograd.Value``), with the methods in ``replaced`` swapped in."""
+    class LabValue:
+        def __init__(self, data, _parents=(), _op="", label=""):
+            self.data = float(data)
+            self.grad = 0.0
+            self._parents = _parents
+            self._op = _op
+            self.label = label
+            self._backward = lambda: None
+
+    methods = {
+        "__add__": _lab_add, "__mul__": _lab_mul, "__pow__": _lab_pow,
+        "tanh": _lab_unary(math.tanh, lambda x, o: 1.0 - o**2, "tanh"),
+        "exp": _lab_unary(math.exp, lambda x, o: o, "exp"),
+        "relu": _lab_unary(lambda x: max(0.0, x), lambda x, o: float(x > 0), "relu"),
+        "log": _lab_unary(math.log, lambda x, o: 1.0 / x, "log"),
+        "__neg__": lambda self: self * -1,
+        "__sub__": lambda self, other: self + (-other),
+        "__truediv__": lambda self, other: self * other**-1,
+        "__radd__": lambda self, other: self + other,
+        "__rmul__": lambda self, other: self * other,
+        "__rsub__": lambda self, other: type(self)(other) - self,
+        "__rtruediv__": lambda self, other: type(self)(other) / self,
+        "backward": lab_backward,
+    }
+    for key, method in {**methods, **replaced}.items():
+        setattr(LabValue, key, method)
+    return LabValue
+
+
+LAB_CHECKS = {
+    "q01 local derivatives": lambda V: check.autograd_ops(V),
+    "q02 topological order": lambda V: check.autograd_topological_order(
+        lab_topological_order, V),
+    "q03 backward": lambda V: check.autograd_backward(V),
+    "q04 random expressions": lambda V: check.autograd_against_torch(V),
+    "q05 worked example": lambda V: check.autograd_worked_example(V),
+    "q06 training loop": lambda V: check.autograd_training(good_train, V),
+}
+
+
+def failing_checks(V) -> dict[str, str]:
+    """Each of lab 01's checks that fails on the engine ``V``, with its message."""
+    failed = {}
+    for label, run in LAB_CHECKS.items():
+        try:
+            run(V)
+        except CheckFailed as err:
+            failed[label] = str(err)
+    return failed
+
+
+def test_the_lab_engine_passes_every_check(capsys):
+    assert failing_checks(lab_engine()) == {}
+    assert capsys.readouterr().out.count("passed") == len(LAB_CHECKS)
+
+
+@pytest.mark.parametrize("mistake, replaced, fails, says", [
+    ("a sign error in tanh's derivative",
+     dict(tanh=_lab_unary(math.tanh, lambda x, o: o**2 - 1.0, "tanh")),
+     ["q01 local derivatives", "q04 random expressions"], "in x.tanh()"),
+    ("a wrong derivative in *",
+     dict(__mul__=lambda self, other: _lab_mul(self, other, copy_paste=True)),
+     ["q01 local derivatives", "q04 random expressions", "q05 worked example"], "in a * b"),
+])
+def test_one_wrong_derivative_fails_only_the_checks_that_run_it(capsys, mistake, replaced,
+                                                                fails, says):
+    """Issue: a single mistake in exercise 1 used to fail 5 of lab 01's 6 checks with "pass
+    exercise 1 first". backward and the training loop are graded on the course's nodes now;
+    the worked example needs only +, * and **."""
+    failed = failing_checks(lab_engine(**replaced))
+    assert sorted(failed) == fails, f"{mistake}: {failed}"
+    assert all(says in message for message in failed.values()), failed
+    for label in fails[1:]:
+        assert "pass exercise 1 first" in failed[label], failed[label]
+    assert capsys.readouterr().out.count("passed") == len(LAB_CHECKS) - len(fails)
+
+
+def test_backward_is_graded_on_the_course_nodes_but_still_names_its_mistakes():
+    for fn, hint in [(no_base_case, "z^ω = dω/dω = 1"), (forward_order, "REVERSE"),
+                     (no_reset, "reset every node's grad to 0")]:
+        broken = lab_engine(backward=fn, tanh=_lab_unary(math.tanh, lambda x, o: 0.0, "tanh"))
+        fails_with(check.autograd_backward, broken, hint=hint)
+
+
+def test_an_engine_with_other_attribute_names_still_needs_exercise_1():
+    """Only nodes with the course's attributes can run the course's closures: another
+    engine is tested on its own nodes, once its local derivatives pass."""
+    Renamed = lab_engine(tanh=_lab_unary(math.tanh, lambda x, o: o**2 - 1.0, "tanh"))
+    init = Renamed.__init__
+
+    def with_extra(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.children = ()
+
+    Renamed.__init__ = with_extra
+    fails_with(check.autograd_backward, Renamed, hint="pass exercise 1 first")
+    fails_with(check.autograd_training, good_train, Renamed, hint="pass exercise 1 first")
+
+
+def test_the_ops_check_can_check_a_subset(capsys):
+    broken = lab_engine(tanh=_lab_unary(math.tanh, lambda x, o: o**2 - 1.0, "tanh"))
+    check.autograd_ops(broken, ops=("+", "*", "**"))
+    assert "+ * ** on 7 cases" in capsys.readouterr().out
+    fails_with(check.autograd_ops, broken, hint="in x.tanh()")
+    with pytest.raises(ValueError, match="unknown operation"):
+        check.autograd_ops(broken, ops=("sigmoid",))

@@ -104,7 +104,7 @@ def kl(a, b, T):  # KL(softmax(b/T) || softmax(a/T)), batch mean, as F.kl_div co
      .sum(-1).mean(), "computed naively"),
     (lambda s, t, T: -(torch.softmax(t / T, -1) * torch.log(
         torch.softmax(s / T, -1).clamp_min(1e-12))).sum(-1).mean(), "clamped"),
-    (lambda s, t, T: loss_from_definition(s, t, T) + 0.1, "differs from"),
+    (lambda s, t, T: loss_from_definition(s, t, T) + 0.1, "is too high by"),
     (not_implemented, "not implemented yet"),
 ])
 def test_distillation_loss_rejects(wrong, hint):

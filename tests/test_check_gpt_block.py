@@ -4,6 +4,7 @@ module's behaviour alone (no check reads the student's source)."""
 from __future__ import annotations
 
 import math
+from itertools import combinations
 
 import pytest
 import torch
@@ -43,7 +44,8 @@ def make_attention(mistake: str | None = None, keep: str = "detached"):
             else:
                 q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))
             scores = q @ k.transpose(-2, -1)
-            scale = {"no scale": 1.0, "scale by d": D}.get(mistake, math.sqrt(D))
+            scale = {"no scale": 1.0, "scale by d": D,
+                     "scale by model width": math.sqrt(E)}.get(mistake, math.sqrt(D))
             scores = scores / scale
             allowed = torch.ones(T, T, dtype=torch.bool).tril()
             if mistake == "mask polarity":
@@ -135,6 +137,7 @@ def test_causal_self_attention_passes_the_solution(capsys):
     ("no mask", "sees the future"),
     ("no scale", "1/√d scale is missing"),
     ("scale by d", "divide by √d"),
+    ("scale by model width", "you scaled by √E, the model's width"),
     ("mask after softmax", "after the softmax"),
     ("mask polarity", "wrong way round"),
     ("split without transpose", "split by reshaping B x T x E straight to"),
@@ -142,6 +145,45 @@ def test_causal_self_attention_passes_the_solution(capsys):
 def test_causal_self_attention_names_the_mistake(mistake, hint):
     message = fails_with(check.causal_self_attention, make_attention(mistake), hint=hint)
     assert "masked_fill" not in message and "softmax(" not in message  # no code given away
+
+
+def test_a_scores_scaled_by_the_model_width_are_named_as_such():
+    """Issue: with E = 16 and 4 heads, d = 4 = √E, so dividing by √E was reported as "you
+    divided the scores by d". The check's sizes keep the two apart."""
+    message = fails_with(check.causal_self_attention, make_attention("scale by model width"),
+                         hint="√E, the model's width")
+    assert "you divided the scores by d" not in message
+    assert check._E / check._HEADS != math.sqrt(check._E)
+
+
+def _all_differ(outputs: dict[str | None, torch.Tensor]) -> list[tuple]:
+    """The pairs of named variants (None: the right answer) whose outputs coincide."""
+    return [(a, b) for a, b in combinations(outputs, 2)
+            if check.same(outputs[a], outputs[b], check._TOL)]
+
+
+def test_no_two_named_attention_mistakes_give_the_same_output_at_the_checks_sizes():
+    attn = check._seeded(CausalSelfAttention(check._E, check._HEADS), seed=0)
+    x = torch.randn(check._B, check._T, check._E, generator=torch.Generator().manual_seed(1),
+                    dtype=torch.float64)
+    with torch.no_grad():
+        outputs = {m: check.attention_variant(attn, x, m)[0]
+                   for m in [None, *check._ATTENTION_HINTS]}
+    assert _all_differ(outputs) == []
+
+
+def test_no_two_named_block_or_model_mistakes_give_the_same_output():
+    blk = check._seeded(Block(check._E, check._HEADS), seed=2)
+    x = torch.randn(check._B, check._T, check._E, generator=torch.Generator().manual_seed(3),
+                    dtype=torch.float64)
+    model = check._seeded(TinyGPT(check._VOCAB, check._E, check._HEADS, check._LAYERS,
+                                  check._MAX_LEN), seed=4)
+    ids = torch.randint(0, check._VOCAB, (check._B, 9), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        blocks = {m: check.block_variant(blk, x, m) for m in [None, *check._BLOCK_HINTS]}
+        models = {m: check.gpt_variant(model, ids, m) for m in [None, *check._GPT_HINTS]}
+    assert _all_differ(blocks) == []
+    assert _all_differ(models) == []
 
 
 def test_causal_self_attention_wants_the_weights_kept_and_detached():

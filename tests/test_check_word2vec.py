@@ -254,8 +254,9 @@ def test_noise_distribution_rejects_typical_mistakes(wrong, hint):
 
 
 def test_noise_distribution_rejects_an_unrecognised_answer():
-    fails_with(check.noise_distribution, lambda c: noise_right(c)[::-1].copy(),
-               hint="expected")
+    message = fails_with(check.noise_distribution, lambda c: noise_right(c)[::-1].copy(),
+                         hint="the most wrong is word 0")
+    assert "too low" in message and "expected" not in message
 
 
 def test_discard_probability_accepts_the_solution(capsys):

@@ -17,7 +17,6 @@ the closing results are the labs' nbval runs' to show).
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import io
@@ -79,56 +78,6 @@ def planted(lab: str) -> nbformat.NotebookNode:
     return nb
 
 
-def _loads(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _at_definition(node: ast.AST) -> set[str]:
-    """Names a def or class needs when it is defined: decorators, defaults, bases."""
-    parts = [*node.decorator_list]
-    if isinstance(node, ast.ClassDef):
-        parts += node.bases
-    else:
-        parts += [*node.args.defaults, *node.args.kw_defaults]
-    return set().union(*(_loads(p) for p in parts if p is not None))
-
-
-def exercises_namespace(nb: nbformat.NotebookNode) -> dict:
-    """The namespace the exercises' checks need, without the lab's demonstrations: every
-    import, def and class of the cells up to the closing result, and the assignments the
-    check cells (or those definitions) read, run in order as the grader runs a submission
-    (a statement that raises does not stop the rest)."""
-    statements, wanted = [], set()
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        if "check" in cell.metadata.get("tags", []):
-            if not cell.source.lstrip().startswith("check."):
-                break  # the closing result: the lab's nbval run shows it
-            wanted |= _loads(ast.parse(cell.source))
-            continue  # the grader runs it again, as the lab's test
-        statements += ast.parse(cell.source).body
-    keep = [isinstance(n, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef)
-            for n in statements]
-    wanted |= set().union(*(_at_definition(n) for n, k in zip(statements, keep, strict=True)
-                            if isinstance(n, ast.FunctionDef | ast.ClassDef)))
-    changed = True
-    while changed:  # the assignments the wanted names come from, and theirs
-        changed = False
-        for i, node in enumerate(statements):
-            if not keep[i] and isinstance(node, ast.Assign) and \
-                    {n.id for t in node.targets for n in ast.walk(t)
-                     if isinstance(n, ast.Name)} & wanted:
-                keep[i], changed = True, True
-                wanted |= _loads(node.value)
-    env: dict = {"__name__": "__main__"}
-    for node, kept in zip(statements, keep, strict=True):
-        if kept:
-            with contextlib.suppress(Exception), contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(ast.Module([node], []), "<cell>", "exec"), env)  # noqa: S102
-    return env
-
-
 def otter_scores(tests: Path, env: dict, questions: list[str]) -> dict:
     """Each question's (score, possible, feedback), by otter's own test-file runner."""
     scores = {}
@@ -182,12 +131,12 @@ def test_a_solution_gets_full_marks_and_a_planted_mistake_partial_with_its_messa
         bundles, lab):
     tests, questions = exercise_questions(bundles, lab)
     solution = nbformat.read(grader.solutions([lab])[0], as_version=4)
-    full = otter_scores(tests, exercises_namespace(solution), questions)
+    full = otter_scores(tests, grader.exercises_namespace(solution), questions)
     assert all(score == possible for score, possible, _ in full.values()), {
         q: s[2] for q, s in full.items() if s[0] < s[1]}
 
     *_, failing, says = PLANTED[lab]
-    partial = otter_scores(tests, exercises_namespace(planted(lab)), questions)
+    partial = otter_scores(tests, grader.exercises_namespace(planted(lab)), questions)
     got, possible = (sum(s[i] for s in partial.values()) for i in (0, 1))
     assert 0 < got < possible
     score, _, feedback = partial[failing]
@@ -290,6 +239,34 @@ def test_a_wrong_helper_the_graded_function_never_calls_is_not_blamed(bundles, t
     assert _score(found) == [0, 1, 1, 1], found
     assert "pass exercise" not in found["q03_learn_bpe"][1]
 
+def test_scaling_by_the_models_width_is_named_as_such_through_the_zip(bundles, tmp_path):
+    """Lab 09: a student who divides the scores by √E (the model's width) is told so, not
+    "you divided the scores by d" (at E = 16 with 4 heads the two were the same number);
+    the checks that build on exercise 1 say to pass it first."""
+    solution = nbformat.read(grader.solutions(["09"])[0], as_version=4)
+    nb = _with(solution, replace=("/ math.sqrt(E // self.num_heads)", "/ math.sqrt(E)"))
+    found = _graded(bundles, "09", nb, tmp_path)
+    first = found["q01_causal_self_attention"]
+    assert first[0] == 0 and "√E" in first[1] and "divided the scores by d" not in first[1]
+    assert found["q02_block"][0] == 0 and "pass exercise 1 first" in found["q02_block"][1]
+
+
+def test_causal_self_attention_runs_only_the_half_of_exercise_2_it_calls(bundles):
+    """Lab 05: a wrong ``causal_mask``, which ``causal_self_attention`` calls, sends its
+    check back to exercise 2; a wrong ``padding_mask``, which it does not, does not."""
+    tests, questions = exercise_questions(bundles, "05")
+    solution = nbformat.read(grader.solutions(["05"])[0], as_version=4)
+    causal = _with(solution, replace=("torch.ones(T, T, dtype=torch.bool).tril()",
+                                      "torch.ones(T, T, dtype=torch.bool).triu()"))
+    padding = _with(solution, replace=("torch.arange(max_len)[None, :] < lengths[:, None]",
+                                       "torch.arange(max_len)[None, :] <= lengths[:, None]"))
+    wrong_causal = otter_scores(tests, grader.exercises_namespace(causal), questions)
+    assert wrong_causal["q06_causal_self_attention"][0] == 0
+    assert "pass exercise 2 first" in wrong_causal["q06_causal_self_attention"][2]
+    wrong_padding = otter_scores(tests, grader.exercises_namespace(padding), questions)
+    assert wrong_padding["q06_causal_self_attention"][0] == 1
+
+
 # ---- the graded code is the student's own ---------------------------------------------------
 
 def test_an_answer_imported_subclassed_or_wrapped_from_the_course_is_refused():
@@ -354,6 +331,42 @@ def test_a_submission_that_imports_the_answer_gets_no_points_for_it(bundles):
     nb = nbformat.read(grader.solutions(["08"])[0], as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(
         "from lmcourse.tokenizers.bpe import _merge as merge"))
-    scores = otter_scores(tests, exercises_namespace(nb), questions)
+    scores = otter_scores(tests, grader.exercises_namespace(nb), questions)
     assert scores["q02_merge"][0] == 0
     assert "not your own code" in scores["q02_merge"][2]
+
+
+def test_the_grading_plugin_sets_one_thread_skips_the_notebooks_closing_run_and_words_feedback(
+        monkeypatch):
+    """What the zips' otter plugin does: one torch thread for the kernel it is about to
+    start, the closing check cell left to the grader (it trains once, not twice), and the
+    check's own words in place of otter's harness line."""
+    from types import SimpleNamespace
+
+    from lmcourse.checks.grading import GradingPlugin
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    closing = "runs = check.beats_lstm(TinyGPT, recall_loss, pairs, steps)"
+    plugin = GradingPlugin.__new__(GradingPlugin)
+    plugin.plugin_config = {"closing": [closing]}
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_code_cell(closing.replace(", ", ",\n    "))])  # reformatted: same code
+    nb = plugin.before_execution(nb)
+    import os
+
+    assert os.environ["OMP_NUM_THREADS"] == "1"
+    assert nb.cells[0].source == "x = 1" and "beats_lstm" not in nb.cells[1].source
+
+    def result(passed, message, said):
+        body = SimpleNamespace(lmcourse_feedback=said)
+        return SimpleNamespace(passed=passed, message=message, test_case=SimpleNamespace(
+            body=body, success_message=None))
+    good = result(True, "✅ Test case passed", "✅ attention: passed (max error 1e-16)")
+    bad = result(False, "❌ Test case failed\nError at line 60 in test q01:\n  grading.grade(env)"
+                        "\nCheckFailed: ❌ attention: the weights do not sum to 1",
+                 "❌ attention: the weights do not sum to 1")
+    plugin.after_grading(SimpleNamespace(results={"q01": SimpleNamespace(
+        test_case_results=[good, bad])}))
+    assert good.test_case.success_message == "✅ attention: passed (max error 1e-16)"
+    assert bad.message == "❌ attention: the weights do not sum to 1"

@@ -122,14 +122,18 @@ AUTOGRAD = [
     planted("01", "backward without resetting the grads", patched(
         "backward", autograd.no_reset, lambda: check01.autograd_backward(Value)),
         "calling backward a second time changed the grads"),
-    planted("01", "backward over a broken __mul__", patched(
-        "__mul__", _MUL_SWAPPED, lambda: check01.autograd_backward(Value)),
-        "pass exercise 1 first", "the factors are swapped"),
-    planted("01", "training with a broken backward (issue 58: 'the loss fell from 0.2537 to "
-                  "0.2537')", patched("backward", autograd.no_base_case,
-                                      lambda: check01.autograd_training(autograd.good_train,
-                                                                        Value)),
-            "pass exercise 3 first", "every grad is 0"),
+    planted("01", "backward without the base case", patched(
+        "backward", autograd.no_base_case, lambda: check01.autograd_backward(Value)),
+        "the base case z^ω = dω/dω = 1"),
+    planted("01", "the worked example over a broken __mul__", patched(
+        "__mul__", _MUL_SWAPPED, lambda: check01.autograd_worked_example(Value)),
+        "worked example: pass exercise 1 first", "the factors are swapped"),
+    planted("01", "the worked example over a broken backward", patched(
+        "backward", autograd.forward_order, lambda: check01.autograd_worked_example(Value)),
+        "worked example: pass exercise 3 first", "REVERSE topological order"),
+    planted("01", "training that ignores the learning rate", plain(
+        lambda: check01.autograd_training(autograd.no_lr, Value)),
+        "the step ignored the learning rate"),
     planted("01", "training up the gradient", plain(
         lambda: check01.autograd_training(autograd.uphill, Value)), "stepped *up* the gradient"),
     planted("01", "the loss graph built once", plain(

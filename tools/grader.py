@@ -25,11 +25,13 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import io
 import json
 import os
 import re
 import shutil
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,10 +56,10 @@ _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 HANDING_IN = """## Handing in
 
 Save this notebook and upload it, as it is (`.ipynb`), to your course's system. The grader
-runs it from top to bottom in a fresh kernel, then runs every check cell of this lab again,
-one point each: your feedback is the check's own message. It grades the code you wrote here:
-a function imported from the course's `lmcourse.models`, or one that only calls it, gets no
-points. Before you upload, *Restart Kernel and Run All Cells* and see every check pass."""
+runs it from top to bottom in a fresh kernel, then runs every check cell of this lab again with
+its own copy of the checks, for the points in *How this lab is graded* at the top. Your
+feedback is the check's own message: its measured figure when it passes, its hint when it
+fails. Before you upload, *Restart Kernel and Run All Cells* and see every check pass."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,149 @@ def test_file(check: Check, checks: list[Check], module: str, allowed: list[str]
                             given=allowed, elsewhere=others, digest=digest)
 
 
+def _loads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _at_definition(node: ast.AST) -> set[str]:
+    """Names a def or class needs when it is defined: decorators, defaults, bases."""
+    parts = [*node.decorator_list]
+    if isinstance(node, ast.ClassDef):
+        parts += node.bases
+    else:
+        parts += [*node.args.defaults, *node.args.kw_defaults]
+    return set().union(*(_loads(p) for p in parts if p is not None))
+
+
+def exercises_namespace(nb: nbformat.NotebookNode) -> dict:
+    """The namespace the exercises' checks need, without the lab's demonstrations: every
+    import, def and class of the cells up to the closing result, and the assignments the
+    check cells (or those definitions) read, run in order as the grader runs a submission
+    (a statement that raises does not stop the rest)."""
+    statements, wanted = [], set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if "check" in cell.metadata.get("tags", []):
+            if not cell.source.lstrip().startswith("check."):
+                break  # the closing result: the lab's nbval run shows it
+            wanted |= _loads(ast.parse(cell.source))
+            continue  # the grader runs it again, as the lab's test
+        statements += ast.parse(cell.source).body
+    keep = [isinstance(n, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef)
+            for n in statements]
+    wanted |= set().union(*(_at_definition(n) for n, k in zip(statements, keep, strict=True)
+                            if isinstance(n, ast.FunctionDef | ast.ClassDef)))
+    changed = True
+    while changed:  # the assignments the wanted names come from, and theirs
+        changed = False
+        for i, node in enumerate(statements):
+            if not keep[i] and isinstance(node, ast.Assign) and \
+                    {n.id for t in node.targets for n in ast.walk(t)
+                     if isinstance(n, ast.Name)} & wanted:
+                keep[i], changed = True, True
+                wanted |= _loads(node.value)
+    env: dict = {"__name__": "__main__"}
+    for node, kept in zip(statements, keep, strict=True):
+        if kept:
+            with contextlib.suppress(Exception), contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(ast.Module([node], []), "<cell>", "exec"), env)  # noqa: S102
+    return env
+
+
+def chains(solution: Path) -> dict[str, list[int | str]]:
+    """For each exercise check of a lab, the earlier exercises whose checks it runs first on
+    the lab's own solution (:func:`lmcourse.checks.required_exercises`): what a student whose
+    code is organised like the solution sees as "pass exercise N first"."""
+    import importlib
+
+    from lmcourse.checks import required_exercises
+
+    nb = nbformat.read(solution, as_version=4)
+    checks, _ = lab_checks(nb, solution.stem)
+    env = exercises_namespace(nb)
+    module = importlib.import_module(checks_module(nb))
+    found = {}
+    for check in checks:
+        if check.exercise is None:
+            continue
+        namespace = {**env, "check": module}
+        with required_exercises() as ran, contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(check.source, "<check cell>", "exec"), namespace)  # noqa: S102
+        found[check.name] = sorted(ran, key=str)
+    return found
+
+
+def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
+    """The lab's "How this lab is graded" cell: points per check, the total, the chain of
+    checks that run an earlier exercise's first, and the rules of the grader."""
+    checks = lab["checks"]
+    total = sum(c["points"] for c in checks)
+    rows = []
+    for c in checks:
+        ran = chain.get(c["question"], [])
+        first = ", ".join(str(n) for n in ran) if ran else "–"
+        what = "the closing run" if c["exercise"] is None else f"exercise {c['exercise']}"
+        graded = ", ".join(f"`{g}`" for g in c["grades"]) or "–"
+        rows.append(f"| {what} | {graded} | {first} | {c['points']} |")
+    return "\n".join([
+        GRADING_HEADING, "",
+        f"Each check cell below is a question of the autograder, {total} points in all:", "",
+        "| check after | grades your | runs the check of exercise … first | points |",
+        "|---|---|---|---|", *rows, "",
+        "- **The closing run is a question too**: the grader trains or evaluates your model "
+        "once, as the lab's last check cell does, and gives its point when that check passes.",
+        "- **A failed exercise costs the checks that run it.** A check that runs your code "
+        "from an earlier exercise (the table's third column, when your code is organised "
+        "like the solution) first runs that exercise's check. If it fails, this check fails "
+        "too, saying \"pass exercise N first\"; fix the earlier exercise and both come back. "
+        "A function your graded code never calls is never held against it.",
+        "- **Your own work.** A graded function or class must be written in this notebook. "
+        "One imported from the course's package (`lmcourse.models`, the recall task's "
+        "`lmcourse.models.recall` among them, `lmcourse.tokenizers`, `lmcourse.autograd`, the "
+        "checks themselves), a subclass of it, or code that hands its work to it (a call, a "
+        "default argument, a class attribute) "
+        "gets no points for the checks that grade it; what the lab's own cells import is "
+        "yours to use.",
+        "- **The grader brings its own checks.** Your scratch names (even one called "
+        "`check`) cannot change a grade, and neither can anything your notebook does to "
+        "the checks.",
+    ])
+
+
+GRADING_HEADING = "### How this lab is graded"
+GRADING_TAG = "grading"
+
+
+def write_grading_cells(selected: list[str]) -> list[Path]:
+    """Put each lab's "How this lab is graded" cell (:func:`grading_markdown`) in its
+    solution notebook and twin, before the run card; returns the notebooks that changed.
+    The student copies in ``labs/`` are rewritten by ``python -m tools.nbtools student``."""
+    import jupytext
+
+    changed = []
+    for path in solutions(selected):
+        nb = nbformat.read(path, as_version=4)
+        checks, _ = lab_checks(nb, path.stem)
+        entry = {"checks": [{"question": c.name, "exercise": c.exercise, "points": c.points,
+                             "grades": list(c.graded)} for c in checks]}
+        text = grading_markdown(entry, chains(path))
+        cell = next((c for c in nb.cells if GRADING_TAG in c.metadata.get("tags", [])), None)
+        if cell is not None and cell.source == text:
+            continue
+        if cell is None:
+            at = next(i for i, c in enumerate(nb.cells)
+                      if "run-card" in c.metadata.get("tags", []))
+            cell = nbformat.v4.new_markdown_cell(text, metadata={
+                "slideshow": {"slide_type": "skip"}, "tags": [GRADING_TAG]})
+            nb.cells.insert(at, cell)
+        cell.source = text
+        nbformat.write(nb, path)
+        jupytext.write(nb, path.with_suffix(".py"), fmt="py:percent")
+        changed.append(path)
+    return changed
+
+
 def _requirements() -> str:
     """Gradescope's pip requirements: this course's pins, torch's CPU build, and the
     course itself (carried in the zip's ``files/course``, installed editable so that it
@@ -346,7 +491,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--verify", action="store_true",
                         help="then grade every solution with its zip (full marks expected)")
+    parser.add_argument("--write-cells", action="store_true",
+                        help="write each lab's 'How this lab is graded' cell (points, chain) "
+                             "into its solution notebook and twin, then stop")
     args = parser.parse_args(argv)
+    if args.write_cells:
+        changed = write_grading_cells(args.labs)
+        print("\n".join(f"wrote the grading cell of {p.relative_to(ROOT)}" for p in changed)
+              or "every lab's grading cell is up to date")
+        print("now: python -m tools.nbtools student (the student copies in labs/)")
+        return 0
     args.out = args.out.resolve()  # otter generate runs in each lab's folder
     args.out.mkdir(parents=True, exist_ok=True)
     labs = [build_lab(p, args.out) for p in solutions(args.labs)]
@@ -356,10 +510,12 @@ def main(argv: list[str] | None = None) -> int:
           f"Gradescope zips *-autograder.zip, points in points.md")
     failed = 0
     for path in solutions(args.labs) if args.verify else []:
+        start = time.perf_counter()
         scores = grade(path, args.out / f"{path.stem}-autograder.zip")
         got, possible = (sum(s[i] for s in scores.values()) for i in (0, 1))
         failed += got < possible
-        print(f"{path.stem}: {got:g} / {possible:g}")
+        print(f"{path.stem}: {got:g} / {possible:g} in {time.perf_counter() - start:.0f} s "
+              f"(one torch thread, as on Gradescope)")
     return 1 if failed else 0
 
 

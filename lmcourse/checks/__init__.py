@@ -261,11 +261,29 @@ def _quiet() -> Any:
             np.random.set_state(np_state)
 
 
+#: while :func:`required_exercises` collects them: the exercises whose checks ran first
+_required: list[set[int | str]] = []
+
+
+@contextlib.contextmanager
+def required_exercises() -> Any:
+    """Collect the earlier exercises whose checks :func:`requires` runs inside the block
+    (the grader states each check's chain from what a correct solution makes it run)."""
+    found: set[int | str] = set()
+    _required.append(found)
+    try:
+        yield found
+    finally:
+        _required.remove(found)
+
+
 def requires(name: str, exercise: int | str, check: Callable[..., Any], *args: Any,
              **kwargs: Any) -> None:
     """Run exercise ``exercise``'s ``check`` on ``args`` quietly; if it fails, fail ``name``
     with "pass exercise N first" and that check's hint (N: the earliest failing exercise,
     when that check itself depends on another)."""
+    for found in _required:
+        found.add(exercise)
     try:
         with _quiet():
             check(*args, **kwargs)

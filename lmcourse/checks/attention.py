@@ -82,12 +82,10 @@ def _softmax_variants(q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor | Non
              "the mask was applied after the softmax, and with the wrong polarity (True = "
              "allowed). Set the scores to -inf where the mask is False, before the "
              "softmax."),
-            (scaled.masked_fill(~allowed, 0.0).softmax(-1),
-             "masked scores were set to 0, but exp(0) = 1 still gives those keys weight: "
-             "fill them with -inf instead, so that their weight is exactly 0."),
-            ((scaled * allowed).softmax(-1),
-             "multiplying the scores by the mask sets them to 0, and exp(0) = 1 still gives "
-             "those keys weight: fill them with float('-inf') instead."),
+            (scaled.masked_fill(~allowed, 0.0).softmax(-1),  # = the scores times the mask
+             "masked scores were set to 0 (filled with 0, or multiplied by the mask), but "
+             "exp(0) = 1 still gives those keys weight: fill them with -inf instead, so "
+             "that their weight is exactly 0."),
         ]
     return out
 
@@ -147,10 +145,19 @@ def attention(student: Callable[..., Any]) -> None:
                  f" = {worst:.1e} (tolerance {_TOL:.0e})")
 
 
-def masks(student_padding: Callable[..., Any], student_causal: Callable[..., Any]) -> None:
-    """Exercise 2: ``padding_mask(lengths, max_len)`` (B x max_len) and ``causal_mask(T)``."""
+def _wrong_cells(got: torch.Tensor, want: torch.Tensor, rows: int = 3) -> str:
+    """Where two masks of one shape differ, by row: ``"row 0 at column(s) [3]"``."""
+    parts = [f"row {r} at column(s) {torch.nonzero(got[r] != want[r]).flatten().tolist()}"
+             for r in range(len(got)) if not torch.equal(got[r], want[r])]
+    return ", ".join(parts[:rows]) + (" (and more)" if len(parts) > rows else "")
+
+
+def masks(student_padding: Callable[..., Any] | None,
+          student_causal: Callable[..., Any] | None) -> None:
+    """Exercise 2: ``padding_mask(lengths, max_len)`` (B x max_len) and ``causal_mask(T)``
+    (a later check that runs only one of them passes None for the other)."""
     name = "padding_mask"
-    for lengths, max_len in (([3, 1, 4], 5), ([2, 6], 6)):
+    for lengths, max_len in () if student_padding is None else (([3, 1, 4], 5), ([2, 6], 6)):
         lengths = torch.tensor(lengths)
         got = run_student(name, student_padding, lengths, max_len,
                     shape_hint="compare a row of positions 0 .. max_len - 1 with a column of "
@@ -174,10 +181,12 @@ def masks(student_padding: Callable[..., Any], student_causal: Callable[..., Any
         expect(not torch.equal(got, positions[None] <= lengths[:, None]), name,
                "off by one: position lengths[b] is already padding (positions 0 .. "
                "lengths[b] - 1 are real): use <, not <=.")
-        fail(name, f"for lengths {lengths.tolist()} and max_len {max_len} expected\n{want.int()}"
-                   f"\ngot\n{got.int()}")
+        fail(name, f"for lengths {lengths.tolist()} and max_len {max_len} yours is\n"
+                   f"{got.int()}\nwhich is wrong in {_wrong_cells(got, want)}: row b is True "
+                   "at the positions of its real tokens, 0 .. lengths[b] - 1, and False at "
+                   "the padding after them.")
     name = "causal_mask"
-    for T in (4, 1):
+    for T in () if student_causal is None else (4, 1):
         got = run_student(name, student_causal, T)
         want = reference.causal_mask(T)
         expect(isinstance(got, torch.Tensor) and got.shape == want.shape, name,
@@ -198,7 +207,9 @@ def masks(student_padding: Callable[..., Any], student_causal: Callable[..., Any
         expect(not torch.equal(got, ones.tril(-1)), name,
                "the diagonal must be True: a token may attend to itself (otherwise the first "
                "token has nothing to attend to).")
-        fail(name, f"causal_mask({T}): expected\n{want.int()}\ngot\n{got.int()}")
+        fail(name, f"causal_mask({T}): yours is\n{got.int()}\nwhich is wrong in "
+                   f"{_wrong_cells(got, want)}: row i (query i) is True at the keys it may "
+                   "attend to, j <= i, and False at the later ones.")
     passed("masks", "padding_mask on 2 batches, causal_mask for T = 4 and T = 1 match the "
                     "reference exactly")
 
@@ -369,8 +380,9 @@ def causal_self_attention(student: Callable[..., Any], student_cls: type) -> Non
     name = "causal self-attention"
     requires(name, 5, multi_head_attention, student_cls)
     padding, causal = earlier(student, "padding_mask"), earlier(student, "causal_mask")
-    if callable(padding) and callable(causal):
-        requires(name, 2, masks, padding, causal)
+    if callable(padding) or callable(causal):  # the half of exercise 2 that it calls
+        requires(name, 2, masks, padding if callable(padding) else None,
+                 causal if callable(causal) else None)
     E, H, T = 12, 3, 6
     ref = torch_mha(E, H, seed=5)
     mha = attempt(name, student_cls, E, H).double()

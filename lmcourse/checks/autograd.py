@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from types import FunctionType
 from typing import Any
 
 import torch
 
+from lmcourse.autograd import Value as _Course
 from lmcourse.checks import attempt, close, earlier, expect, fail, passed, requires
 from lmcourse.checks import autograd_training as _training
+from lmcourse.checks.compare import which_differ
 
 # The lab's engine is any class with the micrograd-style contract of
 # ``lmcourse.autograd.Value``: ``Value(data)`` has ``.data``, ``.grad``, ``._parents``
@@ -195,17 +198,32 @@ def _local_case(name: str, Value: Any, what: str, build: Callable[..., Any],
     for w, hint in wrong:
         if same([_SEED_GRAD + _UPSTREAM * g for g in w]):
             fail(name, f"in {what}: {hint}")
+    applied = [(g - _SEED_GRAD) / _UPSTREAM for g in got]  # the local derivatives it used
+    parents = ["x"] if len(xs) == 1 else ["a (self)", "b (other)"]
     fail(name, f"in {what}, with out.grad = {_UPSTREAM} the parents' grads went from "
-               f"{_SEED_GRAD} to {[round(g, 6) for g in got]}, expected "
-               f"{[round(g, 6) for g in want]} (local derivative(s) "
-               f"{[round(g, 6) for g in local]}).")
+               f"{_SEED_GRAD} to {[round(g, 6) for g in got]}, so the local derivative(s) "
+               f"your closure applied are {[round(g, 6) for g in applied]}: "
+               + which_differ([f"the one for {p}" for p in parents], applied, local)
+               + ". Evaluate the derivative in exercise 1's table at this node's numbers "
+               "(self.data, other.data, out.data), times out.grad, added with +=.")
     return 0.0  # unreachable
 
 
-def autograd_ops(Value: Any) -> None:
-    """Each operation's ``_backward`` applies its local derivative."""
+#: the operations of exercise 1, in the order the lab lists them
+OPS = ("+", "*", "**", "tanh", "exp")
 
-    name = "local derivatives"
+
+def _op_of(case: str) -> str:
+    """The operation a local case tests: ``"x ** 3"`` -> ``"**"``, ``"x.tanh()"`` ->
+    ``"tanh"``."""
+    if case.startswith("x."):
+        return case[2:].removesuffix("()")
+    return case.split()[1]
+
+
+def _local_cases() -> list[tuple]:
+    """Exercise 1's cases: (what, build, inputs, forward value, local derivatives, the
+    typical mistakes' local derivatives with their hints)."""
     a, b, x, k = 2.0, -3.0, 0.8, 3
     t = math.tanh(x)
     cases = [
@@ -236,9 +254,22 @@ def autograd_ops(Value: Any) -> None:
          [([x], "d e^x/dx = e^x, which is the output `out.data`, not the input x."),
           ([1.0], "d e^x/dx = e^x (that is `out.data`), not 1.")]),
     ]
+    return cases
+
+
+def autograd_ops(Value: Any, ops: Sequence[str] = OPS) -> None:
+    """Each operation's ``_backward`` applies its local derivative; ``ops`` (some of
+    :data:`OPS`) restricts the check to those operations' cases, for a later check that
+    uses only them."""
+
+    name = "local derivatives"
+    unknown = sorted(set(ops) - set(OPS))
+    if unknown:
+        raise ValueError(f"unknown operation(s) {unknown}; exercise 1 has {OPS}")
+    cases = [case for case in _local_cases() if _op_of(case[0]) in ops]
     worst = max(_local_case(name, Value, *case) for case in cases)
-    passed(name, f"+ * ** tanh exp on {len(cases)} cases, max relative error {worst:.1e} "
-                 "against the chain rule")
+    passed(name, f"{' '.join(op for op in OPS if op in ops)} on {len(cases)} cases, max "
+                 f"relative error {worst:.1e} against the chain rule")
 
 
 def autograd_topological_order(topological_order: Callable[[Any], Any], Value: Any) -> None:
@@ -288,22 +319,49 @@ def autograd_topological_order(topological_order: Callable[[Any], Any], Value: A
 def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
                       steps: int = 40) -> None:
     """``train(params, loss_fn, lr, steps)`` is gradient descent
-    (:func:`lmcourse.checks.autograd_training.autograd_training`), checked once exercises 1
-    to 3, which every ``backward`` in it runs, pass."""
-    needs_backward("training loop", Value)
+    (:func:`lmcourse.checks.autograd_training.autograd_training`).
+
+    The loop is graded on its own: it runs on parameters of the course's engine
+    (``lmcourse.autograd.Value``, whose operations and backward are right), so a mistake in
+    exercises 1 to 3 does not fail it. Only a ``Value`` whose nodes do not have the course's
+    attributes is trained with itself, once exercises 1 to 3 pass."""
+    name = "training loop"
+    if _same_contract(Value):
+        _training.autograd_training(train, _Course, lr, steps)
+        return
+    requires(name, 1, autograd_ops, Value)
+    requires(name, 3, autograd_backward, Value)
     _training.autograd_training(train, Value, lr, steps)
 
 
-def needs_backward(name: str, Value: Any) -> None:
-    """Fail ``name`` with "pass exercise N first" unless exercises 1 to 3 (the local
-    derivatives, the order and backward, all of which ``Value.backward`` runs) pass."""
-    requires(name, 3, autograd_backward, Value)
+def _same_contract(Value: Any) -> bool:
+    """Do the student's nodes have exactly the course's attributes (``data``, ``grad``,
+    ``_parents``, ``_backward``, ...)? Then code written for one runs on the other."""
+    try:
+        mine = Value(1.0)
+    except Exception:  # noqa: BLE001 - a class that cannot be built is not the course's
+        return False
+    return set(vars(mine)) == set(vars(_Course(1.0)))
+
+
+def _graded_backward(name: str, Value: Any) -> tuple[Any, Callable[[Any], Any]]:
+    """The class to build backward's test graph with, and how to run backward on its output.
+
+    The student's ``backward`` function runs on the course's nodes, whose ``_backward``
+    closures are right, so this check grades the traversal alone: a wrong local derivative
+    (exercise 1) does not fail it. A ``Value`` whose nodes do not have the course's
+    attributes is tested on its own nodes, once exercise 1 passes."""
+    backward = getattr(Value, "backward", None)
+    if isinstance(backward, FunctionType) and _same_contract(Value):
+        return _Course, backward
+    requires(name, 1, autograd_ops, Value)
+    return Value, lambda node: node.backward()
 
 
 def autograd_backward(Value: Any) -> None:
     """``backward`` = reset, z^ω = 1, then reverse topological order."""
     name = "backward"
-    requires(name, 1, autograd_ops, Value)
+    Node, backward = _graded_backward(name, Value)
     order = earlier(Value, "topological_order")
     if callable(order):
         requires(name, 2, autograd_topological_order, order, Value)
@@ -314,9 +372,9 @@ def autograd_backward(Value: Any) -> None:
         return u.tanh() * y + x * x + (y * u).exp() + x
 
     _, ref = torch_gradients(build, xs0)  # the same code runs on torch tensors
-    x, y = Value(xs0[0]), Value(xs0[1])
+    x, y = Node(xs0[0]), Node(xs0[1])
     out = build(x, y)
-    attempt(name, out.backward)
+    attempt(name, backward, out)
     got, out_grad = [x.grad, y.grad], out.grad
     if all(g == 0 for g in got) and out_grad != 1.0:
         fail(name, "every grad is 0: set the output's grad to 1 (the base case "
@@ -334,12 +392,13 @@ def autograd_backward(Value: Any) -> None:
             fail(name, "the nodes were visited in forward order: call _backward in "
                        "REVERSE topological order, so a node's grad is complete before it "
                        "is passed on to its parents.")
-        fail(name, f"x.grad, y.grad = {got[0]:.6g}, {got[1]:.6g} but torch gives "
-                   f"{ref[0]:.6g}, {ref[1]:.6g}: reset all grads to 0, set out.grad = 1, "
-                   "then call _backward on every node in reverse topological order.")
+        fail(name, f"x.grad, y.grad = {got[0]:.6g}, {got[1]:.6g}, but torch.autograd "
+                   f"disagrees: {which_differ(['x.grad', 'y.grad'], got, ref)}. Reset all "
+                   "grads to 0, set out.grad = 1, then call _backward on every node in "
+                   "reverse topological order.")
     expect(close(out_grad, 1.0, 1e-12), name,
            f"after backward the output's grad is {out_grad}, it should be 1.")
-    attempt(name, out.backward)
+    attempt(name, backward, out)
     again = [x.grad, y.grad]
     expect(all(close(g, r, 1e-9) for g, r in zip(again, ref, strict=True)), name,
            f"calling backward a second time changed the grads (x.grad {got[0]:.6g} -> "
@@ -356,7 +415,8 @@ def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
     """Final check: ``n`` random expressions, values and grads vs torch.autograd."""
 
     name = "random expressions vs torch"
-    needs_backward(name, Value)
+    requires(name, 1, autograd_ops, Value)  # the whole engine: every operation, and backward
+    requires(name, 3, autograd_backward, Value)
     rng = random.Random(seed)
     worst, sizes = 0.0, []
     for i in range(n):
@@ -369,11 +429,12 @@ def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
         ours = [out.data] + [v.grad for v in ins]
         errs = [_rel(a, b) for a, b in zip(ours, [value, *ref], strict=True)]
         if max(errs) > tol:
+            labels = ["f"] + [f"df/dx{j}" for j in range(len(xs))]
             fail(name, f"expression #{i}: f = {expression_str(expr)} at x = {xs}: ours gives "
-                       f"f = {ours[0]:.10g}, grad = {[float(f'{g:.10g}') for g in ours[1:]]}, "
-                       f"torch gives f = {value:.10g}, grad = "
-                       f"{[float(f'{g:.10g}') for g in ref]}. Which operations does it use? "
-                       "Test them one by one on small examples.")
+                       f"f = {ours[0]:.10g}, grad = {[float(f'{g:.10g}') for g in ours[1:]]}; "
+                       f"against torch.autograd, {which_differ(labels, ours, [value, *ref], tol)}"
+                       ". Which operations does it use? Test them one by one on small "
+                       "examples.")
         worst = max(worst, *errs)
     passed(name, f"{n} random expressions ({min(sizes)}-{max(sizes)} nodes), max |ours - torch|"
                  f" / max(1, |torch|) = {worst:.1e} (tolerance {tol:.0e})")
@@ -382,7 +443,8 @@ def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
 def autograd_worked_example(Value: Any) -> None:
     """Sanity check: f(x, y) = (x + y) x y² at (1, 2), by hand and by torch."""
     name = "worked example"
-    needs_backward(name, Value)
+    requires(name, 1, autograd_ops, Value, ops=("+", "*", "**"))  # all that f uses
+    requires(name, 3, autograd_backward, Value)
     x0, y0 = 1.0, 2.0
 
     def f_of(x: Any, y: Any) -> Any:
@@ -396,7 +458,10 @@ def autograd_worked_example(Value: Any) -> None:
     expect(close(f.data, value, 1e-12), name,
            f"f(1, 2) = {f.data}, should be (1 + 2) * 1 * 2² = {value:g}")
     expect(close(x.grad, ref[0], 1e-9) and close(y.grad, ref[1], 1e-9), name,
-           f"(df/dx, df/dy) = ({x.grad:g}, {y.grad:g}), torch gives ({ref[0]:g}, {ref[1]:g})")
+           f"(df/dx, df/dy) = ({x.grad:g}, {y.grad:g}): "
+           f"{which_differ(['df/dx', 'df/dy'], [x.grad, y.grad], ref)} (torch.autograd and "
+           "the formulas by hand, y²(2x + y) and 2x²y + 3xy² at (1, 2), agree). Draw the "
+           "graph of f and follow each path from f back to x and to y.")
     passed(name, f"f(1, 2) = {f.data:g} (torch {value:g}); df/dx = {x.grad:g} (torch "
                  f"{ref[0]:g}, y²(2x + y) = {by_hand[0]:g}); df/dy = {y.grad:g} (torch "
                  f"{ref[1]:g}, 2x²y + 3xy² = {by_hand[1]:g})")

@@ -4,8 +4,8 @@ The check trains a tanh neuron with the student's loop and with a reference loop
 when they differ, replays the typical mistakes (stepping up the gradient, a loss graph
 built once outside the loop, rebinding a parameter instead of updating ``.data``, an
 ignored learning rate) to name the one made. The lab calls it as
-``lmcourse.checks.autograd.autograd_training``, which first runs the checks of the
-exercises ``backward`` depends on.
+``lmcourse.checks.autograd.autograd_training``, which runs the loop on the course's own
+engine, so that the loop is graded apart from exercises 1 to 3.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lmcourse.checks import attempt, close, expect, fail, passed
+from lmcourse.checks.compare import which_differ
 
 
 def _neuron_problem(Value: Any) -> tuple[list[Any], Callable[[], Any]]:
@@ -86,8 +87,9 @@ def autograd_training(train: Callable[..., Any], Value: Any, lr: float = 0.5,
         if near(got, _descend(Value, 1.0, steps)[1]):
             fail(name, "the step ignored the learning rate: each parameter moves by lr "
                        "times its gradient, not by the gradient itself.")
-        fail(name, f"after {steps} steps the parameters are {[round(g, 6) for g in got]}, "
-                   f"gradient descent gives {[round(r, 6) for r in ref]}. Each step: a "
+        fail(name, f"after {steps} steps the parameters are {[round(g, 6) for g in got]}; "
+                   "against gradient descent, "
+                   f"{which_differ(['w', 'b'], got, ref)}. Each step: a "
                    "fresh forward pass with loss_fn, backward on that loss, then every "
                    "parameter's data moved lr times its gradient, downhill.")
     if not near(losses, ref_losses):

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lmcourse.checks import attempt, expect, fail, passed, requires_earlier
+from lmcourse.checks.compare import first_difference
 from lmcourse.tokenizers import bpe as reference
 
 __all__ = ["encode", "learn_bpe", "merge", "pair_counts"]
@@ -68,8 +69,17 @@ def pair_counts(fn: Callable[[Mapping[tuple[str, ...], int]], Mapping]) -> None:
             fail(name, hint)
     bad = sorted(set(got) ^ set(want))[:3] or [
         k for k in sorted(want) if got.get(k) != want[k]][:3]
-    fail(name, "these pairs are wrong: " + ", ".join(
-        f"{k}: yours {got.get(k, 0)}, expected {want.get(k, 0)}" for k in bad))
+    fail(name, "these pairs are wrong: " + "; ".join(_count_problem(k, got, want) for k in bad)
+         + ". f(a, b) = Σ count(w) × #occurrences of (a, b) in w, over the words w.")
+
+
+def _count_problem(pair: tuple[str, str], got: Mapping, want: Mapping) -> str:
+    """What is wrong with the count of one pair, without the right count."""
+    if pair not in want:
+        return f"{pair}: yours {got[pair]}, but no word holds this pair"
+    if pair not in got:
+        return f"{pair}: missing (it occurs inside a word)"
+    return f"{pair}: yours {got[pair]}, too {'high' if got[pair] > want[pair] else 'low'}"
 
 
 # ---- exercise 2: one merge -------------------------------------------------------------------
@@ -112,7 +122,11 @@ def merge(fn: Callable[[Sequence[str], str, str], Sequence[str]]) -> None:
         for wrong, hint in _merge_variants(symbols, a, b):
             if list(got) == wrong:
                 fail(name, f"{' '.join(symbols)} with ({a}, {b}): {hint}")
-        fail(name, f"{' '.join(symbols)} with ({a}, {b}): expected {want}, got {list(got)}")
+        at = first_difference(list(got), want)
+        fail(name, f"{' '.join(symbols)} with ({a}, {b}): yours is {list(got)}, which goes "
+                   f"wrong at its symbol {at}: walk the list from left to right, and wherever "
+                   "a is followed by b put the one symbol a+b in their place (then go on after "
+                   "it); copy every other symbol as it is.")
     passed(name, f"{len(_MERGE_CASES)} cases, overlaps and multi-character symbols included")
 
 
@@ -147,6 +161,31 @@ def _learn_variants(words: Mapping[str, int], n: int) -> list[tuple[list, str]]:
                            "(the order the words were first seen), which decides ties.")]
 
 
+def _merge_problem(words: Mapping[str, int], want: list, got: list, step: int) -> str:
+    """Why merge ``step`` (0-based; the first ``step`` are right) is wrong, from the pair
+    counts of the segmentation after the first ``step`` merges, without the right merge."""
+    where = f"{words}: merge {step + 1} differs (the first {step} are right)"
+    if step >= len(got):
+        return f"{where}: yours stops after {len(got)} merges, but pairs remain to merge."
+    if step >= len(want):
+        return f"{where}: every word is one symbol after {step} merges; stop there."
+    seg = _segmentation(words)
+    for a, b in want[:step]:
+        seg = {tuple(reference._merge(list(s), a, b)): c for s, c in seg.items()}
+    counts = reference.pair_frequencies(seg)
+    pair, top = got[step], max(counts.values())
+    if pair not in counts:
+        return (f"{where}: yours is {pair}, which no word holds after the first {step} "
+                "merges: count the pairs of the current segmentation.")
+    if counts[pair] < top:
+        return (f"{where}: yours is {pair}, which occurs {counts[pair]} times after the first "
+                f"{step} merges, but another pair occurs more often: count the pairs of the "
+                "current segmentation, each word's pairs times its count.")
+    return (f"{where}: yours is {pair}, tied for the most frequent ({top}), but another pair "
+            "with that count was seen first: ties go to the pair seen first (words in the "
+            "dict's order, each from left to right).")
+
+
 def learn_bpe(fn: Callable[[Mapping[str, int], int], Sequence[tuple[str, str]]]) -> None:
     """Exercise 3: ``fn(word_counts, num_merges)`` returns the merges, in order."""
     name = "learn_bpe"
@@ -167,10 +206,8 @@ def learn_bpe(fn: Callable[[Mapping[str, int], int], Sequence[tuple[str, str]]])
         for wrong, hint in _learn_variants(words, n):
             if got == wrong:
                 fail(name, hint)
-        step = next((i for i, (g, w) in enumerate(zip(got, want, strict=False)) if g != w),
-                    min(len(got), len(want)))
-        fail(name, f"merge {step + 1} differs: expected {want[step:step + 1]}, got "
-                   f"{got[step:step + 1]} (first {step} merges right)")
+        step = first_difference(got, want)
+        fail(name, _merge_problem(words, want, got, step))
     passed(name, f"{total} merges on 3 word lists equal chapter 08's train_bpe, ties and an "
                  "early stop included")
 
@@ -217,12 +254,14 @@ def encode(fn: Callable[[str, Sequence[tuple[str, str]]], Sequence[str]]) -> Any
                    "neighbours, nothing is dropped or added.")
             if got == _sequential(word, case_merges[::-1]):
                 fail(name, f"{word!r}: the merges were applied in reverse order; the earliest "
-                           f"learned merge goes first ({want}).")
+                           "learned merge goes first.")
             if got == _longest_match(word, case_merges):
                 fail(name, f"{word!r}: greedy longest match from the left gives {got}; BPE "
-                           f"replays the merges instead, in the order they were learned: "
-                           f"{want}.")
-            fail(name, f"{word!r}: expected {want}, got {got}")
+                           "replays the merges instead, in the order they were learned, each "
+                           "one over the whole word.")
+            fail(name, f"{word!r}: yours is {got}, which goes wrong at its symbol "
+                       f"{first_difference(got, want)}: start from the characters and apply "
+                       "each merge, in the order learned, to the whole word.")
     passed(name, f"{sum(len(w) for _, w in cases)} words, unseen characters included, as "
                  "chapter 08's apply_bpe")
     return merges

@@ -32,6 +32,7 @@ from lmcourse.checks import (
     same,
 )
 from lmcourse.checks.char_rnn_sampling import sample_token
+from lmcourse.checks.compare import how_far
 from lmcourse.course.claims import verdict as claim
 from lmcourse.models.rnn import rnn_step as reference_rnn_step
 from lmcourse.train import lm_loss
@@ -258,8 +259,9 @@ def train_step(student: Callable[..., Any], forward: Callable[..., Any]) -> None
            f"return the loss as a number (loss.item()), got {type(loss_value).__name__}")
     value = loss_value.item() if isinstance(loss_value, torch.Tensor) else float(loss_value)
     expect(math.isclose(value, loss_t.item(), rel_tol=1e-7), name,
-           f"the returned loss {value:.6f} differs from the mean cross-entropy "
-           f"of the minibatch, {loss_t.item():.6f}")
+           f"the returned loss {value:.6f} {how_far(value, loss_t.item())} against the mean "
+           "cross-entropy of the minibatch that your gradients come from: return the value "
+           "(.item()) of the very loss you called backward() on.")
     expect(isinstance(new_state, torch.Tensor), name,
            "return the final hidden state (a tensor) as the second value, so the next "
            "minibatch can continue from it")

@@ -46,8 +46,8 @@ def _expect_argmax(student: Callable, logits: torch.Tensor, temperature: float,
                        f"{err}. T = 0 means greedy decoding: return the argmax of the "
                        "logits without dividing by T.")
     expect(picks == {int(logits.argmax())}, name,
-           f"with T = {temperature:g} every draw should be the argmax (token "
-           f"{int(logits.argmax())}), got {sorted(picks)}: as T -> 0, softmax(logits / T) "
+           f"with T = {temperature:g} every draw should be the most likely token, the argmax "
+           f"of the logits; yours drew {sorted(picks)}: as T -> 0, softmax(logits / T) "
            "becomes one-hot.")
 
 
@@ -83,10 +83,11 @@ def sample_token(student: Callable[..., Any], n: int = 6000) -> None:
         if near(torch.full_like(want, 1 / len(want))):
             fail(name, f"at T = {temperature:g} every token is equally likely: sample from "
                        "softmax(logits / T), not uniformly.")
-        fail(name, f"at T = {temperature:g} the frequencies "
-                   f"{[round(v, 3) for v in freq.tolist()]} differ from softmax(logits / T) = "
-                   f"{[round(v, 3) for v in want.tolist()]} by {err:.3f} "
-                   f"(allowed {tol:.3f} for {n} draws).")
+        worst = int((freq - want).abs().argmax())
+        fail(name, f"at T = {temperature:g} your frequencies are "
+                   f"{[round(v, 3) for v in freq.tolist()]}: token {worst} is drawn "
+                   f"{'too often' if freq[worst] > want[worst] else 'too rarely'} for "
+                   f"softmax(logits / T), by {err:.3f} (allowed {tol:.3f} for {n} draws).")
     _expect_argmax(student, logits, 1e-4, g, name)
     passed(name, f"T = 0 and T = 0.0001 give the argmax; at T = 1, 0.5, 2 the frequencies of "
                  f"{n} draws match softmax(logits / T) within {tol:.3f}")

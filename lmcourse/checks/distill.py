@@ -31,6 +31,7 @@ from lmcourse.checks import (
     same,
 )
 from lmcourse.checks.beats import keeps_teacher_quality  # the lab's last check
+from lmcourse.checks.compare import how_far
 from lmcourse.checks.finetune import (
     _batch,
     _clipped,
@@ -78,6 +79,23 @@ def _scalar(name: str, got: Any, batch: int) -> torch.Tensor:
 
 # ---- exercise 1: the temperature softmax ---------------------------------------------------
 
+def _softmax_t_variants(z: torch.Tensor, T: float) -> list[tuple[torch.Tensor, str]]:
+    """The answers of the usual mistakes in ``softmax(z / T)``, each with its hint."""
+    return [
+        (torch.softmax(z, -1), "the temperature is ignored: divide the logits by T "
+                               "before the softmax, softmax(z / T)."),
+        (torch.softmax(z * T, -1), "you multiplied the logits by T; divide them: "
+                                   "softmax(z / T) (a large T flattens the distribution)."),
+        (torch.softmax(z, -1) / T, "you divided the probabilities by T after the softmax; "
+                                   "divide the logits before it, softmax(z / T)."),
+        (z / T, "these are the scaled logits z / T: apply the softmax to them."),
+        (torch.softmax(z / T, 0), "softmax over the wrong axis (dim=0, the batch): the "
+                                  "classes are the last axis, dim=-1."),
+        (torch.softmax(z / T, 1), "softmax over the wrong axis (dim=1): with logits "
+                                  "B x T x C the classes are the last axis; use dim=-1."),
+    ]
+
+
 def softmax_t(student: Callable[..., Any]) -> None:
     """Exercise 1: ``softmax_t(logits, T)`` = ``softmax(logits / T)`` over the last axis."""
     name = "softmax_t"
@@ -94,29 +112,17 @@ def softmax_t(student: Callable[..., Any]) -> None:
         if same(got, want, _TOL):
             continue
         at = f" (at T = {T:g})"
-        wrong = [
-            (torch.softmax(z, -1), "the temperature is ignored: divide the logits by T "
-                                   "before the softmax, softmax(z / T)."),
-            (torch.softmax(z * T, -1), "you multiplied the logits by T; divide them: "
-                                       "softmax(z / T) (a large T flattens the distribution)."),
-            (torch.softmax(z, -1) / T, "you divided the probabilities by T after the softmax; "
-                                       "divide the logits before it, softmax(z / T)."),
-            (z / T, "these are the scaled logits z / T: apply the softmax to them."),
-            (torch.softmax(z / T, 0), "softmax over the wrong axis (dim=0, the batch): the "
-                                      "classes are the last axis, dim=-1."),
-            (torch.softmax(z / T, 1), "softmax over the wrong axis (dim=1): with logits "
-                                      "B x T x C the classes are the last axis; use dim=-1."),
-        ]
-        for value, hint in wrong:
+        for value, hint in _softmax_t_variants(z, T):
             if same(got, value, _TOL):
                 fail(name, hint + at)
         sums = got.sum(-1).double()
         if sums.isfinite().all() and not torch.allclose(sums, torch.ones_like(sums)):
             fail(name, f"the probabilities do not sum to 1 over the classes{at}: normalise "
                        "over the last axis.")
-        fail(name, f"the probabilities differ from softmax(z / T){at}: "
-                   f"{[round(v, 4) for v in got[0, 0].tolist()]} instead of "
-                   f"{[round(v, 4) for v in want[0, 0].tolist()]}")
+        where = tuple(int(i) for i in torch.nonzero((got - want).abs() > _TOL)[0])
+        fail(name, f"the probabilities differ from softmax(z / T){at}: yours for the first "
+                   f"row are {[round(v, 4) for v in got[0, 0].tolist()]}; at {where} yours "
+                   f"{how_far(float(got[where]), float(want[where]), _TOL)}.")
     s, _ = _extreme()
     for T in (1.0, 2.0):
         got = attempt(name, student, s.clone(), T)
@@ -126,8 +132,9 @@ def softmax_t(student: Callable[..., Any]) -> None:
                        "overflows. Subtract each row's maximum before exp (it cancels in the "
                        "ratio), or use torch.softmax on the scaled logits, which does.")
         expect(same(got, want, _TOL), name,
-               f"with logits of ±1000 (T = {T:g}) the probabilities "
-               f"{got.detach()[0].tolist()} differ from {want[0].tolist()}")
+               f"with logits of ±1000 (T = {T:g}) your probabilities for the first row are "
+               f"{got.detach()[0].tolist()}, which differ from softmax(z / T): subtract each "
+               "row's maximum before exp, or use torch.softmax on the scaled logits.")
     passed(name, "softmax(z / T) over the last axis at T = 0.5, 1, 2, 5, finite at ±1000")
 
 
@@ -195,8 +202,9 @@ def distillation_loss(student: Callable[..., Any]) -> None:
             for value, hint in _loss_variants(s0, t, T):
                 if close(got.item(), float(value), _TOL):
                     fail(name, hint + at)
-            fail(name, f"L_d = {got.item():.6f}{at} differs from "
-                       f"-mean_b sum_i softmax(t/T)_i log softmax(s/T)_i = {float(want):.6f}")
+            fail(name, f"L_d = {got.item():.6f}{at} {how_far(got.item(), float(want))} "
+                       "against -mean_b sum_i softmax(t/T)_i log softmax(s/T)_i, and it is "
+                       "none of the usual mistakes: compute it step by step on one row.")
         expect(got.requires_grad, name,
                "the loss carries no gradient back to the student's logits: compute it with "
                "torch operations on student_logits (no .detach(), .item() or NumPy on them).")
@@ -218,9 +226,10 @@ def distillation_loss(student: Callable[..., Any]) -> None:
                        "softened logits, which computes z - logsumexp(z) without ever taking "
                        "the log of 0.")
         expect(close(got.item(), float(want), 1e-5), name,
-               f"with logits of ±1000 (T = {T:g}) L_d = {got.item():.4f} instead of "
-               f"{float(want):.4f}: a log of a softmax that was clamped or shifted away from "
-               "0 loses the value; use F.log_softmax on the student's softened logits.")
+               f"with logits of ±1000 (T = {T:g}) L_d = {got.item():.4f}, which "
+               f"{how_far(got.item(), float(want), 1e-5)}: a log of a softmax that was "
+               "clamped or shifted away from 0 loses the value; use F.log_softmax on the "
+               "student's softened logits.")
     example = float(reference.distillation_loss(s0, _logits(5, 7, scale=3.0, seed=2), 2.0))
     passed(name, f"L_d matches at T = 1, 2, 4 (e.g. {example:.4f} at T = 2), with the right "
                  "gradient, and stays finite at ±1000")
@@ -273,8 +282,9 @@ def combined_loss(student: Callable[..., Any]) -> None:
             for value, hint in _combined_variants(s0, t, y, T, a, b):
                 if close(got.item(), float(value), _TOL):
                     fail(name, hint + at)
-            fail(name, f"L = {got.item():.6f}{at} differs from alpha T^2 L_d + beta L_s = "
-                       f"{float(want):.6f}. (Did distillation_loss pass its check?)")
+            fail(name, f"L = {got.item():.6f}{at} {how_far(got.item(), float(want))} "
+                       "against alpha T^2 L_d + beta L_s. (Did distillation_loss pass its "
+                       "check?)")
         expect(got.requires_grad, name,
                "the loss carries no gradient back to the student's logits: keep it a tensor "
                "computed from student_logits.")
@@ -289,7 +299,9 @@ def combined_loss(student: Callable[..., Any]) -> None:
                    "Use F.cross_entropy on the student's raw logits for L_s (it works with "
                    "log_softmax) and your distillation_loss for L_d.")
     expect(close(got.item(), float(want), 1e-5), name,
-           f"with logits of ±1000 L = {got.item():.4f} instead of {float(want):.4f}")
+           f"with logits of ±1000 L = {got.item():.4f}, which "
+           f"{how_far(got.item(), float(want), 1e-5)}: compute L_s with F.cross_entropy on "
+           "the raw logits and L_d with log-probabilities from F.log_softmax.")
     passed(name, f"alpha T^2 L_d + beta L_s matches at three (T, alpha, beta), e.g. "
                  f"{first:.4f} at T = 2, alpha = 0.7, beta = 0.2; finite at ±1000")
 
@@ -404,9 +416,9 @@ def distill_step(student_fn: Callable[..., Any], temperature: float = 4.0, alpha
            "order of the arguments (the student's logits first) and that the teacher's logits "
            "come from the teacher in evaluation mode.")
     if not close(loss, want_loss, 1e-4):
-        fail(name, f"the returned loss {loss:.6f} is not the combined loss of the batch, "
-                   f"{want_loss:.6f}: return the .item() of the loss you called backward() "
-                   "on.")
+        fail(name, f"the returned loss {loss:.6f} {how_far(loss, want_loss, 1e-4)} against "
+                   "the combined loss of the batch: return the .item() of the loss you called "
+                   "backward() on.")
     n = optimizer.log.count("scheduler")
     expect(n == 1, name, f"scheduler.step() was called {n} times: once per step, after "
                          "optimizer.step().")

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from lmcourse import finetune
 from lmcourse.checks import as_float_tensor, attempt, close, expect, fail, passed, same
 from lmcourse.checks.beats import beats_baseline  # the last check: against the baselines
+from lmcourse.checks.compare import how_far
 from lmcourse.models.bert import BertConfig, BertModel
 
 __all__ = ["beats_baseline", "classifier",
@@ -106,8 +107,11 @@ def classifier(ReviewClassifier: type) -> None:
         for value, hint in wrong:
             if same(got, value, 1e-5):
                 fail(name, hint)
-        fail(name, f"logits {got[:2].tolist()} ... differ from classifier(h_[CLS]) "
-                   f"{want[:2].tolist()} ... (evaluation mode)")
+        fail(name, f"your logits {[[round(v, 4) for v in row] for row in got[:2].tolist()]}"
+                   f" ... differ from classifier(h_[CLS]) by up to "
+                   f"{float((got - want).abs().max()):.3g} (evaluation mode): apply the "
+                   "classifier to the [CLS] vector, position 0 of last_hidden_state, from the "
+                   "encoder given ids and attention_mask.")
     # in training mode (encoder dropout 0 here, head dropout 0.5) the head's dropout must act
     model.train()
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
@@ -125,6 +129,16 @@ def classifier(ReviewClassifier: type) -> None:
 
 
 # ---- exercise 2: AdamW and the schedule ---------------------------------------------------
+
+def _schedule_shown(seen: Sequence[float], want: Sequence[float], lr: float) -> str:
+    """The student's schedule eta_t / eta and the first step where it goes wrong (too high
+    or too low), without the right schedule."""
+    step = next(t for t, (s, w) in enumerate(zip(seen, want, strict=True))
+                if not close(s, w, 1e-6))
+    return (f"\n yours, eta_t/eta: {', '.join(f'{s / lr:.2f}' for s in seen)}"
+            f"\n the first wrong step is t = {step}: yours is "
+            f"{'too high' if seen[step] > want[step] else 'too low'} there.")
+
 
 def configure(student: Callable[..., Any], total_steps: int = 20, lr: float = 4e-5,
               warmup: float = 0.25) -> None:
@@ -178,9 +192,7 @@ def configure(student: Callable[..., Any], total_steps: int = 20, lr: float = 4e
         passed(name, f"AdamW, peak lr {lr:g}, {W} warm-up steps then linear decay to 0 at "
                      f"step {total_steps}")
         return
-    fmt = ", ".join
-    show = (f"\n expected eta_t/eta: {fmt(f'{w / lr:.2f}' for w in want)}"
-            f"\n yours:              {fmt(f'{s / lr:.2f}' for s in seen)}")
+    show = _schedule_shown(seen, want, lr)
     if max(seen) > lr * (1 + 1e-6):
         fail(name, "the rate goes above lr: the factor rises to 1 at the end of the warm-up "
                    "and then only falls." + show)
@@ -331,9 +343,10 @@ def train_step(student: Callable[..., Any], clip: float = 0.05) -> None:
            "cross-entropy of the model's logits on this batch (ids and mask) against the "
            f"labels, clipped to norm {clip}.")
     if not close(loss, grads["weighted loss"], 1e-4):
-        fail(name, f"the returned loss {loss:.6f} is not the weighted cross-entropy of the "
-                   f"batch, {grads['weighted loss']:.6f}: return the .item() of the loss you "
-                   "called backward() on.")
+        fail(name, f"the returned loss {loss:.6f} "
+                   f"{how_far(loss, grads['weighted loss'], 1e-4)} against the weighted "
+                   "cross-entropy of the batch: return the .item() of the loss you called "
+                   "backward() on.")
     n = optimizer.log.count("scheduler")
     expect(n >= 1, name, "the scheduler was not stepped: the learning rate would stay where "
                          "the warm-up starts, at 0. Call scheduler.step() after "
@@ -399,5 +412,8 @@ def predict_proba(student: Callable[..., Any]) -> None:
     for value, hint in wrong:
         if same(got, value, 1e-5):
             fail(name, hint)
-    fail(name, f"probabilities {[round(v, 4) for v in got.tolist()[:4]]} ... differ from "
-               f"P(class 1) = softmax(z)_1 = {[round(v, 4) for v in want.tolist()[:4]]} ...")
+    row = int((got - want).abs().argmax())
+    fail(name, f"your probabilities {[round(v, 4) for v in got.tolist()[:4]]} ... differ from "
+               f"P(class 1) = softmax(z)_1, most at row {row}, where yours "
+               f"{how_far(float(got[row]), float(want[row]), 1e-5)}: the model in evaluation "
+               "mode, each batch with its mask, softmax over the classes, column 1.")

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmcourse.checks import attempt, expect, fail, passed, requires, run_student, same
+from lmcourse.checks.compare import how_far
 from lmcourse.checks.recall_race import GPT_SIZE, reference_note, train_both
 from lmcourse.models.recall import IGNORE, RecallRun, query_loss
 
@@ -32,7 +33,10 @@ __all__ = ["GPT_SIZE", "beats_lstm", "block", "causal_self_attention", "recall_l
            "reference_note", "tiny_gpt"]
 
 _TOL = 1e-8
-_E, _HEADS, _B, _T = 16, 4, 2, 6
+#: the check's sizes: E = 24 with 4 heads gives heads of d = 6, so that dividing the scores by
+#: 1 (no scale), √d ≈ 2.45 (right), √E ≈ 4.90 (the model's width) and d = 6 all differ and
+#: each of those mistakes is named as itself (with E = 16, √E = d = 4 could not be told apart)
+_E, _HEADS, _B, _T = 24, 4, 2, 6
 
 
 def _seeded(module: nn.Module, seed: int) -> nn.Module:
@@ -381,8 +385,9 @@ def recall_loss(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Non
                         "queries keeps the loss's scale independent of the batch).")):
             if same(got.detach(), wrong, 1e-9):
                 fail(name, hint)
-        fail(name, f"your loss is {float(got.detach()):.4f}, the mean cross-entropy at the query "
-                   f"positions is {float(want):.4f}: flatten logits to (B·T) x vocab and "
+        fail(name, f"your loss is {float(got.detach()):.4f}, which "
+                   f"{how_far(float(got.detach()), float(want))} against the mean "
+                   "cross-entropy at the query positions: flatten logits to (B·T) x vocab and "
                    "targets to B·T, and skip the IGNORE positions.")
     passed(name, f"{float(got.detach()):.4f} = the reference {float(want):.4f}, over the "
                  f"{int((targets != IGNORE).sum())} query positions only")

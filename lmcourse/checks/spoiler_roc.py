@@ -22,6 +22,7 @@ from lmcourse.checks import (
     passed,
     requires_earlier,
 )
+from lmcourse.checks.compare import how_far
 
 # ---- exercise 5: the ROC curve and its area ----------------------------------------------
 
@@ -99,11 +100,13 @@ def roc_curve(student: Callable[..., Any]) -> None:
                        "are all above a threshold or all below it, so they move together, one "
                        "diagonal step per distinct score.")
         yours = [(round(float(a), 3), round(float(b), 3)) for a, b in zip(fpr, tpr,
-                                                                             strict=True)][:6]
-        ref = [(round(float(a), 3), round(float(b), 3)) for a, b in zip(ref_x, ref_y,
-                                                                           strict=True)][:6]
+                                                                             strict=True)]
+        off = next(i for i in range(len(fpr))
+                   if not _on_polyline(fpr[i:i + 1], tpr[i:i + 1], ref_x, ref_y))
         fail(name, f"on {what}, your curve leaves the ROC curve: your first points are "
-                   f"{yours}, the curve's are {ref}")
+                   f"{yours[:6]}, and point {off}, {yours[off]}, is not on it. At each "
+                   "distinct score, from high to low, FPR = FP / n_negative and "
+                   "TPR = TP / n_positive among the examples scored at least that high.")
     passed(name, f"on the ROC curve, with and without ties ({len(ref_x)} distinct points in "
                  "the tied case)")
 
@@ -138,6 +141,7 @@ def roc_auc(student: Callable[..., Any]) -> None:
         for value, hint in wrong:
             if close(got, value, 1e-6):
                 fail(name, hint)
-        fail(name, f"AUC should be {want:.6f}, got {got:.6f} (if roc_curve passed its check, "
-                   "look at how the area is summed)")
+        fail(name, f"your AUC {got:.6f} {how_far(got, want, 1e-6)} (if roc_curve passed its "
+                   "check, look at how the area is summed: trapezoids between consecutive "
+                   "points)")
     passed(name, f"{got:.6f} on tied scores (reference {want:.6f}; ties count 1/2)")

@@ -33,6 +33,7 @@ from lmcourse.checks import (
     fail,
     passed,
 )
+from lmcourse.checks.compare import how_far
 from lmcourse.checks.spoiler_roc import roc_auc, roc_curve  # noqa: F401 - the lab calls check.*
 from lmcourse.course.claims import verdict as claim
 from lmcourse.data import tokenize
@@ -86,14 +87,20 @@ def pad_batch(student: Callable[..., Any], pad_id: int = 1) -> None:
         if torch.equal(ids, zero) and pad_id != 0:
             fail(name, f"pad with pad_id (here {pad_id}), not 0: id 0 is <unk>, a real token "
                        "that nn.Embedding(padding_idx=pad_id) would not treat as padding.")
-        fail(name, f"expected ids\n{want.tolist()}\ngot\n{ids.tolist()}")
+        rows = [r for r in range(len(want)) if not torch.equal(ids[r], want[r])]
+        fail(name, f"your ids are\n{ids.tolist()}\nand row(s) {rows} are wrong: row b is "
+                   "sentence b's ids in order, then pad_id up to the longest sentence's "
+                   "length.")
     expect(lengths.shape == (4,), name, f"lengths must have one entry per sentence, got shape "
                                         f"{tuple(lengths.shape)}")
     if torch.equal(lengths.long(), torch.full((4,), 4)):
         fail(name, "every length is 4, the padded length: lengths are the REAL lengths "
-                   "(3, 1, 2, 4), which is what tells the LSTM where each sentence ends.")
+                   "(the number of ids of each sentence before padding), which is what tells "
+                   "the LSTM where each sentence ends.")
     expect(torch.equal(lengths.long(), want_len), name,
-           f"lengths should be {want_len.tolist()}, got {lengths.tolist()}")
+           f"your lengths are {lengths.tolist()}: entry b is the number of ids of sentence "
+           "b before padding (wrong at position(s) "
+           f"{torch.nonzero(lengths.long() != want_len).flatten().tolist()}).")
     passed(name, f"right-padded with {pad_id}, lengths {want_len.tolist()}")
 
 
@@ -160,8 +167,10 @@ def spoiler_model(SpoilerLSTM: type, pad_id: int = 1) -> None:
     if torch.allclose(got, swapped, atol=1e-5):
         fail(name, "the two directions are swapped: h_n[-2] is the forward direction, "
                    "h_n[-1] the backward one; concatenate them in that order.")
-    fail(name, f"logits {got.tolist()} differ from each sentence read alone, "
-               f"{[round(v, 5) for v in want.tolist()]} (max |difference| {err:.2e}).")
+    fail(name, f"your logits {[round(v, 5) for v in got.tolist()]} differ from those of each "
+               f"sentence read alone, unpadded (max |difference| {err:.2e}, most for sentence "
+               f"{int((got - want).abs().argmax())}): pack the batch, and classify from the "
+               "final states of both directions.")
 
 
 # ---- exercise 3: the class weight --------------------------------------------------------
@@ -173,24 +182,25 @@ def positive_weight(student: Callable[..., Any]) -> None:
     labels[[3, 11, 19, 27]] = 1  # 4 positives, 36 negatives
     got = as_number(name, attempt(name, student, labels.clone()))
     n_pos, n_neg, n = 4, 36, 40
-    wrong = [(n_pos / n_neg, "the ratio is inverted: pos_weight = n_negative / n_positive "
-                             f"(here {n_neg}/{n_pos} = 9), so that each rare spoiler counts "
-                             "more, not less."),
+    wrong = [(n_pos / n_neg, "the ratio is inverted: pos_weight = n_negative / n_positive, "
+                             "so that each rare spoiler counts more, not less."),
              (n_neg / n, "n_negative / n_total is the share of negatives; the weight is "
-                         "n_negative / n_positive (here 9)."),
+                         "n_negative / n_positive."),
              (n / n_pos, "n_total / n_positive counts the positives once too often; the "
-                         "weight is n_negative / n_positive (here 9)."),
+                         "weight is n_negative / n_positive."),
              (n_pos / n, "that is the share of positives; the weight is n_negative / "
-                         "n_positive (here 9).")]
+                         "n_positive.")]
     if not close(got, n_neg / n_pos, 1e-6):
         for value, hint in wrong:
             if close(got, value, 1e-6):
                 fail(name, hint)
-        fail(name, f"with {n_pos} positives and {n_neg} negatives the weight is "
-                   f"{n_neg / n_pos:g}, got {got:g}")
+        fail(name, f"with {n_pos} positives and {n_neg} negatives yours is {got:g}, which "
+                   f"{how_far(got, n_neg / n_pos, 1e-6)}: count the negatives (label 0) and "
+                   "the positives (label 1), and divide.")
     got2 = as_number(name, attempt(name, student, torch.tensor([1, 0, 0, 1, 0, 1, 1, 0, 0, 0])))
     expect(close(got2, 1.5, 1e-6), name,
-           f"with 4 positives and 6 negatives the weight is 1.5, got {got2:g}")
+           f"with 4 positives and 6 negatives yours is {got2:g}, which "
+           f"{how_far(got2, 1.5, 1e-6)}: count the labels given, not a fixed number.")
     passed(name, f"{n_neg}/{n_pos} -> {got:g}, 6/4 -> {got2:g}")
 
 
@@ -217,7 +227,9 @@ def f1(student: Callable[..., Any]) -> None:
         for value, hint in wrong:
             if close(got, value, 1e-6):
                 fail(name, hint)
-        fail(name, f"with TP=1, FP=2, FN=3, TN=4 the F1 is 2/7 = {want:.6f}, got {got:.6f}")
+        fail(name, f"with TP=1, FP=2, FN=3, TN=4 yours is {got:.6f}, which "
+                   f"{how_far(got, want, 1e-6)}: F1 = 2TP / (2TP + FP + FN), with the counts "
+                   "of the positive class (label 1).")
     never = torch.zeros(10, dtype=torch.long)
     try:
         none = student(y.clone(), never.clone())
@@ -234,7 +246,9 @@ def f1(student: Callable[..., Any]) -> None:
     p3 = (torch.rand(300, generator=g) < 0.2).long()
     got3 = as_number(name, attempt(name, student, y3, p3))
     expect(close(got3, metrics.f1_score(y3, p3), 1e-6), name,
-           f"on 300 random labels F1 is {metrics.f1_score(y3, p3):.6f}, got {got3:.6f}")
+           f"on 300 random labels yours is {got3:.6f}, which "
+           f"{how_far(got3, metrics.f1_score(y3, p3), 1e-6)}: count TP, FP and FN from the "
+           "arguments (no fixed numbers).")
     passed(name, f"2/7 = {got:.6f}; no positive prediction -> {none:g}; random case "
                  f"{got3:.6f} (reference {metrics.f1_score(y3, p3):.6f})")
 

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmcourse.checks import attempt, expect, fail, passed, requires, requires_earlier
+from lmcourse.checks.compare import how_far
 from lmcourse.checks.word2vec_sampling import (  # noqa: F401  (the sampling exercises)
     discard_probability,
     noise_distribution,
@@ -85,8 +86,9 @@ def _diagnose_pairs(name: str, got: Counter, ids: list[int], window: int) -> Non
                    "training example each time): don't remove duplicates.")
     missing = sorted((want - got).elements())[:4]
     extra = sorted((got - want).elements())[:4]
-    fail(name, f"for ids {ids} and window={window} you returned {n_got} pairs, expected "
-               f"{n_want}; missing e.g. {missing}, unexpected e.g. {extra}.")
+    fail(name, f"for ids {ids} and window={window} you returned {n_got} pairs, too "
+               f"{'many' if n_got > n_want else 'few'}; missing e.g. {missing}, unexpected e.g. "
+               f"{extra}.")
 
 
 def skipgram_pairs(student: Callable[..., Any]) -> None:
@@ -171,8 +173,9 @@ def ns_loss(student: Callable[..., Any]) -> None:
         for key, hint in _LOSS_HINTS.items():
             if abs(value - variants[key].item()) <= 1e-9 * max(1.0, abs(want)):
                 fail(name, hint)
-        fail(name, f"loss {value:.6f}, expected {want:.6f} for B={B} pairs with K={K} noise "
-                   "words each.")
+        fail(name, f"your loss {value:.6f} {how_far(value, want)} for B={B} pairs with K={K} "
+                   "noise words each, and it is none of the usual mistakes: compute one "
+                   "pair's term by hand and compare.")
     expect(got.requires_grad, name,
            "the loss does not depend on the inputs for autograd: compute it with torch "
            "operations on v, u_pos, u_neg (no .item(), .numpy() or .detach() inside).")
@@ -190,8 +193,8 @@ def ns_loss(student: Callable[..., Any]) -> None:
            "with large scores (|u.v| ~ 100, float32) your loss is infinite or NaN: "
            "torch.log(torch.sigmoid(x)) underflows to log(0); use F.logsigmoid(x).")
     expect(abs(value.item() - want_big) <= 1e-4 * abs(want_big), name,
-           f"with large scores your loss is {value.item():.4f}, expected {want_big:.4f}: "
-           "use F.logsigmoid for log sigma.")
+           f"with large scores your loss is {value.item():.4f}, which "
+           f"{how_far(value.item(), want_big, 1e-4)}: use F.logsigmoid for log sigma.")
     passed(name, f"loss {want:.6f} and its gradients match torch (|diff| <= 1e-9); "
                  "stable for large scores")
 
@@ -267,9 +270,9 @@ def train_step(student: Callable[..., Any]) -> None:
            f"got {type(value).__name__}")
     value = float(value)
     expect(abs(value - want_loss) < 1e-9, name,
-           f"you returned {value:.6f}, but the minibatch's loss before the step is "
-           f"{want_loss:.6f}: return the value of the very loss you called backward() on, "
-           "computed before the optimizer's step.")
+           f"you returned {value:.6f}, which {how_far(value, want_loss)} against the "
+           "minibatch's loss before the step: return the value of the very loss you called "
+           "backward() on, computed before the optimizer's step.")
     # a second step: its gradient must not include the first one's
     value2 = attempt(name, student, emb_in, emb_out, n[:, 0], c, o.unsqueeze(1), opt)
     W_in2, W_out2 = emb_in.weight.detach().clone(), emb_out.weight.detach().clone()

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from lmcourse.checks import attempt, expect, fail, passed
+from lmcourse.checks.compare import how_far
 
 _COUNTS = np.array([5000, 1200, 300, 40, 7, 5], dtype=np.int64)  # a Zipf-like vocabulary
 
@@ -27,6 +28,13 @@ def _as_probs(name: str, got: Any, n: int) -> np.ndarray:
     expect(got.shape == (n,), name,
            f"return one number per word ({n} for {n} counts), got shape {got.shape}")
     return got
+
+
+def _worst(got: np.ndarray, want: np.ndarray) -> str:
+    """The word whose probability is furthest off, and how, without the right value."""
+    i = int(np.abs(got - want).argmax())
+    return (f"the most wrong is word {i} (count {_COUNTS[i]}), whose value "
+            f"{how_far(got[i], want[i])}")
 
 
 def noise_distribution(student: Callable[..., Any]) -> None:
@@ -61,8 +69,8 @@ def noise_distribution(student: Callable[..., Any]) -> None:
             fail(name, hint)
     if abs(got.sum() - 1) > 1e-6:
         fail(name, f"the probabilities sum to {got.sum():.6f}, not 1: normalise.")
-    fail(name, f"got {np.round(got, 5).tolist()} for counts {counts.tolist()}, expected "
-               f"{np.round(want, 5).tolist()} (count^0.75, normalised).")
+    fail(name, f"yours is {np.round(got, 5).tolist()} for counts {counts.tolist()}: "
+               f"{_worst(got, want)} (count^0.75, normalised).")
 
 
 def discard_probability(student: Callable[..., Any]) -> None:
@@ -105,6 +113,5 @@ def discard_probability(student: Callable[..., Any]) -> None:
             fail(name, hint)
     expect(bool(((got >= 0) & (got <= 1)).all()), name,
            f"probabilities must lie in [0, 1], got {np.round(got, 4).tolist()}")
-    fail(name, f"got {np.round(got, 4).tolist()} for counts {counts.tolist()} and t = {t}, "
-               f"expected {np.round(want, 4).tolist()} (max(0, 1 - sqrt(t / f)), "
-               "f = count / total).")
+    fail(name, f"yours is {np.round(got, 4).tolist()} for counts {counts.tolist()} and "
+               f"t = {t}: {_worst(got, want)} (max(0, 1 - sqrt(t / f)), f = count / total).")
