@@ -370,3 +370,20 @@ def test_the_grading_plugin_sets_one_thread_skips_the_notebooks_closing_run_and_
         test_case_results=[good, bad])}))
     assert good.test_case.success_message == "✅ attention: passed (max error 1e-16)"
     assert bad.message == "❌ attention: the weights do not sum to 1"
+
+
+@pytest.mark.parametrize("lab", sorted(PLANTED))
+def test_each_lab_states_its_points_and_chain_as_the_grader_has_them(bundles, lab):
+    """The student's "How this lab is graded" cell is what the grader does: its points
+    (points.json) and, for each check, the earlier exercises whose checks a correct solution
+    makes it run first (``python -m tools.grader --write-cells`` rewrites it)."""
+    path = grader.solutions([lab])[0]
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if grader.GRADING_TAG in c.metadata.get("tags", [])]
+    assert len(cells) == 1, f"{path.name}: no grading cell (python -m tools.grader --write-cells)"
+    entry = next(e for e in json.loads((bundles / "points.json").read_text())
+                 if e["lab"] == path.stem)
+    assert cells[0].source == grader.grading_markdown(entry, grader.chains(path)), (
+        f"{path.name}'s grading cell is stale: run python -m tools.grader --write-cells")
+    student = nbformat.read(grader.ROOT / "labs" / path.name, as_version=4)
+    assert any(c.source == cells[0].source for c in student.cells)

@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import sys
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -303,34 +304,40 @@ def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
     total = sum(c["points"] for c in checks)
     rows = []
     for c in checks:
-        ran = chain.get(c["question"], [])
-        first = ", ".join(str(n) for n in ran) if ran else "–"
-        what = "the closing run" if c["exercise"] is None else f"exercise {c['exercise']}"
-        graded = ", ".join(f"`{g}`" for g in c["grades"]) or "–"
-        rows.append(f"| {what} | {graded} | {first} | {c['points']} |")
+        ran = [re.sub(r"^(\d+)'s (\w+)$", r"\1 (`\2`)", str(n))
+               for n in chain.get(c["question"], [])]
+        number, _, what = c["question"].partition("_")
+        after = "the closing run" if c["exercise"] is None else f"exercise {c['exercise']}"
+        graded = ", ".join(f"`{g}`" for g in c["grades"]) or "the model your notebook built"
+        rows.append(f"| {number} {what.replace('_', ' ')} | {after} | {graded} | "
+                    f"{', '.join(ran) or '–'} | {c['points']} |")
+    closing = [c for c in checks if c["exercise"] is None]
+    rules = [
+        *(["**The closing run is a question too** (its last row): the grader runs the lab's "
+           "last check cell once, on the model your notebook built, and gives its "
+           f"{closing[0]['points']} point{'s' * (closing[0]['points'] > 1)} when it passes."]
+          if closing else []),
+        "**A failed exercise costs the checks that run it.** A check that runs your code "
+        "from an earlier exercise (the fourth column, for code organised like the solution) "
+        "first runs that exercise's check. If it fails, this check fails too, saying \"pass "
+        "exercise N first\"; fix the earlier exercise and both come back. A function your "
+        "graded code never calls is never held against it.",
+        "**Your own work.** A graded function or class must be written in this notebook. One "
+        "imported from the course's package (`lmcourse.models`, the recall task's "
+        "`lmcourse.models.recall` among them, `lmcourse.tokenizers`, `lmcourse.autograd`, "
+        "the checks themselves), a subclass of one, or code that hands its work to one (by a "
+        "call, a default argument or a class attribute) gets no points for the checks that "
+        "grade it. What the lab's own cells import is yours to use.",
+        "**The grader brings its own checks.** Your scratch names (even one called `check`) "
+        "cannot change a grade, and neither can anything your notebook does to the checks.",
+    ]
     return "\n".join([
         GRADING_HEADING, "",
         f"Each check cell below is a question of the autograder, {total} points in all:", "",
-        "| check after | grades your | runs the check of exercise … first | points |",
-        "|---|---|---|---|", *rows, "",
-        "- **The closing run is a question too**: the grader trains or evaluates your model "
-        "once, as the lab's last check cell does, and gives its point when that check passes.",
-        "- **A failed exercise costs the checks that run it.** A check that runs your code "
-        "from an earlier exercise (the table's third column, when your code is organised "
-        "like the solution) first runs that exercise's check. If it fails, this check fails "
-        "too, saying \"pass exercise N first\"; fix the earlier exercise and both come back. "
-        "A function your graded code never calls is never held against it.",
-        "- **Your own work.** A graded function or class must be written in this notebook. "
-        "One imported from the course's package (`lmcourse.models`, the recall task's "
-        "`lmcourse.models.recall` among them, `lmcourse.tokenizers`, `lmcourse.autograd`, the "
-        "checks themselves), a subclass of it, or code that hands its work to it (a call, a "
-        "default argument, a class attribute) "
-        "gets no points for the checks that grade it; what the lab's own cells import is "
-        "yours to use.",
-        "- **The grader brings its own checks.** Your scratch names (even one called "
-        "`check`) cannot change a grade, and neither can anything your notebook does to "
-        "the checks.",
-    ])
+        "| question | after | grades your | runs the check of exercise … first | points |",
+        "|---|---|---|---|---|", *rows, "",
+        *(textwrap.fill(rule, width=92, initial_indent="- ", subsequent_indent="  ")
+          for rule in rules)])
 
 
 GRADING_HEADING = "### How this lab is graded"

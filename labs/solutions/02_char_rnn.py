@@ -42,6 +42,34 @@
 #
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
+# ### How this lab is graded
+#
+# Each check cell below is a question of the autograder, 4 points in all:
+#
+# | question | after | grades your | runs the check of exercise … first | points |
+# |---|---|---|---|---|
+# | q01 rnn step | exercise 1 | `rnn_step` | – | 1 |
+# | q02 train step | exercise 2 | `train_step` | 1 | 1 |
+# | q03 sample token | exercise 3 | `sample_token` | – | 1 |
+# | q04 beats bigram | the closing run | the model your notebook built | – | 1 |
+#
+# - **The closing run is a question too** (its last row): the grader runs the lab's last check
+#   cell once, on the model your notebook built, and gives its 1 point when it passes.
+# - **A failed exercise costs the checks that run it.** A check that runs your code from an
+#   earlier exercise (the fourth column, for code organised like the solution) first runs that
+#   exercise's check. If it fails, this check fails too, saying "pass exercise N first"; fix
+#   the earlier exercise and both come back. A function your graded code never calls is never
+#   held against it.
+# - **Your own work.** A graded function or class must be written in this notebook. One
+#   imported from the course's package (`lmcourse.models`, the recall task's
+#   `lmcourse.models.recall` among them, `lmcourse.tokenizers`, `lmcourse.autograd`, the
+#   checks themselves), a subclass of one, or code that hands its work to one (by a call, a
+#   default argument or a class attribute) gets no points for the checks that grade it. What
+#   the lab's own cells import is yours to use.
+# - **The grader brings its own checks.** Your scratch names (even one called `check`) cannot
+#   change a grade, and neither can anything your notebook does to the checks.
+
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
 # <details><summary>Run card: 36 s on a CPU, 1.6 GB of memory; GPU: not measured yet</summary>
 #

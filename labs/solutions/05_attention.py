@@ -46,6 +46,34 @@
 # `... x T x d` (T queries of size d) and `k` is `... x S x d`; a mask is **boolean** with
 # `True` = attention **allowed**. Fill in the places that say `raise NotImplementedError`.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
+# ### How this lab is graded
+#
+# Each check cell below is a question of the autograder, 6 points in all:
+#
+# | question | after | grades your | runs the check of exercise … first | points |
+# |---|---|---|---|---|
+# | q01 attention | exercise 1 | `attention` | – | 1 |
+# | q02 masks | exercise 2 | `padding_mask`, `causal_mask` | – | 1 |
+# | q03 masked attention | exercise 3 | `attention` | 1 | 1 |
+# | q04 heads | exercise 4 | `split_heads`, `merge_heads` | – | 1 |
+# | q05 multi head attention | exercise 5 | `MultiHeadAttention` | 1, 3, 4 | 1 |
+# | q06 causal self attention | exercise 6 | `causal_self_attention`, `MultiHeadAttention` | 1, 2, 3, 4, 5 | 1 |
+#
+# - **A failed exercise costs the checks that run it.** A check that runs your code from an
+#   earlier exercise (the fourth column, for code organised like the solution) first runs that
+#   exercise's check. If it fails, this check fails too, saying "pass exercise N first"; fix
+#   the earlier exercise and both come back. A function your graded code never calls is never
+#   held against it.
+# - **Your own work.** A graded function or class must be written in this notebook. One
+#   imported from the course's package (`lmcourse.models`, the recall task's
+#   `lmcourse.models.recall` among them, `lmcourse.tokenizers`, `lmcourse.autograd`, the
+#   checks themselves), a subclass of one, or code that hands its work to one (by a call, a
+#   default argument or a class attribute) gets no points for the checks that grade it. What
+#   the lab's own cells import is yours to use.
+# - **The grader brings its own checks.** Your scratch names (even one called `check`) cannot
+#   change a grade, and neither can anything your notebook does to the checks.
+
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
 # <details><summary>Run card: 3.1 s on a CPU, 367.4 MB of memory; GPU: not measured yet</summary>
 #
