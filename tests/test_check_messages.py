@@ -381,16 +381,16 @@ def _tensor_cases():
     def distillation(caught):
         return (lambda: check07.distillation_loss(
             lambda s, t, T: caught.keep(dist.distillation_loss(s, t, T)) * 1.03),
-            "is too high by 3%")
+            "is too high by about 3%")
 
     def combined(caught):
         return (lambda: check07.combined_loss(
             lambda s, t, y, T, a, b: caught.keep(dist.combined_loss(s, t, y, T, a, b)) * 0.97),
-            "is too low by 3%")
+            "is too low by about 3%")
 
     def recall(caught):
         return (lambda: check09.recall_loss(
-            lambda lo, t: caught.keep(query_loss(lo, t)) * 1.05), "is too high by 5%")
+            lambda lo, t: caught.keep(query_loss(lo, t)) * 1.05), "is too high by about 5%")
 
     def sampler(caught):
         def fn(logits, T, g):
@@ -411,7 +411,7 @@ def _tensor_cases():
 
     def auc(caught):
         return (lambda: check03.roc_auc(
-            lambda y, s: caught.keep(metrics.roc_auc(y, s)) * 0.98), "is too low by 2%")
+            lambda y, s: caught.keep(metrics.roc_auc(y, s)) * 0.98), "is too low by about 2%")
 
     def pad(caught):
         def fn(seqs, pad_id):
@@ -428,7 +428,7 @@ def _tensor_cases():
             pos, neg = (u_pos * v).sum(-1), (u_neg * v.unsqueeze(1)).sum(-1)
             right = -(F.logsigmoid(pos) + F.logsigmoid(-neg).sum(-1)).mean()
             return caught.keep(right) * 1.1
-        return lambda: check04.ns_loss(fn), "is too high by 10%"
+        return lambda: check04.ns_loss(fn), "is too high by about 10%"
 
     def noise(caught):
         def fn(c):
@@ -442,7 +442,7 @@ def _tensor_cases():
             p = caught.keep(np.maximum(0.0, 1 - np.sqrt(t / (c / c.sum()))))
             caught.keep(np.round(p, 4).tolist())
             return p * 0.9
-        return lambda: check04.discard_probability(fn), "too low by 10%"
+        return lambda: check04.discard_probability(fn), "too low by about 10%"
 
     return [("attention padding mask", padding), ("attention causal mask", causal),
             ("distill softmax_t", softmax_t), ("distill loss", distillation),

@@ -290,15 +290,45 @@ def test_an_answer_imported_subclassed_or_wrapped_from_the_course_is_refused():
     assert borrowed(own) is None
     assert "imported from `lmcourse.models.attention`" in borrowed(
         course_attention.scaled_dot_product_attention)
-    assert "calls `course_attention`" in borrowed(wrapper)
+    assert "uses `course_attention.scaled_dot_product_attention`" in borrowed(wrapper)
     assert "subclasses" in borrowed(Subclass)
     assert "imported from" in borrowed(functools.partial(course_bpe.train_bpe))
     # a helper the lab's own cells import is the lab's, not the answer ...
     assert borrowed(uses_given_helper, allowed=["given_helper"]) is None
     assert "calls `given_helper`" in borrowed(uses_given_helper)
     # ... but a course module never is: any answer is one attribute away
-    assert "calls `course_bpe`" in borrowed(lambda w: course_bpe.train_bpe(w, 3),
-                                            allowed=["course_bpe"])
+    assert "uses `course_bpe.train_bpe`" in borrowed(lambda w: course_bpe.train_bpe(w, 3),
+                                                    allowed=["course_bpe"])
+
+
+def test_own_work_follows_attributes_imports_and_helpers_and_spares_the_course_utilities():
+    import lmcourse
+
+    def uses_a_utility(x):
+        return x.to(lmcourse.device())  # the course's top-level helpers answer no exercise
+
+    def imports_the_answer(q, k, v):
+        from lmcourse.models.attention import scaled_dot_product_attention
+        return scaled_dot_product_attention(q, k, v)
+
+    def helper(q, k, v):
+        return imports_the_answer(q, k, v)
+
+    def through_a_helper(q, k, v):
+        return helper(q, k, v)
+
+    class Attribute:
+        impl = staticmethod(lmcourse.models.attention.scaled_dot_product_attention)
+
+        def __call__(self, q, k, v):
+            return self.impl(q, k, v)
+
+    assert borrowed(uses_a_utility) is None
+    assert "uses `lmcourse.models.attention.scaled_dot_product_attention`" in borrowed(
+        imports_the_answer)
+    assert "scaled_dot_product_attention" in borrowed(through_a_helper)
+    assert borrowed(through_a_helper, elsewhere=["helper"]) is None  # its own check's
+    assert "class attribute `Attribute.impl`" in borrowed(Attribute)
 
 
 class _Classifier:

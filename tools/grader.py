@@ -56,11 +56,15 @@ _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 
 HANDING_IN = """## Handing in
 
-Save this notebook and upload it, as it is (`.ipynb`), to your course's system. The grader
-runs it from top to bottom in a fresh kernel, then runs every check cell of this lab again with
-its own copy of the checks, for the points in *How this lab is graded* at the top. Your
-feedback is the check's own message: its measured figure when it passes, its hint when it
-fails. Before you upload, *Restart Kernel and Run All Cells* and see every check pass."""
+Save this notebook and upload it, as it is (`.ipynb`), where your course collects the lab
+(Gradescope, or your hub's assignment). The grader runs your notebook from top to bottom in
+a fresh kernel on a CPU with one thread, skipping only the lab's closing check cell, then
+runs every check cell itself, with its own copy of the checks, for the points in *How this
+lab is graded* at the top. Your feedback for each question is the check's own message: what
+it measured when it passes, what looks wrong and where to look when it fails. Before you
+upload, *Restart Kernel and Run All Cells* and see every check pass; then make sure each
+graded function is written in the notebook, since the own-work rule is applied only by the
+grader."""
 
 
 @dataclass(frozen=True)
@@ -306,35 +310,44 @@ def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
     for c in checks:
         ran = [re.sub(r"^(\d+)'s (\w+)$", r"\1 (`\2`)", str(n))
                for n in chain.get(c["question"], [])]
-        number, _, what = c["question"].partition("_")
+        call = re.search(r"\bcheck\.(\w+)\(", c["cell"])
         after = "the closing run" if c["exercise"] is None else f"exercise {c['exercise']}"
-        graded = ", ".join(f"`{g}`" for g in c["grades"]) or "the model your notebook built"
-        rows.append(f"| {number} {what.replace('_', ' ')} | {after} | {graded} | "
-                    f"{', '.join(ran) or '–'} | {c['points']} |")
+        graded = ", ".join(f"`{g}`" for g in c["grades"]) or "your trained model"
+        rows.append(f"| {c['question'][:3]} `check.{call.group(1) if call else '…'}` | {after} "
+                    f"| {graded} | {', '.join(ran) or '–'} | {c['points']} |")
     closing = [c for c in checks if c["exercise"] is None]
     rules = [
-        *(["**The closing run is a question too** (its last row): the grader runs the lab's "
-           "last check cell once, on the model your notebook built, and gives its "
-           f"{closing[0]['points']} point{'s' * (closing[0]['points'] > 1)} when it passes."]
+        *([f"**The closing run is a question too** ({closing[0]['points']} point"
+           f"{'s' * (closing[0]['points'] > 1)}). The grader runs the lab's last check cell "
+           "itself, once, with the lab's own settings, on a CPU with one thread. Your "
+           "notebook's copy of that cell is skipped while grading, so editing it changes "
+           "nothing, and the cells after it that use its result fail harmlessly."]
           if closing else []),
-        "**A failed exercise costs the checks that run it.** A check that runs your code "
-        "from an earlier exercise (the fourth column, for code organised like the solution) "
-        "first runs that exercise's check. If it fails, this check fails too, saying \"pass "
-        "exercise N first\"; fix the earlier exercise and both come back. A function your "
-        "graded code never calls is never held against it.",
+        "**A failed exercise costs the checks that run it.** If your code calls a function "
+        "from an earlier exercise, that exercise's check runs first; if it fails, this check "
+        "fails too, saying \"pass exercise N first\", and passes again once the earlier "
+        "exercise does. The fourth column shows which, for code that calls the earlier "
+        "functions as the exercises suggest. A function your code does not call is never "
+        "held against it. An exercise you did not finish fails its own check (and the checks "
+        "that run it); the others still count.",
         "**Your own work.** A graded function or class must be written in this notebook. One "
-        "imported from the course's package (`lmcourse.models`, the recall task's "
-        "`lmcourse.models.recall` among them, `lmcourse.tokenizers`, `lmcourse.autograd`, "
-        "the checks themselves), a subclass of one, or code that hands its work to one (by a "
-        "call, a default argument or a class attribute) gets no points for the checks that "
-        "grade it. What the lab's own cells import is yours to use.",
-        "**The grader brings its own checks.** Your scratch names (even one called `check`) "
-        "cannot change a grade, and neither can anything your notebook does to the checks.",
+        "taken from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, "
+        "`lmcourse.autograd`, the checks), a subclass of one, or code that hands its work to "
+        "one (by a call, an import, a default argument or a class attribute) gets no points "
+        "for the checks that grade it. What the lab's own cells import is yours to use, and "
+        "so are the course's top-level helpers (`lmcourse.device()`, `lmcourse.budget(...)`). "
+        "Only the grader applies this rule: a check that passes in your notebook does not.",
+        "**The grader brings its own checks**, and reads from your notebook only the names a "
+        "check cell uses (your functions and classes, the lab's data), as they stand after "
+        "the whole notebook has run: do not reuse those names for scratch work. Any other "
+        "name, even `check`, cannot change a grade, and neither can anything your notebook "
+        "does to the checks.",
     ]
     return "\n".join([
         GRADING_HEADING, "",
         f"Each check cell below is a question of the autograder, {total} points in all:", "",
-        "| question | after | grades your | runs the check of exercise … first | points |",
+        "| question | after | your code it grades | runs the check of exercise … first "
+        "| points |",
         "|---|---|---|---|---|", *rows, "",
         *(textwrap.fill(rule, width=92, initial_indent="- ", subsequent_indent="  ")
           for rule in rules)])
@@ -355,7 +368,7 @@ def write_grading_cells(selected: list[str]) -> list[Path]:
         nb = nbformat.read(path, as_version=4)
         checks, _ = lab_checks(nb, path.stem)
         entry = {"checks": [{"question": c.name, "exercise": c.exercise, "points": c.points,
-                             "grades": list(c.graded)} for c in checks]}
+                             "grades": list(c.graded), "cell": c.source} for c in checks]}
         text = grading_markdown(entry, chains(path))
         cell = next((c for c in nb.cells if GRADING_TAG in c.metadata.get("tags", [])), None)
         if cell is not None and cell.source == text:

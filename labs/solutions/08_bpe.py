@@ -52,26 +52,30 @@
 #
 # Each check cell below is a question of the autograder, 4 points in all:
 #
-# | question | after | grades your | runs the check of exercise … first | points |
+# | question | after | your code it grades | runs the check of exercise … first | points |
 # |---|---|---|---|---|
-# | q01 pair counts | exercise 1 | `pair_counts` | – | 1 |
-# | q02 merge | exercise 2 | `merge` | – | 1 |
-# | q03 learn bpe | exercise 3 | `learn_bpe` | 1, 2 | 1 |
-# | q04 encode | exercise 4 | `encode` | 2 | 1 |
+# | q01 `check.pair_counts` | exercise 1 | `pair_counts` | – | 1 |
+# | q02 `check.merge` | exercise 2 | `merge` | – | 1 |
+# | q03 `check.learn_bpe` | exercise 3 | `learn_bpe` | 1, 2 | 1 |
+# | q04 `check.encode` | exercise 4 | `encode` | 2 | 1 |
 #
-# - **A failed exercise costs the checks that run it.** A check that runs your code from an
-#   earlier exercise (the fourth column, for code organised like the solution) first runs that
-#   exercise's check. If it fails, this check fails too, saying "pass exercise N first"; fix
-#   the earlier exercise and both come back. A function your graded code never calls is never
-#   held against it.
-# - **Your own work.** A graded function or class must be written in this notebook. One
-#   imported from the course's package (`lmcourse.models`, the recall task's
-#   `lmcourse.models.recall` among them, `lmcourse.tokenizers`, `lmcourse.autograd`, the
-#   checks themselves), a subclass of one, or code that hands its work to one (by a call, a
-#   default argument or a class attribute) gets no points for the checks that grade it. What
-#   the lab's own cells import is yours to use.
-# - **The grader brings its own checks.** Your scratch names (even one called `check`) cannot
-#   change a grade, and neither can anything your notebook does to the checks.
+# - **A failed exercise costs the checks that run it.** If your code calls a function from an
+#   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
+#   saying "pass exercise N first", and passes again once the earlier exercise does. The
+#   fourth column shows which, for code that calls the earlier functions as the exercises
+#   suggest. A function your code does not call is never held against it. An exercise you did
+#   not finish fails its own check (and the checks that run it); the others still count.
+# - **Your own work.** A graded function or class must be written in this notebook. One taken
+#   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
+#   the checks), a subclass of one, or code that hands its work to one (by a call, an import,
+#   a default argument or a class attribute) gets no points for the checks that grade it. What
+#   the lab's own cells import is yours to use, and so are the course's top-level helpers
+#   (`lmcourse.device()`, `lmcourse.budget(...)`). Only the grader applies this rule: a check
+#   that passes in your notebook does not.
+# - **The grader brings its own checks**, and reads from your notebook only the names a check
+#   cell uses (your functions and classes, the lab's data), as they stand after the whole
+#   notebook has run: do not reuse those names for scratch work. Any other name, even `check`,
+#   cannot change a grade, and neither can anything your notebook does to the checks.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
 # <details><summary>Run card: 9.9 s on a CPU, 384.9 MB of memory; GPU: not measured yet</summary>

@@ -47,29 +47,35 @@
 #
 # Each check cell below is a question of the autograder, 5 points in all:
 #
-# | question | after | grades your | runs the check of exercise … first | points |
+# | question | after | your code it grades | runs the check of exercise … first | points |
 # |---|---|---|---|---|
-# | q01 causal self attention | exercise 1 | `CausalSelfAttention` | – | 1 |
-# | q02 block | exercise 2 | `Block` | 1 | 1 |
-# | q03 tiny gpt | exercise 3 | `TinyGPT` | 1, 2 | 1 |
-# | q04 recall loss | exercise 4 | `recall_loss` | – | 1 |
-# | q05 beats lstm | the closing run | `TinyGPT`, `recall_loss` | – | 1 |
+# | q01 `check.causal_self_attention` | exercise 1 | `CausalSelfAttention` | – | 1 |
+# | q02 `check.block` | exercise 2 | `Block` | 1 | 1 |
+# | q03 `check.tiny_gpt` | exercise 3 | `TinyGPT` | 1, 2 | 1 |
+# | q04 `check.recall_loss` | exercise 4 | `recall_loss` | – | 1 |
+# | q05 `check.beats_lstm` | the closing run | `TinyGPT`, `recall_loss` | – | 1 |
 #
-# - **The closing run is a question too** (its last row): the grader runs the lab's last check
-#   cell once, on the model your notebook built, and gives its 1 point when it passes.
-# - **A failed exercise costs the checks that run it.** A check that runs your code from an
-#   earlier exercise (the fourth column, for code organised like the solution) first runs that
-#   exercise's check. If it fails, this check fails too, saying "pass exercise N first"; fix
-#   the earlier exercise and both come back. A function your graded code never calls is never
-#   held against it.
-# - **Your own work.** A graded function or class must be written in this notebook. One
-#   imported from the course's package (`lmcourse.models`, the recall task's
-#   `lmcourse.models.recall` among them, `lmcourse.tokenizers`, `lmcourse.autograd`, the
-#   checks themselves), a subclass of one, or code that hands its work to one (by a call, a
-#   default argument or a class attribute) gets no points for the checks that grade it. What
-#   the lab's own cells import is yours to use.
-# - **The grader brings its own checks.** Your scratch names (even one called `check`) cannot
-#   change a grade, and neither can anything your notebook does to the checks.
+# - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
+#   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
+#   of that cell is skipped while grading, so editing it changes nothing, and the cells after
+#   it that use its result fail harmlessly.
+# - **A failed exercise costs the checks that run it.** If your code calls a function from an
+#   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
+#   saying "pass exercise N first", and passes again once the earlier exercise does. The
+#   fourth column shows which, for code that calls the earlier functions as the exercises
+#   suggest. A function your code does not call is never held against it. An exercise you did
+#   not finish fails its own check (and the checks that run it); the others still count.
+# - **Your own work.** A graded function or class must be written in this notebook. One taken
+#   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
+#   the checks), a subclass of one, or code that hands its work to one (by a call, an import,
+#   a default argument or a class attribute) gets no points for the checks that grade it. What
+#   the lab's own cells import is yours to use, and so are the course's top-level helpers
+#   (`lmcourse.device()`, `lmcourse.budget(...)`). Only the grader applies this rule: a check
+#   that passes in your notebook does not.
+# - **The grader brings its own checks**, and reads from your notebook only the names a check
+#   cell uses (your functions and classes, the lab's data), as they stand after the whole
+#   notebook has run: do not reuse those names for scratch work. Any other name, even `check`,
+#   cannot change a grade, and neither can anything your notebook does to the checks.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
 # <details><summary>Run card: 27 s on a CPU, 502.2 MB of memory; GPU: not measured yet</summary>

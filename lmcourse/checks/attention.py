@@ -146,9 +146,10 @@ def attention(student: Callable[..., Any]) -> None:
 
 
 def _wrong_cells(got: torch.Tensor, want: torch.Tensor, rows: int = 3) -> str:
-    """Where two masks of one shape differ, by row: ``"row 0 at column(s) [3]"``."""
-    parts = [f"row {r} at column(s) {torch.nonzero(got[r] != want[r]).flatten().tolist()}"
-             for r in range(len(got)) if not torch.equal(got[r], want[r])]
+    """Where two masks of one shape differ, by row and how many cells (not which: that
+    would be the answer): ``"row 0 (1 cell)"``."""
+    parts = [f"row {r} ({n} cell{'s' * (n > 1)})" for r in range(len(got))
+             if (n := int((got[r] != want[r]).sum()))]
     return ", ".join(parts[:rows]) + (" (and more)" if len(parts) > rows else "")
 
 

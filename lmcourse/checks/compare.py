@@ -16,7 +16,8 @@ __all__ = ["first_difference", "how_far", "which_differ"]
 
 def how_far(got: float, want: float, tol: float = 1e-9) -> str:
     """How ``got`` differs from ``want`` in words: ``"is right"``, ``"has the wrong sign"``,
-    ``"is too high by 12%"``, ``"is too low"`` (no share when ``want`` is 0)."""
+    ``"is too high by about 10%"``, ``"is too low"`` (no share when ``want`` is 0). The share is
+    rounded to one significant figure, so that it and ``got`` together do not give ``want``."""
     scale = max(abs(want), 1e-300)
     if abs(got - want) <= tol * max(1.0, abs(want)):
         return "is right"
@@ -26,8 +27,12 @@ def how_far(got: float, want: float, tol: float = 1e-9) -> str:
     if want == 0:
         return f"is {direction}"
     share = abs(got - want) / scale
-    amount = f"{share:.0%}" if share >= 0.01 else f"{share:.1e} (relative)"
-    return f"is {direction} by {amount}"
+    if share < 0.01:
+        return f"is {direction} by less than 1%"
+    if share >= 1:
+        return f"is {direction} by a factor of about {float(f'{1 + share:.1g}'):g}" \
+            if got > want else f"is {direction} by about 100%"
+    return f"is {direction} by about {float(f'{share:.1g}'):.0%}"
 
 
 def which_differ(labels: Sequence[str], got: Sequence[float], want: Sequence[float],
