@@ -310,11 +310,10 @@ def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
     for c in checks:
         ran = [re.sub(r"^(\d+)'s (\w+)$", r"\1 (`\2`)", str(n))
                for n in chain.get(c["question"], [])]
-        call = re.search(r"\bcheck\.(\w+)\(", c["cell"])
-        after = "the closing run" if c["exercise"] is None else f"exercise {c['exercise']}"
+        after = "closing run" if c["exercise"] is None else f"exercise {c['exercise']}"
         graded = ", ".join(f"`{g}`" for g in c["grades"]) or "your trained model"
-        rows.append(f"| {c['question'][:3]} `check.{call.group(1) if call else '…'}` | {after} "
-                    f"| {graded} | {', '.join(ran) or '–'} | {c['points']} |")
+        rows.append(f"| {c['question'][:3]} · {after} | {graded} | {', '.join(ran) or '–'} "
+                    f"| {c['points']} |")
     closing = [c for c in checks if c["exercise"] is None]
     rules = [
         *([f"**The closing run is a question too** ({closing[0]['points']} point"
@@ -326,7 +325,7 @@ def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
         "**A failed exercise costs the checks that run it.** If your code calls a function "
         "from an earlier exercise, that exercise's check runs first; if it fails, this check "
         "fails too, saying \"pass exercise N first\", and passes again once the earlier "
-        "exercise does. The fourth column shows which, for code that calls the earlier "
+        "exercise does. The third column shows which, for code that calls the earlier "
         "functions as the exercises suggest. A function your code does not call is never "
         "held against it. An exercise you did not finish fails its own check (and the checks "
         "that run it); the others still count.",
@@ -345,10 +344,11 @@ def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
     ]
     return "\n".join([
         GRADING_HEADING, "",
-        f"Each check cell below is a question of the autograder, {total} points in all:", "",
-        "| question | after | your code it grades | runs the check of exercise … first "
-        "| points |",
-        "|---|---|---|---|---|", *rows, "",
+        textwrap.fill(f"Each check cell below is a question of the autograder ({total} "
+                      "points in all), in order: q01 is the first check cell, q02 the "
+                      "second, and so on.", width=92), "",
+        "| question | your code it grades | first runs the check of exercise | points |",
+        "|---|---|---|---|", *rows, "",
         *(textwrap.fill(rule, width=92, initial_indent="- ", subsequent_indent="  ")
           for rule in rules)])
 
@@ -470,8 +470,9 @@ def build_lab(solution: Path, out: Path) -> dict:
 def points_page(labs: list[dict]) -> str:
     lines = ["# Points per check", "",
              "Written by `make grader`: one otter question per check cell of each lab, "
-             f"{POINTS_PER_CHECK} point each. Edit `POINTS_PER_CHECK` in `tools/grader.py`, "
-             "or a question's `points` in its test file, to weigh them otherwise.", ""]
+             f"{POINTS_PER_CHECK} point each unless `POINTS` in `tools/grader.py` weighs it "
+             "otherwise (then `python -m tools.grader --write-cells` restates the points in "
+             "each lab's *How this lab is graded* cell).", ""]
     for lab in labs:
         total = sum(c["points"] for c in lab["checks"])
         lines += [f"## {lab['lab']} ({total} points)", "",

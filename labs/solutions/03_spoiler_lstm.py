@@ -59,17 +59,18 @@
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
 # ### How this lab is graded
 #
-# Each check cell below is a question of the autograder, 7 points in all:
+# Each check cell below is a question of the autograder (7 points in all), in order: q01 is
+# the first check cell, q02 the second, and so on.
 #
-# | question | after | your code it grades | runs the check of exercise … first | points |
-# |---|---|---|---|---|
-# | q01 `check.pad_batch` | exercise 1 | `pad_batch` | – | 1 |
-# | q02 `check.spoiler_model` | exercise 2 | `SpoilerLSTM` | – | 1 |
-# | q03 `check.positive_weight` | exercise 3 | `positive_weight` | – | 1 |
-# | q04 `check.f1` | exercise 4 | `f1` | – | 1 |
-# | q05 `check.roc_curve` | exercise 5 | `roc_curve` | – | 1 |
-# | q06 `check.roc_auc` | exercise 5 | `roc_auc` | 5 (`roc_curve`) | 1 |
-# | q07 `check.beats_baselines` | the closing run | your trained model | – | 1 |
+# | question | your code it grades | first runs the check of exercise | points |
+# |---|---|---|---|
+# | q01 · exercise 1 | `pad_batch` | – | 1 |
+# | q02 · exercise 2 | `SpoilerLSTM` | – | 1 |
+# | q03 · exercise 3 | `positive_weight` | – | 1 |
+# | q04 · exercise 4 | `f1` | – | 1 |
+# | q05 · exercise 5 | `roc_curve` | – | 1 |
+# | q06 · exercise 5 | `roc_auc` | 5 (`roc_curve`) | 1 |
+# | q07 · closing run | your trained model | – | 1 |
 #
 # - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
 #   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
@@ -77,10 +78,10 @@
 #   it that use its result fail harmlessly.
 # - **A failed exercise costs the checks that run it.** If your code calls a function from an
 #   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
-#   saying "pass exercise N first", and passes again once the earlier exercise does. The
-#   fourth column shows which, for code that calls the earlier functions as the exercises
-#   suggest. A function your code does not call is never held against it. An exercise you did
-#   not finish fails its own check (and the checks that run it); the others still count.
+#   saying "pass exercise N first", and passes again once the earlier exercise does. The third
+#   column shows which, for code that calls the earlier functions as the exercises suggest. A
+#   function your code does not call is never held against it. An exercise you did not finish
+#   fails its own check (and the checks that run it); the others still count.
 # - **Your own work.** A graded function or class must be written in this notebook. One taken
 #   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
 #   the checks), a subclass of one, or code that hands its work to one (by a call, an import,

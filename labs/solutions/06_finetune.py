@@ -56,15 +56,16 @@
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
 # ### How this lab is graded
 #
-# Each check cell below is a question of the autograder, 5 points in all:
+# Each check cell below is a question of the autograder (5 points in all), in order: q01 is
+# the first check cell, q02 the second, and so on.
 #
-# | question | after | your code it grades | runs the check of exercise … first | points |
-# |---|---|---|---|---|
-# | q01 `check.classifier` | exercise 1 | `ReviewClassifier` | – | 1 |
-# | q02 `check.configure` | exercise 2 | `configure` | – | 1 |
-# | q03 `check.train_step` | exercise 3 | `train_step` | – | 1 |
-# | q04 `check.predict_proba` | exercise 4 | `predict_proba` | – | 1 |
-# | q05 `check.beats_baseline` | the closing run | your trained model | – | 1 |
+# | question | your code it grades | first runs the check of exercise | points |
+# |---|---|---|---|
+# | q01 · exercise 1 | `ReviewClassifier` | – | 1 |
+# | q02 · exercise 2 | `configure` | – | 1 |
+# | q03 · exercise 3 | `train_step` | – | 1 |
+# | q04 · exercise 4 | `predict_proba` | – | 1 |
+# | q05 · closing run | your trained model | – | 1 |
 #
 # - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
 #   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
@@ -72,10 +73,10 @@
 #   it that use its result fail harmlessly.
 # - **A failed exercise costs the checks that run it.** If your code calls a function from an
 #   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
-#   saying "pass exercise N first", and passes again once the earlier exercise does. The
-#   fourth column shows which, for code that calls the earlier functions as the exercises
-#   suggest. A function your code does not call is never held against it. An exercise you did
-#   not finish fails its own check (and the checks that run it); the others still count.
+#   saying "pass exercise N first", and passes again once the earlier exercise does. The third
+#   column shows which, for code that calls the earlier functions as the exercises suggest. A
+#   function your code does not call is never held against it. An exercise you did not finish
+#   fails its own check (and the checks that run it); the others still count.
 # - **Your own work.** A graded function or class must be written in this notebook. One taken
 #   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
 #   the checks), a subclass of one, or code that hands its work to one (by a call, an import,

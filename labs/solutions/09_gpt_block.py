@@ -45,15 +45,16 @@
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
 # ### How this lab is graded
 #
-# Each check cell below is a question of the autograder, 5 points in all:
+# Each check cell below is a question of the autograder (5 points in all), in order: q01 is
+# the first check cell, q02 the second, and so on.
 #
-# | question | after | your code it grades | runs the check of exercise … first | points |
-# |---|---|---|---|---|
-# | q01 `check.causal_self_attention` | exercise 1 | `CausalSelfAttention` | – | 1 |
-# | q02 `check.block` | exercise 2 | `Block` | 1 | 1 |
-# | q03 `check.tiny_gpt` | exercise 3 | `TinyGPT` | 1, 2 | 1 |
-# | q04 `check.recall_loss` | exercise 4 | `recall_loss` | – | 1 |
-# | q05 `check.beats_lstm` | the closing run | `TinyGPT`, `recall_loss` | – | 1 |
+# | question | your code it grades | first runs the check of exercise | points |
+# |---|---|---|---|
+# | q01 · exercise 1 | `CausalSelfAttention` | – | 1 |
+# | q02 · exercise 2 | `Block` | 1 | 1 |
+# | q03 · exercise 3 | `TinyGPT` | 1, 2 | 1 |
+# | q04 · exercise 4 | `recall_loss` | – | 1 |
+# | q05 · closing run | `TinyGPT`, `recall_loss` | – | 1 |
 #
 # - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
 #   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
@@ -61,10 +62,10 @@
 #   it that use its result fail harmlessly.
 # - **A failed exercise costs the checks that run it.** If your code calls a function from an
 #   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
-#   saying "pass exercise N first", and passes again once the earlier exercise does. The
-#   fourth column shows which, for code that calls the earlier functions as the exercises
-#   suggest. A function your code does not call is never held against it. An exercise you did
-#   not finish fails its own check (and the checks that run it); the others still count.
+#   saying "pass exercise N first", and passes again once the earlier exercise does. The third
+#   column shows which, for code that calls the earlier functions as the exercises suggest. A
+#   function your code does not call is never held against it. An exercise you did not finish
+#   fails its own check (and the checks that run it); the others still count.
 # - **Your own work.** A graded function or class must be written in this notebook. One taken
 #   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
 #   the checks), a subclass of one, or code that hands its work to one (by a call, an import,
