@@ -37,13 +37,13 @@
 # In lab 01 you then write the engine's missing pieces yourself.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 4.8 s on a CPU, 487.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 6.1 s on a CPU, 518.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 4.8 s normalised to the reference machine: 4.9 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 6.1 s normalised to the reference machine: 9.4 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 487.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 518.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

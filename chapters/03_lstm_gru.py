@@ -40,13 +40,13 @@
 # beside Kneser–Ney n-grams.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 12 s on a CPU, 460.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 17 s on a CPU, 457.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 12 s normalised to the reference machine: 12 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 17 s normalised to the reference machine: 26 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 460.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 457.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

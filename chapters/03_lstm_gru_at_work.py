@@ -33,13 +33,13 @@
 # - say what a **bidirectional** LSTM sees, and what shapes it returns.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 37 s on a CPU, 1.6 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 60 s on a CPU, 1.6 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 37 s normalised to the reference machine: 37 s wall on AMD EPYC, one
-#   torch thread, calibration 0.486 s against 0.482 s.
+# - **Time on a CPU:** 60 s normalised to the reference machine: 92 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.6 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `0db6697` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (4):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/lm-char-gru/result.json` (82.7 KB)

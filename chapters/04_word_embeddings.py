@@ -38,13 +38,13 @@
 #   dimension are nearly orthogonal.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 5.5 s on a CPU, 703.4 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 7.8 s on a CPU, 700.5 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 5.5 s normalised to the reference machine: 5.6 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 7.8 s normalised to the reference machine: 12 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 703.4 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 700.5 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (2):**
 #   - `gensim test data/head500.noblanks.cor` (2.3 MB)
 #   - `gensim test data/lee_background.cor` (360.1 KB)

@@ -39,13 +39,13 @@
 # - compare our model's size with the original ELMo's (93.6M parameters).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 49 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 67 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 49 s normalised to the reference machine: 49 s wall on AMD EPYC, one
-#   torch thread, calibration 0.486 s against 0.482 s.
+# - **Time on a CPU:** 67 s normalised to the reference machine: 103 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.9 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `0db6697` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (5):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/bilm-lee/result.json` (88.6 KB)

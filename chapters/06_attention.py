@@ -38,13 +38,13 @@
 #   known, compare them over seeds as strings get longer, and watch attention learn to align;
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 24 s on a CPU, 845.3 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 43 s on a CPU, 840.4 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 24 s normalised to the reference machine: 25 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 43 s normalised to the reference machine: 66 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 845.3 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 840.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -31,13 +31,13 @@
 #   returns the same outputs, and look at the heads of a small trained model in a widget.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 11 s on a CPU, 826.5 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 16 s on a CPU, 890.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 11 s normalised to the reference machine: 11 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 16 s normalised to the reference machine: 24 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 826.5 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 890.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (1):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #

@@ -42,13 +42,13 @@
 #   tricks (weight tying, embedding dropout, the warm-up schedule);
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 2.9 s on a CPU, 401.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 4.2 s on a CPU, 401.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 2.9 s normalised to the reference machine: 3.0 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 4.2 s normalised to the reference machine: 6.5 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 401.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 401.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (0):** none.
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.

@@ -33,13 +33,13 @@
 #   digit-reversal task beside the GRU with attention, and draw its cross-attention.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 64 s on a CPU, 1.5 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 90 s on a CPU, 1.5 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 64 s normalised to the reference machine: 66 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 90 s normalised to the reference machine: 138 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.5 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `gensim test data/lee_background.cor` (360.1 KB)
 #   - `reference/lm-char-gru/result.json` (82.7 KB)

@@ -38,13 +38,13 @@
 #   each network overtakes counting.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 46 s on a CPU, 811.6 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 64 s on a CPU, 838.8 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 46 s normalised to the reference machine: 47 s wall on AMD EPYC, one
-#   torch thread, calibration 0.490 s against 0.482 s.
+# - **Time on a CPU:** 64 s normalised to the reference machine: 99 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 811.6 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `39ae1d1-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 838.8 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (22):**
 #   - `gensim test data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2`
 #     (1.7 MB)

@@ -37,13 +37,13 @@
 #   Face on a whole corpus;
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 15 s on a CPU, 594.3 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 24 s on a CPU, 591.1 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 15 s normalised to the reference machine: 15 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 24 s normalised to the reference machine: 36 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 594.3 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 591.1 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (10):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

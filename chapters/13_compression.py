@@ -54,22 +54,22 @@
 #   reach for.
 
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 66 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 72 s on a CPU, 2.0 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 66 s normalised to the reference machine: 68 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 72 s normalised to the reference machine: 110 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.739 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 2.0 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-29, commit `8de5aec` (nbval, as `make test` runs it).
 # - **Files read (11):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
 #   - `MiniLM/model/special_tokens_map.json` (112 B)
 #   - `MiniLM/model/tokenizer.json` (466.2 KB)
 #   - `MiniLM/model/tokenizer_config.json` (350 B)
-#   - `course cache/distillation-pool-e8ffe43dbc5ad220.safetensors` (26.5 KB)
+#   - `course cache/distillation-pool-47469d4a445963f4.safetensors` (26.5 KB)
 #   - `course cache/spoiler-teacher-88c6958e46333d86.safetensors` (90.9 MB)
-#   - `course cache/teacher-test-scores-f15bea107898f26e.safetensors` (9.5 KB)
+#   - `course cache/teacher-test-scores-f6c0f12adc85e4d1.safetensors` (9.5 KB)
 #   - `data/goodreads_sample.jsonl.gz` (633.1 KB)
 #   - `reference/compression-stack/result.json` (44.3 KB)
 #   - `reference/rt-compression/result.json` (44.6 KB)

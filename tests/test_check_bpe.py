@@ -98,7 +98,7 @@ def test_the_solution_passes(capsys):
 
 def test_pair_count_mistakes_are_named():
     fails_with(check.pair_counts, lambda s: pair_counts(s, weighted=False),
-               hint="multiply by its count")
+               hint="weight it by its count")
     fails_with(check.pair_counts, lambda s: pair_counts(s, distinct=True), hint="count twice")
     def across(seg):
         flat = [x for symbols in seg for x in symbols]

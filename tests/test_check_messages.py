@@ -271,7 +271,7 @@ def _bpe_cases():
 def _autograd_cases():
     import math
 
-    import test_check_autograd as lab01
+    import test_check_autograd as engines
 
     from lmcourse.checks import autograd as check01
     from lmcourse.checks import autograd_training as training
@@ -279,13 +279,13 @@ def _autograd_cases():
     def tanh_sign(caught):
         t = math.tanh(0.8)
         caught.keep(0.25 + 0.7 * (1 - t * t))  # (its size is in the student's own -(1 - t²))
-        engine = lab01.lab_engine(tanh=lab01._lab_unary(math.tanh, lambda x, o: o**2 - 1.0,
+        engine = engines.lab_engine(tanh=engines._lab_unary(math.tanh, lambda x, o: o**2 - 1.0,
                                                          "tanh"))
         return lambda: check01.autograd_ops(engine), "the one for x has the wrong sign"
 
     def backward_skips_the_inputs(caught):
         def backward(self):
-            order = lab01.lab_topological_order(self)
+            order = engines.lab_topological_order(self)
             for node in order:
                 node.grad = 0.0
             self.grad = 1.0
@@ -297,11 +297,11 @@ def _autograd_cases():
             return u.tanh() * y + x * x + (y * u).exp() + x
         for g in check01.torch_gradients(build, [0.5, -1.5])[1]:
             caught.keep(g)
-        return lambda: check01.autograd_backward(lab01.lab_engine(backward=backward)), (
+        return lambda: check01.autograd_backward(engines.lab_engine(backward=backward)), (
             "torch.autograd disagrees")
 
     def relu_always_one(caught):
-        engine = lab01.lab_engine(relu=lab01._lab_unary(lambda x: max(0.0, x),
+        engine = engines.lab_engine(relu=engines._lab_unary(lambda x: max(0.0, x),
                                                          lambda x, o: 1.0, "relu"))
         rng = __import__("random").Random(0)
         while True:  # the first expression the check will find wrong, and torch's answer
@@ -318,7 +318,7 @@ def _autograd_cases():
 
     def square_wrong(caught):
         def pow_(self, k):
-            out = lab01._lab_pow(self, k)
+            out = engines._lab_pow(self, k)
             if k == 2:  # right for the exponents exercise 1 tries, wrong for y ** 2
                 def _backward():
                     self.grad += self.data * out.grad
@@ -326,7 +326,7 @@ def _autograd_cases():
             return out
         value, ref = check01.torch_gradients(lambda x, y: (x + y) * x * y**2, [1.0, 2.0])
         caught.keep(f"({ref[0]:g}, {ref[1]:g})")
-        return lambda: check01.autograd_worked_example(lab01.lab_engine(__pow__=pow_)), (
+        return lambda: check01.autograd_worked_example(engines.lab_engine(__pow__=pow_)), (
             "df/dy is too low")
 
     def half_steps(caught):
@@ -334,7 +334,7 @@ def _autograd_cases():
 
         caught.keep([round(r, 6) for r in training._descend(Value, 0.5, 40)[1]])
         return lambda: check01.autograd_training(
-            lambda p, f, lr, n: lab01.good_train(p, f, lr * 0.9, n), Value), "w is too"
+            lambda p, f, lr, n: engines.good_train(p, f, lr * 0.9, n), Value), "w is too"
 
     return [("autograd local derivative", tanh_sign),
             ("autograd backward", backward_skips_the_inputs),

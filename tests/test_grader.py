@@ -55,7 +55,7 @@ PLANTED = {
            "log_p = F.log_softmax(student_logits, dim=-1)", "q02_distillation_loss",
            "no temperature on the student"),
     "08": ("counts[pair] += count", "counts[pair] += 1", "q01_pair_counts",
-           "each word counts once"),
+           "counted each word once"),
     "09": ("allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()",
            "allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).triu()",
            "q01_causal_self_attention", "future"),
@@ -419,5 +419,9 @@ def test_each_lab_states_its_points_and_chain_as_the_grader_has_them(bundles, la
                  if e["lab"] == path.stem)
     assert cells[0].source == grader.grading_markdown(entry, grader.chains(path)), (
         f"{path.name}'s grading cell is stale: run python -m tools.grader --write-cells")
+    checks, _ = grader.lab_checks(nb, path.stem)
+    tagged = [c for c in nb.cells if grader.CHECK_TAG in c.metadata.get("tags", [])]
+    assert [c.source.splitlines()[-1] for c in tagged] == [
+        grader.question_line(check) for check in checks]  # each check cell names its question
     student = nbformat.read(grader.ROOT / "labs" / path.name, as_version=4)
     assert any(c.source == cells[0].source for c in student.cells)

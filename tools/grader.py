@@ -57,14 +57,15 @@ _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 HANDING_IN = """## Handing in
 
 Save this notebook and upload it, as it is (`.ipynb`), where your course collects the lab
-(Gradescope, or your hub's assignment). The grader runs your notebook from top to bottom in
-a fresh kernel on a CPU with one thread, skipping only the lab's closing check cell, then
-runs every check cell itself, with its own copy of the checks, for the points in *How this
-lab is graded* at the top. Your feedback for each question is the check's own message: what
-it measured when it passes, what looks wrong and where to look when it fails. Before you
-upload, *Restart Kernel and Run All Cells* and see every check pass; then make sure each
-graded function is written in the notebook, since the own-work rule is applied only by the
-grader."""
+(Gradescope, or your hub's assignment). The grader runs your notebook from top to bottom in a
+fresh kernel, on a CPU with one thread (a correct notebook takes one to two minutes at most).
+A cell that raises an error does not stop it: only the checks that need what that cell
+defines fail. In a lab with a closing run, the grader skips your copy of its cell and runs it
+itself. Then it runs every check cell with its own copy of the checks, for the points in
+*How this lab is graded* at the top. Your feedback for each question is the check's own
+message: what it measured when it passes, what looks wrong and where to look when it fails.
+Before you upload, *Restart Kernel and Run All Cells* and see every check pass, and make sure
+each graded function is written here: the own-work rule is applied only by the grader."""
 
 
 @dataclass(frozen=True)
@@ -320,37 +321,49 @@ def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
            f"{'s' * (closing[0]['points'] > 1)}). The grader runs the lab's last check cell "
            "itself, once, with the lab's own settings, on a CPU with one thread. Your "
            "notebook's copy of that cell is skipped while grading, so editing it changes "
-           "nothing, and the cells after it that use its result fail harmlessly."]
+           "nothing; the cells after it that use its result raise an error while grading, "
+           "which costs no points."]
           if closing else []),
-        "**A failed exercise costs the checks that run it.** If your code calls a function "
-        "from an earlier exercise, that exercise's check runs first; if it fails, this check "
-        "fails too, saying \"pass exercise N first\", and passes again once the earlier "
-        "exercise does. The third column shows which, for code that calls the earlier "
-        "functions as the exercises suggest. A function your code does not call is never "
-        "held against it. An exercise you did not finish fails its own check (and the checks "
-        "that run it); the others still count.",
-        "**Your own work.** A graded function or class must be written in this notebook. One "
-        "taken from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, "
-        "`lmcourse.autograd`, the checks), a subclass of one, or code that hands its work to "
-        "one (by a call, an import, a default argument or a class attribute) gets no points "
-        "for the checks that grade it. What the lab's own cells import is yours to use, and "
-        "so are the course's top-level helpers (`lmcourse.device()`, `lmcourse.budget(...)`). "
-        "Only the grader applies this rule: a check that passes in your notebook does not.",
-        "**The grader brings its own checks**, and reads from your notebook only the names a "
-        "check cell uses (your functions and classes, the lab's data), as they stand after "
-        "the whole notebook has run: do not reuse those names for scratch work. Any other "
-        "name, even `check`, cannot change a grade, and neither can anything your notebook "
-        "does to the checks.",
+        "**A failed exercise costs the checks that need it.** When your code calls a "
+        "function from an earlier exercise, that exercise's check runs first; if it fails, "
+        "this check fails too, saying \"pass exercise N first\", and passes again once the "
+        "earlier exercise does. The third column lists those exercises for code that calls "
+        "the earlier functions as the exercises suggest; an earlier function your code does "
+        "not call never costs this check. An unfinished exercise fails its own check (and "
+        "those that need it); the others still count.",
+        "**Your own work.** Each graded function or class must be written in this notebook. "
+        "One taken from the course's package `lmcourse` (its own function or class, a "
+        "subclass of one, or code that hands its work to one by a call, an import, a default "
+        "argument or a class attribute) gets no points for the checks that grade it. The "
+        "exceptions: what the lab's own cells import, and the package's top-level helpers "
+        "such as `lmcourse.device()`. Your notebook's checks do not test this rule, only the "
+        "grader does: a check that passes at home can still score 0 if the code is not yours.",
+        "**Names.** The grader uses your functions, your classes and the lab's data as they "
+        "stand after the whole notebook has run, so do not reuse their names for scratch "
+        "work. Other scratch names, even `check`, are fine: the grader brings its own copy "
+        "of the checks.",
     ]
     return "\n".join([
         GRADING_HEADING, "",
         textwrap.fill(f"Each check cell below is a question of the autograder ({total} "
-                      "points in all), in order: q01 is the first check cell, q02 the "
-                      "second, and so on.", width=92), "",
-        "| question | your code it grades | first runs the check of exercise | points |",
+                      "points in all), and ends with its name and points (`# q01: 1 "
+                      "point`).", width=92), "",
+        "| question | your code it grades | also needs exercise | points |",
         "|---|---|---|---|", *rows, "",
         *(textwrap.fill(rule, width=92, initial_indent="- ", subsequent_indent="  ")
           for rule in rules)])
+
+
+def question_line(check: Check) -> str:
+    """The comment that ends a lab's check cell: ``# q03: 1 point``."""
+    return f"# {check.name[:3]}: {check.points} point{'s' * (check.points > 1)}"
+
+
+def _with_question_line(source: str, check: Check) -> str:
+    """A check cell's code ending with its :func:`question_line` (an old one replaced)."""
+    lines = [line for line in source.rstrip().splitlines()
+             if not re.fullmatch(r"# q\d\d: \d+ points?", line.strip())]
+    return "\n".join([*lines, question_line(check)])
 
 
 GRADING_HEADING = "### How this lab is graded"
@@ -359,7 +372,8 @@ GRADING_TAG = "grading"
 
 def write_grading_cells(selected: list[str]) -> list[Path]:
     """Put each lab's "How this lab is graded" cell (:func:`grading_markdown`) in its
-    solution notebook and twin, before the run card; returns the notebooks that changed.
+    solution notebook and twin, after the run card, and end each check cell with its
+    :func:`question_line`; returns the notebooks that changed.
     The student copies in ``labs/`` are rewritten by ``python -m tools.nbtools student``."""
     import jupytext
 
@@ -370,16 +384,22 @@ def write_grading_cells(selected: list[str]) -> list[Path]:
         entry = {"checks": [{"question": c.name, "exercise": c.exercise, "points": c.points,
                              "grades": list(c.graded), "cell": c.source} for c in checks]}
         text = grading_markdown(entry, chains(path))
+        tagged = [c for c in nb.cells if CHECK_TAG in c.metadata.get("tags", [])]
+        sources = [_with_question_line(c.source, check)
+                   for c, check in zip(tagged, checks, strict=True)]
         cell = next((c for c in nb.cells if GRADING_TAG in c.metadata.get("tags", [])), None)
-        if cell is not None and cell.source == text:
+        if cell is not None and cell.source == text and \
+                sources == [c.source for c in tagged]:
             continue
-        if cell is None:
-            at = next(i for i, c in enumerate(nb.cells)
-                      if "run-card" in c.metadata.get("tags", []))
-            cell = nbformat.v4.new_markdown_cell(text, metadata={
-                "slideshow": {"slide_type": "skip"}, "tags": [GRADING_TAG]})
-            nb.cells.insert(at, cell)
-        cell.source = text
+        for c, source in zip(tagged, sources, strict=True):
+            c.source = source
+        new = nbformat.v4.new_markdown_cell(text, metadata={
+            "slideshow": {"slide_type": "skip"}, "tags": [GRADING_TAG]})
+        if cell is not None:
+            new.id = cell.id  # the same cell, rewritten: no churn in the committed files
+            nb.cells.remove(cell)  # (re)placed right after the run card, the second cell
+        at = next(i for i, c in enumerate(nb.cells) if "run-card" in c.metadata.get("tags", []))
+        nb.cells.insert(at + 1, new)
         nbformat.write(nb, path)
         jupytext.write(nb, path.with_suffix(".py"), fmt="py:percent")
         changed.append(path)

@@ -39,13 +39,26 @@
 #
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 3.6 s on a CPU, 318.4 MB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 3.6 s normalised to the reference machine: 5.2 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.691 s against 0.482 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 318.4 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec-dirty` (nbval, as `make test` runs it).
+# - **Files read (0):** none.
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
 # ### How this lab is graded
 #
-# Each check cell below is a question of the autograder (8 points in all), in order: q01 is
-# the first check cell, q02 the second, and so on.
+# Each check cell below is a question of the autograder (8 points in all), and ends with its
+# name and points (`# q01: 1 point`).
 #
-# | question | your code it grades | first runs the check of exercise | points |
+# | question | your code it grades | also needs exercise | points |
 # |---|---|---|---|
 # | q01 · exercise 1 | `Value` | – | 2 |
 # | q02 · exercise 2 | `topological_order`, `Value` | – | 1 |
@@ -54,36 +67,22 @@
 # | q05 · exercise 3 | `Value` | 1, 2, 3 | 1 |
 # | q06 · exercise 4 | `train`, `Value` | – | 1 |
 #
-# - **A failed exercise costs the checks that run it.** If your code calls a function from an
-#   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
+# - **A failed exercise costs the checks that need it.** When your code calls a function from
+#   an earlier exercise, that exercise's check runs first; if it fails, this check fails too,
 #   saying "pass exercise N first", and passes again once the earlier exercise does. The third
-#   column shows which, for code that calls the earlier functions as the exercises suggest. A
-#   function your code does not call is never held against it. An exercise you did not finish
-#   fails its own check (and the checks that run it); the others still count.
-# - **Your own work.** A graded function or class must be written in this notebook. One taken
-#   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
-#   the checks), a subclass of one, or code that hands its work to one (by a call, an import,
-#   a default argument or a class attribute) gets no points for the checks that grade it. What
-#   the lab's own cells import is yours to use, and so are the course's top-level helpers
-#   (`lmcourse.device()`, `lmcourse.budget(...)`). Only the grader applies this rule: a check
-#   that passes in your notebook does not.
-# - **The grader brings its own checks**, and reads from your notebook only the names a check
-#   cell uses (your functions and classes, the lab's data), as they stand after the whole
-#   notebook has run: do not reuse those names for scratch work. Any other name, even `check`,
-#   cannot change a grade, and neither can anything your notebook does to the checks.
-
-# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 2.2 s on a CPU, 319.7 MB of memory; GPU: not measured yet</summary>
-#
-# - **Time on a CPU:** 2.2 s normalised to the reference machine: 2.3 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
-# - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 319.7 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
-# - **Files read (0):** none.
-#
-# Measured by the test run (`python -m tools.runcards`), not typed.
-# </details>
+#   column lists those exercises for code that calls the earlier functions as the exercises
+#   suggest; an earlier function your code does not call never costs this check. An unfinished
+#   exercise fails its own check (and those that need it); the others still count.
+# - **Your own work.** Each graded function or class must be written in this notebook. One
+#   taken from the course's package `lmcourse` (its own function or class, a subclass of one,
+#   or code that hands its work to one by a call, an import, a default argument or a class
+#   attribute) gets no points for the checks that grade it. The exceptions: what the lab's own
+#   cells import, and the package's top-level helpers such as `lmcourse.device()`. Your
+#   notebook's checks do not test this rule, only the grader does: a check that passes at home
+#   can still score 0 if the code is not yours.
+# - **Names.** The grader uses your functions, your classes and the lab's data as they stand
+#   after the whole notebook has run, so do not reuse their names for scratch work. Other
+#   scratch names, even `check`, are fine: the grader brings its own copy of the checks.
 
 # %% slideshow={"slide_type": "-"}
 import math
@@ -306,6 +305,7 @@ Value.__rtruediv__ = lambda self, other: Value(other) / self
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_ops(Value)
+# q01: 2 points
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 2: a topological order
@@ -356,6 +356,7 @@ def topological_order(root):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_topological_order(topological_order, Value)
+# q02: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 3: backward
@@ -405,6 +406,7 @@ Value.backward = backward
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_backward(Value)
+# q03: 2 points
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Final check: random expressions against PyTorch
@@ -417,6 +419,7 @@ check.autograd_backward(Value)
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_against_torch(Value)
+# q04: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Sanity check: the worked example
@@ -427,6 +430,7 @@ check.autograd_against_torch(Value)
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_worked_example(Value)
+# q05: 1 point
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # And here is your engine's graph of $f$, with the values of the forward pass and the
@@ -501,6 +505,7 @@ def train(params, loss_fn, lr, steps):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.autograd_training(train, Value)
+# q06: 1 point
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # Your loop and your engine on a neuron of your own: the loss should fall steadily.

@@ -46,13 +46,26 @@
 # `... x T x d` (T queries of size d) and `k` is `... x S x d`; a mask is **boolean** with
 # `True` = attention **allowed**. Fill in the places that say `raise NotImplementedError`.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 3.7 s on a CPU, 367.3 MB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 3.7 s normalised to the reference machine: 5.3 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.691 s against 0.482 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 367.3 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec-dirty` (nbval, as `make test` runs it).
+# - **Files read (0):** none.
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
 # ### How this lab is graded
 #
-# Each check cell below is a question of the autograder (6 points in all), in order: q01 is
-# the first check cell, q02 the second, and so on.
+# Each check cell below is a question of the autograder (6 points in all), and ends with its
+# name and points (`# q01: 1 point`).
 #
-# | question | your code it grades | first runs the check of exercise | points |
+# | question | your code it grades | also needs exercise | points |
 # |---|---|---|---|
 # | q01 · exercise 1 | `attention` | – | 1 |
 # | q02 · exercise 2 | `padding_mask`, `causal_mask` | – | 1 |
@@ -61,36 +74,22 @@
 # | q05 · exercise 5 | `MultiHeadAttention` | 1, 3, 4 | 1 |
 # | q06 · exercise 6 | `causal_self_attention`, `MultiHeadAttention` | 1, 2, 3, 4, 5 | 1 |
 #
-# - **A failed exercise costs the checks that run it.** If your code calls a function from an
-#   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
+# - **A failed exercise costs the checks that need it.** When your code calls a function from
+#   an earlier exercise, that exercise's check runs first; if it fails, this check fails too,
 #   saying "pass exercise N first", and passes again once the earlier exercise does. The third
-#   column shows which, for code that calls the earlier functions as the exercises suggest. A
-#   function your code does not call is never held against it. An exercise you did not finish
-#   fails its own check (and the checks that run it); the others still count.
-# - **Your own work.** A graded function or class must be written in this notebook. One taken
-#   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
-#   the checks), a subclass of one, or code that hands its work to one (by a call, an import,
-#   a default argument or a class attribute) gets no points for the checks that grade it. What
-#   the lab's own cells import is yours to use, and so are the course's top-level helpers
-#   (`lmcourse.device()`, `lmcourse.budget(...)`). Only the grader applies this rule: a check
-#   that passes in your notebook does not.
-# - **The grader brings its own checks**, and reads from your notebook only the names a check
-#   cell uses (your functions and classes, the lab's data), as they stand after the whole
-#   notebook has run: do not reuse those names for scratch work. Any other name, even `check`,
-#   cannot change a grade, and neither can anything your notebook does to the checks.
-
-# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 3.1 s on a CPU, 367.4 MB of memory; GPU: not measured yet</summary>
-#
-# - **Time on a CPU:** 3.1 s normalised to the reference machine: 3.2 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
-# - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 367.4 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
-# - **Files read (0):** none.
-#
-# Measured by the test run (`python -m tools.runcards`), not typed.
-# </details>
+#   column lists those exercises for code that calls the earlier functions as the exercises
+#   suggest; an earlier function your code does not call never costs this check. An unfinished
+#   exercise fails its own check (and those that need it); the others still count.
+# - **Your own work.** Each graded function or class must be written in this notebook. One
+#   taken from the course's package `lmcourse` (its own function or class, a subclass of one,
+#   or code that hands its work to one by a call, an import, a default argument or a class
+#   attribute) gets no points for the checks that grade it. The exceptions: what the lab's own
+#   cells import, and the package's top-level helpers such as `lmcourse.device()`. Your
+#   notebook's checks do not test this rule, only the grader does: a check that passes at home
+#   can still score 0 if the code is not yours.
+# - **Names.** The grader uses your functions, your classes and the lab's data as they stand
+#   after the whole notebook has run, so do not reuse their names for scratch work. Other
+#   scratch names, even `check`, are fine: the grader brings its own copy of the checks.
 
 # %% slideshow={"slide_type": "-"}
 import math
@@ -161,6 +160,7 @@ def attention(q, k, v, mask=None):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.attention(attention)
+# q01: 1 point
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # A tiny example to look at: three queries, four keys. The second query equals the third
@@ -222,6 +222,7 @@ def causal_mask(T):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.masks(padding_mask, causal_mask)
+# q02: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 3: masked attention
@@ -261,6 +262,7 @@ check.masks(padding_mask, causal_mask)
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.masked_attention(attention)
+# q03: 1 point
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The causal mask and the weights it lets through, for a short sentence with random
@@ -327,6 +329,7 @@ def merge_heads(x):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.heads(split_heads, merge_heads)
+# q04: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 5: multi-head attention
@@ -396,6 +399,7 @@ class MultiHeadAttention(nn.Module):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.multi_head_attention(MultiHeadAttention)
+# q05: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 6: causal self-attention
@@ -433,6 +437,7 @@ def causal_self_attention(mha, x):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.causal_self_attention(causal_self_attention, MultiHeadAttention)
+# q06: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Look at your heads

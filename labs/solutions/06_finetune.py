@@ -53,50 +53,14 @@
 # recognises it. Each exercise has two hints, folded: open the first when you are stuck,
 # the second if you still are. Fill in the places that say `raise NotImplementedError`.
 
-# %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
-# ### How this lab is graded
-#
-# Each check cell below is a question of the autograder (5 points in all), in order: q01 is
-# the first check cell, q02 the second, and so on.
-#
-# | question | your code it grades | first runs the check of exercise | points |
-# |---|---|---|---|
-# | q01 · exercise 1 | `ReviewClassifier` | – | 1 |
-# | q02 · exercise 2 | `configure` | – | 1 |
-# | q03 · exercise 3 | `train_step` | – | 1 |
-# | q04 · exercise 4 | `predict_proba` | – | 1 |
-# | q05 · closing run | your trained model | – | 1 |
-#
-# - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
-#   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
-#   of that cell is skipped while grading, so editing it changes nothing, and the cells after
-#   it that use its result fail harmlessly.
-# - **A failed exercise costs the checks that run it.** If your code calls a function from an
-#   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
-#   saying "pass exercise N first", and passes again once the earlier exercise does. The third
-#   column shows which, for code that calls the earlier functions as the exercises suggest. A
-#   function your code does not call is never held against it. An exercise you did not finish
-#   fails its own check (and the checks that run it); the others still count.
-# - **Your own work.** A graded function or class must be written in this notebook. One taken
-#   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
-#   the checks), a subclass of one, or code that hands its work to one (by a call, an import,
-#   a default argument or a class attribute) gets no points for the checks that grade it. What
-#   the lab's own cells import is yours to use, and so are the course's top-level helpers
-#   (`lmcourse.device()`, `lmcourse.budget(...)`). Only the grader applies this rule: a check
-#   that passes in your notebook does not.
-# - **The grader brings its own checks**, and reads from your notebook only the names a check
-#   cell uses (your functions and classes, the lab's data), as they stand after the whole
-#   notebook has run: do not reuse those names for scratch work. Any other name, even `check`,
-#   cannot change a grade, and neither can anything your notebook does to the checks.
-
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
 # <details><summary>Run card: 65 s on a CPU, 1.3 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 65 s normalised to the reference machine: 66 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 65 s normalised to the reference machine: 94 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.691 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.3 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-29, commit `8de5aec-dirty` (nbval, as `make test` runs it).
 # - **Files read (7):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -108,6 +72,41 @@
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.
 # </details>
+
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
+# ### How this lab is graded
+#
+# Each check cell below is a question of the autograder (5 points in all), and ends with its
+# name and points (`# q01: 1 point`).
+#
+# | question | your code it grades | also needs exercise | points |
+# |---|---|---|---|
+# | q01 · exercise 1 | `ReviewClassifier` | – | 1 |
+# | q02 · exercise 2 | `configure` | – | 1 |
+# | q03 · exercise 3 | `train_step` | – | 1 |
+# | q04 · exercise 4 | `predict_proba` | – | 1 |
+# | q05 · closing run | your trained model | – | 1 |
+#
+# - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
+#   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
+#   of that cell is skipped while grading, so editing it changes nothing; the cells after it
+#   that use its result raise an error while grading, which costs no points.
+# - **A failed exercise costs the checks that need it.** When your code calls a function from
+#   an earlier exercise, that exercise's check runs first; if it fails, this check fails too,
+#   saying "pass exercise N first", and passes again once the earlier exercise does. The third
+#   column lists those exercises for code that calls the earlier functions as the exercises
+#   suggest; an earlier function your code does not call never costs this check. An unfinished
+#   exercise fails its own check (and those that need it); the others still count.
+# - **Your own work.** Each graded function or class must be written in this notebook. One
+#   taken from the course's package `lmcourse` (its own function or class, a subclass of one,
+#   or code that hands its work to one by a call, an import, a default argument or a class
+#   attribute) gets no points for the checks that grade it. The exceptions: what the lab's own
+#   cells import, and the package's top-level helpers such as `lmcourse.device()`. Your
+#   notebook's checks do not test this rule, only the grader does: a check that passes at home
+#   can still score 0 if the code is not yours.
+# - **Names.** The grader uses your functions, your classes and the lab's data as they stand
+#   after the whole notebook has run, so do not reuse their names for scratch work. Other
+#   scratch names, even `check`, are fine: the grader brings its own copy of the checks.
 
 # %% slideshow={"slide_type": "-"}
 import math
@@ -274,6 +273,7 @@ class ReviewClassifier(nn.Module):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.classifier(ReviewClassifier)
+# q01: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 2: AdamW and a warm-up
@@ -348,6 +348,7 @@ def configure(model: nn.Module, total_steps: int, lr: float = 5e-5, warmup: floa
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.configure(configure)
+# q02: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 3: one training step
@@ -408,6 +409,7 @@ def train_step(model: nn.Module, batch, optimizer, scheduler, clip: float = 1.0,
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.train_step(train_step)
+# q03: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 4: predicting
@@ -460,6 +462,7 @@ def predict_proba(model: nn.Module, input_ids: torch.Tensor, attention_mask: tor
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.predict_proba(predict_proba)
+# q04: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Fine-tuning on a CPU budget
@@ -580,6 +583,7 @@ def predict(texts: list[str]) -> torch.Tensor:
 results = check.beats_baseline(predict, val, test, baselines, target="bag of words",
                                beyond_interval=True, positives="fresh reviews",
                                units="snippets", validation_name="tuning")
+# q05: 1 point
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## One run, and the verdict

@@ -56,50 +56,14 @@
 # folded: open the first when you are stuck, the second if you still are. Fill in the
 # places that say `raise NotImplementedError`.
 
-# %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
-# ### How this lab is graded
-#
-# Each check cell below is a question of the autograder (5 points in all), in order: q01 is
-# the first check cell, q02 the second, and so on.
-#
-# | question | your code it grades | first runs the check of exercise | points |
-# |---|---|---|---|
-# | q01 · exercise 1 | `softmax_t` | – | 1 |
-# | q02 · exercise 2 | `distillation_loss` | 1 | 1 |
-# | q03 · exercise 3 | `combined_loss` | 1, 2 | 1 |
-# | q04 · exercise 4 | `distill_step` | 1, 2, 3 | 1 |
-# | q05 · closing run | your trained model | – | 1 |
-#
-# - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
-#   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
-#   of that cell is skipped while grading, so editing it changes nothing, and the cells after
-#   it that use its result fail harmlessly.
-# - **A failed exercise costs the checks that run it.** If your code calls a function from an
-#   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
-#   saying "pass exercise N first", and passes again once the earlier exercise does. The third
-#   column shows which, for code that calls the earlier functions as the exercises suggest. A
-#   function your code does not call is never held against it. An exercise you did not finish
-#   fails its own check (and the checks that run it); the others still count.
-# - **Your own work.** A graded function or class must be written in this notebook. One taken
-#   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
-#   the checks), a subclass of one, or code that hands its work to one (by a call, an import,
-#   a default argument or a class attribute) gets no points for the checks that grade it. What
-#   the lab's own cells import is yours to use, and so are the course's top-level helpers
-#   (`lmcourse.device()`, `lmcourse.budget(...)`). Only the grader applies this rule: a check
-#   that passes in your notebook does not.
-# - **The grader brings its own checks**, and reads from your notebook only the names a check
-#   cell uses (your functions and classes, the lab's data), as they stand after the whole
-#   notebook has run: do not reuse those names for scratch work. Any other name, even `check`,
-#   cannot change a grade, and neither can anything your notebook does to the checks.
-
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 73 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
+# <details><summary>Run card: 70 s on a CPU, 1.2 GB of memory; GPU: not measured yet</summary>
 #
-# - **Time on a CPU:** 73 s normalised to the reference machine: 75 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
+# - **Time on a CPU:** 70 s normalised to the reference machine: 100 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.691 s against 0.482 s.
 # - **Time on a GPU:** not measured yet.
 # - **Peak memory:** 1.2 GB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
+# - **Last passed:** 2026-11-29, commit `8de5aec-dirty` (nbval, as `make test` runs it).
 # - **Files read (8):**
 #   - `MiniLM/model/config.json` (612 B)
 #   - `MiniLM/model/model.safetensors` (90.9 MB)
@@ -112,6 +76,41 @@
 #
 # Measured by the test run (`python -m tools.runcards`), not typed.
 # </details>
+
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
+# ### How this lab is graded
+#
+# Each check cell below is a question of the autograder (5 points in all), and ends with its
+# name and points (`# q01: 1 point`).
+#
+# | question | your code it grades | also needs exercise | points |
+# |---|---|---|---|
+# | q01 · exercise 1 | `softmax_t` | – | 1 |
+# | q02 · exercise 2 | `distillation_loss` | 1 | 1 |
+# | q03 · exercise 3 | `combined_loss` | 1, 2 | 1 |
+# | q04 · exercise 4 | `distill_step` | 1, 2, 3 | 1 |
+# | q05 · closing run | your trained model | – | 1 |
+#
+# - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
+#   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
+#   of that cell is skipped while grading, so editing it changes nothing; the cells after it
+#   that use its result raise an error while grading, which costs no points.
+# - **A failed exercise costs the checks that need it.** When your code calls a function from
+#   an earlier exercise, that exercise's check runs first; if it fails, this check fails too,
+#   saying "pass exercise N first", and passes again once the earlier exercise does. The third
+#   column lists those exercises for code that calls the earlier functions as the exercises
+#   suggest; an earlier function your code does not call never costs this check. An unfinished
+#   exercise fails its own check (and those that need it); the others still count.
+# - **Your own work.** Each graded function or class must be written in this notebook. One
+#   taken from the course's package `lmcourse` (its own function or class, a subclass of one,
+#   or code that hands its work to one by a call, an import, a default argument or a class
+#   attribute) gets no points for the checks that grade it. The exceptions: what the lab's own
+#   cells import, and the package's top-level helpers such as `lmcourse.device()`. Your
+#   notebook's checks do not test this rule, only the grader does: a check that passes at home
+#   can still score 0 if the code is not yours.
+# - **Names.** The grader uses your functions, your classes and the lab's data as they stand
+#   after the whole notebook has run, so do not reuse their names for scratch work. Other
+#   scratch names, even `check`, are fine: the grader brings its own copy of the checks.
 
 # %% slideshow={"slide_type": "-"}
 import time
@@ -217,6 +216,7 @@ def softmax_t(logits: torch.Tensor, T: float = 1.0) -> torch.Tensor:
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.softmax_t(softmax_t)
+# q01: 1 point
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # Here is what the temperature does to the teacher's outputs. Each line is one training
@@ -319,6 +319,7 @@ def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.distillation_loss(distillation_loss)
+# q02: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 3: soft and hard targets together, and the $T^2$
@@ -389,6 +390,7 @@ def combined_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.combined_loss(combined_loss)
+# q03: 1 point
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # The $1/T^2$ measured with your `distillation_loss`: the norm of the gradient of $L_d$ and
@@ -494,6 +496,7 @@ def distill_step(student: nn.Module, teacher: nn.Module, batch, optimizer, sched
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.distill_step(distill_step)
+# q04: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Distilling on a CPU budget
@@ -593,6 +596,7 @@ aucs = check.keeps_teacher_quality(
     baselines={"student before distillation": lambda texts: [before[t] for t in texts],
                "tuned bag of words": bag_of_words},
     losses=losses, bag_of_words="tuned bag of words", positives="fresh reviews", units="snippets")
+# q05: 1 point
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ## One run, and the verdict

@@ -47,50 +47,49 @@
 # are a list of pairs in the order they were learned. Fill in the places that say
 # `raise NotImplementedError`.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 19 s on a CPU, 381.3 MB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 19 s normalised to the reference machine: 27 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.691 s against 0.482 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 381.3 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec-dirty` (nbval, as `make test` runs it).
+# - **Files read (1):**
+#   - `gensim test data/lee_background.cor` (360.1 KB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
 # ### How this lab is graded
 #
-# Each check cell below is a question of the autograder (4 points in all), in order: q01 is
-# the first check cell, q02 the second, and so on.
+# Each check cell below is a question of the autograder (4 points in all), and ends with its
+# name and points (`# q01: 1 point`).
 #
-# | question | your code it grades | first runs the check of exercise | points |
+# | question | your code it grades | also needs exercise | points |
 # |---|---|---|---|
 # | q01 · exercise 1 | `pair_counts` | – | 1 |
 # | q02 · exercise 2 | `merge` | – | 1 |
 # | q03 · exercise 3 | `learn_bpe` | 1, 2 | 1 |
 # | q04 · exercise 4 | `encode` | 2 | 1 |
 #
-# - **A failed exercise costs the checks that run it.** If your code calls a function from an
-#   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
+# - **A failed exercise costs the checks that need it.** When your code calls a function from
+#   an earlier exercise, that exercise's check runs first; if it fails, this check fails too,
 #   saying "pass exercise N first", and passes again once the earlier exercise does. The third
-#   column shows which, for code that calls the earlier functions as the exercises suggest. A
-#   function your code does not call is never held against it. An exercise you did not finish
-#   fails its own check (and the checks that run it); the others still count.
-# - **Your own work.** A graded function or class must be written in this notebook. One taken
-#   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
-#   the checks), a subclass of one, or code that hands its work to one (by a call, an import,
-#   a default argument or a class attribute) gets no points for the checks that grade it. What
-#   the lab's own cells import is yours to use, and so are the course's top-level helpers
-#   (`lmcourse.device()`, `lmcourse.budget(...)`). Only the grader applies this rule: a check
-#   that passes in your notebook does not.
-# - **The grader brings its own checks**, and reads from your notebook only the names a check
-#   cell uses (your functions and classes, the lab's data), as they stand after the whole
-#   notebook has run: do not reuse those names for scratch work. Any other name, even `check`,
-#   cannot change a grade, and neither can anything your notebook does to the checks.
-
-# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 9.9 s on a CPU, 384.9 MB of memory; GPU: not measured yet</summary>
-#
-# - **Time on a CPU:** 9.9 s normalised to the reference machine: 10 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
-# - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 384.9 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
-# - **Files read (1):**
-#   - `gensim test data/lee_background.cor` (360.1 KB)
-#
-# Measured by the test run (`python -m tools.runcards`), not typed.
-# </details>
+#   column lists those exercises for code that calls the earlier functions as the exercises
+#   suggest; an earlier function your code does not call never costs this check. An unfinished
+#   exercise fails its own check (and those that need it); the others still count.
+# - **Your own work.** Each graded function or class must be written in this notebook. One
+#   taken from the course's package `lmcourse` (its own function or class, a subclass of one,
+#   or code that hands its work to one by a call, an import, a default argument or a class
+#   attribute) gets no points for the checks that grade it. The exceptions: what the lab's own
+#   cells import, and the package's top-level helpers such as `lmcourse.device()`. Your
+#   notebook's checks do not test this rule, only the grader does: a check that passes at home
+#   can still score 0 if the code is not yours.
+# - **Names.** The grader uses your functions, your classes and the lab's data as they stand
+#   after the whole notebook has run, so do not reuse their names for scratch work. Other
+#   scratch names, even `check`, are fine: the grader brings its own copy of the checks.
 
 # %% slideshow={"slide_type": "-"}
 from collections import Counter
@@ -143,6 +142,7 @@ def pair_counts(segmentation):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.pair_counts(pair_counts)
+# q01: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 2: one merge
@@ -187,6 +187,7 @@ def merge(symbols, a, b):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.merge(merge)
+# q02: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 3: learning the merges
@@ -236,6 +237,7 @@ def learn_bpe(word_counts, num_merges):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.learn_bpe(learn_bpe)
+# q03: 1 point
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # On real text: the words of the Lee corpus (chapter 04's news sentences), 300 merges.
@@ -292,6 +294,7 @@ def encode(word, merges):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.encode(encode)
+# q04: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Putting it together: how many merges?

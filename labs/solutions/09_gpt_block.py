@@ -42,13 +42,27 @@
 #
 # Fill in the places that say `raise NotImplementedError`, run the cell, run its check.
 
+# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
+# <details><summary>Run card: 37 s on a CPU, 509.8 MB of memory; GPU: not measured yet</summary>
+#
+# - **Time on a CPU:** 37 s normalised to the reference machine: 52 s wall on Intel(R) Xeon(R)
+#   Processor, one torch thread, calibration 0.691 s against 0.482 s.
+# - **Time on a GPU:** not measured yet.
+# - **Peak memory:** 509.8 MB (the kernel's resident set).
+# - **Last passed:** 2026-11-29, commit `8de5aec-dirty` (nbval, as `make test` runs it).
+# - **Files read (1):**
+#   - `reference/recall-sweep/result.json` (43.1 KB)
+#
+# Measured by the test run (`python -m tools.runcards`), not typed.
+# </details>
+
 # %% [markdown] slideshow={"slide_type": "skip"} tags=["grading"]
 # ### How this lab is graded
 #
-# Each check cell below is a question of the autograder (5 points in all), in order: q01 is
-# the first check cell, q02 the second, and so on.
+# Each check cell below is a question of the autograder (5 points in all), and ends with its
+# name and points (`# q01: 1 point`).
 #
-# | question | your code it grades | first runs the check of exercise | points |
+# | question | your code it grades | also needs exercise | points |
 # |---|---|---|---|
 # | q01 · exercise 1 | `CausalSelfAttention` | – | 1 |
 # | q02 · exercise 2 | `Block` | 1 | 1 |
@@ -58,39 +72,24 @@
 #
 # - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
 #   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
-#   of that cell is skipped while grading, so editing it changes nothing, and the cells after
-#   it that use its result fail harmlessly.
-# - **A failed exercise costs the checks that run it.** If your code calls a function from an
-#   earlier exercise, that exercise's check runs first; if it fails, this check fails too,
+#   of that cell is skipped while grading, so editing it changes nothing; the cells after it
+#   that use its result raise an error while grading, which costs no points.
+# - **A failed exercise costs the checks that need it.** When your code calls a function from
+#   an earlier exercise, that exercise's check runs first; if it fails, this check fails too,
 #   saying "pass exercise N first", and passes again once the earlier exercise does. The third
-#   column shows which, for code that calls the earlier functions as the exercises suggest. A
-#   function your code does not call is never held against it. An exercise you did not finish
-#   fails its own check (and the checks that run it); the others still count.
-# - **Your own work.** A graded function or class must be written in this notebook. One taken
-#   from the course's package (`lmcourse.models`, `lmcourse.tokenizers`, `lmcourse.autograd`,
-#   the checks), a subclass of one, or code that hands its work to one (by a call, an import,
-#   a default argument or a class attribute) gets no points for the checks that grade it. What
-#   the lab's own cells import is yours to use, and so are the course's top-level helpers
-#   (`lmcourse.device()`, `lmcourse.budget(...)`). Only the grader applies this rule: a check
-#   that passes in your notebook does not.
-# - **The grader brings its own checks**, and reads from your notebook only the names a check
-#   cell uses (your functions and classes, the lab's data), as they stand after the whole
-#   notebook has run: do not reuse those names for scratch work. Any other name, even `check`,
-#   cannot change a grade, and neither can anything your notebook does to the checks.
-
-# %% [markdown] slideshow={"slide_type": "skip"} tags=["run-card"]
-# <details><summary>Run card: 27 s on a CPU, 502.2 MB of memory; GPU: not measured yet</summary>
-#
-# - **Time on a CPU:** 27 s normalised to the reference machine: 28 s wall on AMD EPYC, one
-#   torch thread, calibration 0.494 s against 0.482 s.
-# - **Time on a GPU:** not measured yet.
-# - **Peak memory:** 502.2 MB (the kernel's resident set).
-# - **Last passed:** 2026-11-28, commit `42a0997` (nbval, as `make test` runs it).
-# - **Files read (1):**
-#   - `reference/recall-sweep/result.json` (43.1 KB)
-#
-# Measured by the test run (`python -m tools.runcards`), not typed.
-# </details>
+#   column lists those exercises for code that calls the earlier functions as the exercises
+#   suggest; an earlier function your code does not call never costs this check. An unfinished
+#   exercise fails its own check (and those that need it); the others still count.
+# - **Your own work.** Each graded function or class must be written in this notebook. One
+#   taken from the course's package `lmcourse` (its own function or class, a subclass of one,
+#   or code that hands its work to one by a call, an import, a default argument or a class
+#   attribute) gets no points for the checks that grade it. The exceptions: what the lab's own
+#   cells import, and the package's top-level helpers such as `lmcourse.device()`. Your
+#   notebook's checks do not test this rule, only the grader does: a check that passes at home
+#   can still score 0 if the code is not yours.
+# - **Names.** The grader uses your functions, your classes and the lab's data as they stand
+#   after the whole notebook has run, so do not reuse their names for scratch work. Other
+#   scratch names, even `check`, are fine: the grader brings its own copy of the checks.
 
 # %% slideshow={"slide_type": "-"}
 import math
@@ -185,6 +184,7 @@ class CausalSelfAttention(nn.Module):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.causal_self_attention(CausalSelfAttention)
+# q01: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 2: the pre-norm residual block
@@ -237,6 +237,7 @@ class Block(nn.Module):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.block(Block)
+# q02: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Exercise 3: the whole model
@@ -293,6 +294,7 @@ class TinyGPT(nn.Module):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.tiny_gpt(TinyGPT)
+# q03: 1 point
 
 # %% [markdown] slideshow={"slide_type": "-"}
 # The model you will train: width 64, 4 heads, 2 blocks, the 128 ids of the task, sequences
@@ -341,6 +343,7 @@ def recall_loss(logits, targets):
 
 # %% slideshow={"slide_type": "-"} tags=["check"]
 check.recall_loss(recall_loss)
+# q04: 1 point
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Your GPT against an LSTM
@@ -363,6 +366,7 @@ reference_accuracy = {kind: [sweep.metrics[s][f"{kind}@{pairs}"] for s in sweep.
                       for kind in ("transformer", "lstm")}
 runs = check.beats_lstm(TinyGPT, recall_loss, pairs, steps, reference=reference_accuracy,
                         device=dev)
+# q05: 1 point
 
 # %% slideshow={"slide_type": "-"}
 fig, ax = plt.subplots(figsize=(7, 3.4))

@@ -110,7 +110,9 @@ def _diagnose(name: str, got_out: torch.Tensor, got_w: torch.Tensor, q: torch.Te
            f"{what}: each query's weights should sum to 1 over the keys; yours sum to values "
            f"between {float(sums.min()):.3g} and {float(sums.max()):.3g}.")
     fail(name, f"{what}: the weights differ from softmax(q kᵀ / √d) by up to "
-               f"{float((got_w.double() - want_w).abs().max()):.3g}.")
+               f"{float((got_w.double() - want_w).abs().max()):.3g}, and match none of the "
+               "usual mistakes. Check in order: the scores q kᵀ (k's last two axes swapped), "
+               "the scale, where the mask enters (before the softmax), the softmax's axis.")
 
 
 _SHAPE_HINT = ("q is ... x T x d and k is ... x S x d: the scores are q times k with its LAST "
@@ -371,7 +373,9 @@ def multi_head_attention(student_cls: type) -> None:
             fail(name, f"{what}: the weights are right but the output is not: merge the "
                        "heads back to B x T x E and apply out_proj.")
         fail(name, f"{what}: your output differs from nn.MultiheadAttention's by up to "
-                   f"{float((got_out.double() - want_out).abs().max()):.3g}.")
+                   f"{float((got_out.double() - want_out).abs().max()):.3g}, and matches none "
+                   "of the usual mistakes. Check in order: the three projections (in_proj's "
+                   "rows q, k, v), the head split, the mask's shape, out_proj.")
     passed(name, f"E = {E}, {H} heads, with and without a padding mask: max |yours - "
                  f"nn.MultiheadAttention| = {worst:.1e} (tolerance {_TOL:.0e})")
 

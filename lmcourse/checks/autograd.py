@@ -430,11 +430,12 @@ def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
         errs = [_rel(a, b) for a, b in zip(ours, [value, *ref], strict=True)]
         if max(errs) > tol:
             labels = ["f"] + [f"df/dx{j}" for j in range(len(xs))]
-            fail(name, f"expression #{i}: f = {expression_str(expr)} at x = {xs}: ours gives "
+            fail(name, f"expression #{i}: f = {expression_str(expr)} at x = {xs}: yours gives "
                        f"f = {ours[0]:.10g}, grad = {[float(f'{g:.10g}') for g in ours[1:]]}; "
                        f"against torch.autograd, {which_differ(labels, ours, [value, *ref], tol)}"
-                       ". Which operations does it use? Test them one by one on small "
-                       "examples.")
+                       ". Exercise 1 did not test everything this expression uses: look first "
+                       "at -, /, log, relu and a number on the left (2 * x needs __rmul__, "
+                       "2 - x __rsub__), each on a one-line example beside torch.")
         worst = max(worst, *errs)
     passed(name, f"{n} random expressions ({min(sizes)}-{max(sizes)} nodes), max |ours - torch|"
                  f" / max(1, |torch|) = {worst:.1e} (tolerance {tol:.0e})")

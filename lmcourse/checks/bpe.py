@@ -43,8 +43,9 @@ def _pair_count_variants(seg: Mapping[tuple[str, ...], int]) -> list[tuple[Count
         distinct.update({p: count for p in set(pairs)})
     flat = [s for symbols in seg for s in symbols]
     across.update(zip(flat[:-1], flat[1:], strict=True))
-    return [(unweighted, "each word counts once: multiply by its count, f(a, b) = Σ count(w) × "
-                         "#occurrences of (a, b) in w (\"low\" appears 5 times)."),
+    return [(unweighted, "you counted each word once: weight it by its count, f(a, b) = "
+                         "Σ count(w) × #occurrences of (a, b) in w (\"low\" appears 5 "
+                         "times)."),
             (distinct, "a pair that occurs twice in one word (\"l o l o\" holds (l, o) twice) "
                        "must count twice: count occurrences, not distinct pairs per word."),
             (across, "pairs across word boundaries were counted (the last symbol of one word "

@@ -134,4 +134,5 @@ class GradingPlugin(AbstractOtterPlugin):  # type: ignore[misc,valid-type]
 
 
 def _squash(source: str) -> str:
-    return re.sub(r"\s+", "", source)
+    """A cell's code without its comments and spaces (a student may drop the "# q05" line)."""
+    return re.sub(r"\s+", "", re.sub(r"#[^\n]*", "", source))
