@@ -396,7 +396,7 @@ def _merge_first_only(symbols, a, b):
 
 BPE = [
     planted("08", "pair counts not weighted", plain(lambda: check08.pair_counts(
-        lambda s: bpe.pair_counts(s, weighted=False))), "multiply by its count"),
+        lambda s: bpe.pair_counts(s, weighted=False))), "weight it by its count"),
     planted("08", "distinct pairs per word", plain(lambda: check08.pair_counts(
         lambda s: bpe.pair_counts(s, distinct=True))), "must count twice"),
     planted("08", "only the first occurrence merged", plain(
@@ -413,7 +413,7 @@ BPE = [
         "pass exercise 2 first", "only the first occurrence"),
     planted("08", "learning over unweighted counts", plain(lambda: check08.learn_bpe(
         in_notebook(bpe.learn_bpe, pair_counts=lambda s: bpe.pair_counts(s, weighted=False)))),
-        "pass exercise 1 first", "multiply by its count"),
+        "pass exercise 1 first", "weight it by its count"),
     planted("08", "encoding by longest match", plain(lambda: check08.encode(
         lambda w, m: bpe.encode(w, m, longest=True))), "longest"),
     planted("08", "the merges replayed in reverse", plain(lambda: check08.encode(
