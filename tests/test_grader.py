@@ -1,4 +1,4 @@
-"""The autograder (``make grader``, issue 58): otter-grader bundles built from the labs.
+"""The autograder (``make grader``, issues 58 and 74): otter-grader bundles built from the labs.
 
 What must hold:
 
@@ -7,12 +7,19 @@ What must hold:
 - every solution gets full marks, and a copy with one typical mistake (the ones the lab's
   checks name: a missing 1/√d, the mask the wrong way round, the temperature on one side
   only, ...) gets partial marks, with the check's own message as feedback;
-- a graded answer cannot pass by importing, subclassing or wrapping the course's code.
+- the grader's checks are its own: a notebook that rewrites `check` gets nothing, a scratch
+  `check = ...` costs nothing (through a zip);
+- own work is judged on what a function uses (defaults, closures, class attributes, its own
+  helpers, what it reads through a module), and a borrowed helper costs only the checks that
+  grade it; "pass exercise N first" only when the graded code calls exercise N's function;
+- a named mistake is named right (√E is not "d"), feedback never shows otter's harness line,
+  and each lab's "How this lab is graded" cell states the grader's points and chain.
 
-Grading a whole notebook through otter takes as long as the lab runs, so one lab (05, a few
-seconds) goes through the real zip end to end; for every lab, otter's own test files from
-its bundle run on the namespace of the lab's cells up to its closing result (the exercises:
-the closing results are the labs' nbval runs' to show).
+Grading a whole notebook through otter takes as long as the lab runs, so the planted
+submissions go through the real zips of the fast labs (01, 05, 08, and 09 cut short by its
+own failure); for every lab, otter's own test files from its bundle run on the namespace of
+the lab's cells up to its closing result (the closing results are the labs' nbval runs' and
+``make grader VERIFY=1``'s to show).
 """
 
 from __future__ import annotations
