@@ -310,7 +310,7 @@ def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
     rows = []
     for c in checks:
         ran = [re.sub(r"^(\d+)'s (\w+)$", r"\1 (`\2`)", str(n))
-               for n in chain.get(c["question"], [])]
+               for n in chain.get(c["question"], []) if n != c["exercise"]]
         after = "closing run" if c["exercise"] is None else f"exercise {c['exercise']}"
         graded = ", ".join(f"`{g}`" for g in c["grades"]) or "your trained model"
         rows.append(f"| {c['question'][:3]} · {after} | {graded} | {', '.join(ran) or '–'} "
@@ -319,7 +319,8 @@ def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
     rules = [
         *([f"**The closing run is a question too** ({closing[0]['points']} point"
            f"{'s' * (closing[0]['points'] > 1)}). The grader runs the lab's last check cell "
-           "itself, once, with the lab's own settings, on a CPU with one thread. Your "
+           "itself, once, with the lab's own settings for a CPU (its CPU budget, even if you "
+           "trained longer on a GPU), with one thread. Your "
            "notebook's copy of that cell is skipped while grading, so editing it changes "
            "nothing; the cells after it that use its result raise an error while grading, "
            "which costs no points."]
@@ -328,9 +329,9 @@ def grading_markdown(lab: dict, chain: dict[str, list[int | str]]) -> str:
         "function from an earlier exercise, that exercise's check runs first; if it fails, "
         "this check fails too, saying \"pass exercise N first\", and passes again once the "
         "earlier exercise does. The third column lists those exercises for code that calls "
-        "the earlier functions as the exercises suggest; an earlier function your code does "
-        "not call never costs this check. An unfinished exercise fails its own check (and "
-        "those that need it); the others still count.",
+        "the earlier functions as the exercises suggest. If your code does not call an "
+        "earlier function, a mistake there does not cost this check. An unfinished exercise "
+        "fails its own check (and those that need it); the others still count.",
         "**Your own work.** Each graded function or class must be written in this notebook. "
         "One taken from the course's package `lmcourse` (its own function or class, a "
         "subclass of one, or code that hands its work to one by a call, an import, a default "

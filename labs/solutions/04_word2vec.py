@@ -69,21 +69,23 @@
 # | q01 · exercise 1 | `skipgram_pairs` | – | 1 |
 # | q02 · exercise 2 | `ns_loss` | – | 1 |
 # | q03 · exercise 3 | `train_step` | 2 | 1 |
-# | q04 · exercise 3 | `skipgram_pairs`, `train_step` | 1, 2, 3 | 1 |
+# | q04 · exercise 3 | `skipgram_pairs`, `train_step` | 1, 2 | 1 |
 # | q05 · exercise 4 | `noise_distribution` | – | 1 |
 # | q06 · exercise 5 | `discard_probability` | – | 1 |
 # | q07 · closing run | your trained model | – | 1 |
 #
 # - **The closing run is a question too** (1 point). The grader runs the lab's last check cell
-#   itself, once, with the lab's own settings, on a CPU with one thread. Your notebook's copy
-#   of that cell is skipped while grading, so editing it changes nothing; the cells after it
-#   that use its result raise an error while grading, which costs no points.
+#   itself, once, with the lab's own settings for a CPU (its CPU budget, even if you trained
+#   longer on a GPU), with one thread. Your notebook's copy of that cell is skipped while
+#   grading, so editing it changes nothing; the cells after it that use its result raise an
+#   error while grading, which costs no points.
 # - **A failed exercise costs the checks that need it.** When your code calls a function from
 #   an earlier exercise, that exercise's check runs first; if it fails, this check fails too,
 #   saying "pass exercise N first", and passes again once the earlier exercise does. The third
 #   column lists those exercises for code that calls the earlier functions as the exercises
-#   suggest; an earlier function your code does not call never costs this check. An unfinished
-#   exercise fails its own check (and those that need it); the others still count.
+#   suggest. If your code does not call an earlier function, a mistake there does not cost
+#   this check. An unfinished exercise fails its own check (and those that need it); the
+#   others still count.
 # - **Your own work.** Each graded function or class must be written in this notebook. One
 #   taken from the course's package `lmcourse` (its own function or class, a subclass of one,
 #   or code that hands its work to one by a call, an import, a default argument or a class

@@ -78,8 +78,9 @@
 #   an earlier exercise, that exercise's check runs first; if it fails, this check fails too,
 #   saying "pass exercise N first", and passes again once the earlier exercise does. The third
 #   column lists those exercises for code that calls the earlier functions as the exercises
-#   suggest; an earlier function your code does not call never costs this check. An unfinished
-#   exercise fails its own check (and those that need it); the others still count.
+#   suggest. If your code does not call an earlier function, a mistake there does not cost
+#   this check. An unfinished exercise fails its own check (and those that need it); the
+#   others still count.
 # - **Your own work.** Each graded function or class must be written in this notebook. One
 #   taken from the course's package `lmcourse` (its own function or class, a subclass of one,
 #   or code that hands its work to one by a call, an import, a default argument or a class

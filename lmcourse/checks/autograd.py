@@ -433,9 +433,11 @@ def autograd_against_torch(Value: Any, n: int = 200, seed: int = 0,
             fail(name, f"expression #{i}: f = {expression_str(expr)} at x = {xs}: yours gives "
                        f"f = {ours[0]:.10g}, grad = {[float(f'{g:.10g}') for g in ours[1:]]}; "
                        f"against torch.autograd, {which_differ(labels, ours, [value, *ref], tol)}"
-                       ". Exercise 1 did not test everything this expression uses: look first "
-                       "at -, /, log, relu and a number on the left (2 * x needs __rmul__, "
-                       "2 - x __rsub__), each on a one-line example beside torch.")
+                       ". Exercise 1 tested each operation alone; this expression combines "
+                       "them, with a number now and then on either side. Rebuild it a node at a "
+                       "time beside torch to find the first node whose value or grad differs: "
+                       "a grad that is right alone and wrong here often means an `=` where "
+                       "`+=` belongs, or a closure that reads a variable changed later.")
         worst = max(worst, *errs)
     passed(name, f"{n} random expressions ({min(sizes)}-{max(sizes)} nodes), max |ours - torch|"
                  f" / max(1, |torch|) = {worst:.1e} (tolerance {tol:.0e})")

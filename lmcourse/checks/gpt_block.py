@@ -422,11 +422,11 @@ def beats_lstm(gpt_cls: type[nn.Module], loss_fn: Callable[[torch.Tensor, torch.
         seen += reference_note(gpt.accuracy, reference)
     expect(gpt.accuracy >= target, name,
            f"{seen}. A working GPT reaches {target} within the lab's budget. Your modules "
-           "compute the right function (exercises 1-4 pass), so look at what those checks "
-           "do not see, since they load weights of their own: how your model initialises "
-           "its weights, and any dropout or extra layer that changes training. The curve "
-           "shows which: flat at the level of a guess means it never learned the lookup; "
-           "still climbing means it learned too slowly.")
+           "compute the right function on the checks' weights (exercises 1-4 pass), so look "
+           "at what changes training but not that function: dropout left on, a changed "
+           "__init__ (keep the ones the lab gives), a parameter created outside the module "
+           "so the optimizer never sees it. The curve shows which: flat at the level of a "
+           "guess means it never learned the lookup; still climbing means it learned slowly.")
     expect(gpt.accuracy > lstm.accuracy, name,
            f"{seen}: the LSTM did as well as your GPT, so your GPT did not use what "
            "attention gives it here, a lookup of any earlier position. Compare its curve "
